@@ -1,0 +1,239 @@
+/* fs.c: whole-file reads with a size limit, atomic writes and durable appends. */
+#include "base/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl_err *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t cap, used = 0;
+	int fd, rc;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bl_fail(err, BL_EINVAL, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = bl_fail(err, BL_EIO, "%s: cannot stat: %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc = bl_fail(err, BL_EINVAL, "%s: is a directory", path);
+		goto out_close;
+	}
+	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max_bytes) {
+		rc = bl_fail(err, BL_EINVAL, "%s: file is %lld bytes, more than the limit of %zu",
+			     path, (long long)st.st_size, max_bytes);
+		goto out_close;
+	}
+	/* Regular files are read in one allocation; pipes grow up to the limit. */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	buf = malloc(cap);
+	if (!buf) {
+		rc = bl_fail(err, BL_ENOMEM, "%s: out of memory", path);
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (used + 1 >= cap) {
+			char *nb;
+
+			if (cap > max_bytes) {
+				rc = bl_fail(err, BL_EINVAL, "%s: more than the limit of %zu bytes",
+					     path, max_bytes);
+				goto out_free;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				rc = bl_fail(err, BL_ENOMEM, "%s: out of memory", path);
+				goto out_free;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + used, cap - 1 - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = bl_fail(err, BL_EIO, "%s: read failed: %s", path, strerror(errno));
+			goto out_free;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > max_bytes) {
+			rc = bl_fail(err, BL_EINVAL, "%s: more than the limit of %zu bytes", path,
+				     max_bytes);
+			goto out_free;
+		}
+	}
+	buf[used] = '\0';
+	close(fd);
+	*out = buf;
+	if (len)
+		*len = used;
+	return 0;
+
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return rc;
+}
+
+static int fsync_parent(const char *path, bl_err *err)
+{
+	char tmp[PATH_MAX];
+	int fd;
+
+	if (strlen(path) >= sizeof(tmp))
+		return bl_fail(err, BL_EINVAL, "%s: path too long", path);
+	strcpy(tmp, path);
+	fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return bl_fail(err, BL_EIO, "%s: cannot open its directory: %s", path,
+			       strerror(errno));
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		close(fd);
+		return bl_fail(err, BL_EIO, "%s: fsync of directory failed: %s", path,
+			       strerror(errno));
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
+{
+	char tmp[PATH_MAX];
+	int fd, rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return bl_fail(err, BL_EINVAL, "%s: path too long", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return bl_fail(err, BL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		rc = bl_fail(err, BL_EIO, "%s: write failed: %s", tmp, strerror(errno));
+		goto out_unlink;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		rc = bl_fail(err, BL_EIO, "%s: close failed: %s", tmp, strerror(errno));
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		rc = bl_fail(err, BL_EIO, "%s: rename failed: %s", path, strerror(errno));
+		goto out_unlink;
+	}
+	return fsync_parent(path, err);
+
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return rc;
+}
+
+int fs_append_line(const char *path, const char *line, bl_err *err)
+{
+	size_t n = strlen(line);
+	int fd, rc = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return bl_fail(err, BL_EIO, "%s: cannot open for append: %s", path, strerror(errno));
+	/* One write of line and newline together, so a crash tears at most the last line. */
+	{
+		char *buf = malloc(n + 1);
+
+		if (!buf) {
+			close(fd);
+			return bl_fail(err, BL_ENOMEM, "%s: out of memory", path);
+		}
+		memcpy(buf, line, n);
+		buf[n] = '\n';
+		if (write_all(fd, buf, n + 1) < 0 || fdatasync(fd) < 0)
+			rc = bl_fail(err, BL_EIO, "%s: append failed: %s", path, strerror(errno));
+		free(buf);
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = bl_fail(err, BL_EIO, "%s: close failed: %s", path, strerror(errno));
+	return rc;
+}
+
+int fs_mkdirs(const char *path, bl_err *err)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return bl_fail(err, BL_EINVAL, "bad directory path '%s'", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return bl_fail(err, BL_EIO, "%s: cannot create directory: %s", tmp,
+				       strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return bl_fail(err, BL_EIO, "%s: cannot create directory: %s", tmp, strerror(errno));
+	return 0;
+}
+
+int fs_touch(const char *path, bl_err *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return bl_fail(err, BL_EIO, "%s: cannot touch: %s", path, strerror(errno));
+	if (futimens(fd, NULL) < 0) {
+		close(fd);
+		return bl_fail(err, BL_EIO, "%s: cannot set time: %s", path, strerror(errno));
+	}
+	close(fd);
+	return 0;
+}
+
+int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err)
+{
+	int w = snprintf(out, n, "%s/%s", dir, name);
+
+	if (w < 0 || (size_t)w >= n)
+		return bl_fail(err, BL_EINVAL, "path too long: %s/%s", dir, name);
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* fs.h: whole-file reads with a size limit, atomic writes and durable appends. */
+#ifndef BL_BASE_FS_H
+#define BL_BASE_FS_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+
+/*
+ * Reads a whole file into a NUL-terminated buffer (freed by the caller).
+ * Refuses files larger than max_bytes before reading them, so a huge or
+ * endless file (a FIFO, /dev/zero) cannot exhaust memory.
+ */
+int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl_err *err);
+
+/*
+ * Writes a file atomically: temp file in the same directory, fsync, rename,
+ * fsync of the directory. After a crash the file holds either the old or the
+ * new contents, never a mix.
+ */
+int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err);
+
+/* Appends one line (a '\n' is added) and fsyncs, so a journal event survives power loss. */
+int fs_append_line(const char *path, const char *line, bl_err *err);
+
+/* Creates a directory and its parents (mode 0755); an existing directory is fine. */
+int fs_mkdirs(const char *path, bl_err *err);
+
+/* Sets a file's modification time to now, creating it if needed (a heartbeat). */
+int fs_touch(const char *path, bl_err *err);
+
+/* Joins dir and name into out (size n); fails if it does not fit. */
+int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err);
+
+#endif

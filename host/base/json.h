@@ -1,0 +1,88 @@
+/* json.h: strict JSON reading over cJSON: every key must be read, types and ranges checked, errors name the file and key path. */
+#ifndef BL_BASE_JSON_H
+#define BL_BASE_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "base/err.h"
+
+/* Largest JSON file brushloop reads (a plan of many strokes stays well under it). */
+#define JSON_MAX_FILE_BYTES (64u << 20)
+
+/* Most keys one object may have: seen-keys are tracked in a 64-bit mask. */
+#define JSON_MAX_KEYS 64
+
+enum { JSON_OPTIONAL = 0, JSON_REQUIRED = 1 };
+
+/*
+ * A JSON object being read. Every accessor marks the key it reads as seen;
+ * json_end() then rejects any key nobody asked for, so a typo in a limit is an
+ * error and never silently ignored.
+ */
+typedef struct json_obj {
+	const cJSON *node;
+	const char *file; /* shown at the start of every message */
+	char path[256];   /* key path of this object: "" at the root, "limits.soft", "paints[2]" */
+	uint64_t seen;
+	int nkeys;
+} json_obj;
+
+/* Parses text strictly (no trailing junk); name is used in messages. */
+int json_parse_text(const char *text, const char *name, cJSON **root, bl_err *err);
+
+/* Reads and parses a file strictly, refusing files over JSON_MAX_FILE_BYTES. */
+int json_parse_file(const char *path, cJSON **root, bl_err *err);
+
+/* Starts reading node as an object at path; rejects non-objects, duplicate keys and too many keys. */
+int json_obj_open(const cJSON *node, const char *file, const char *path, json_obj *o, bl_err *err);
+
+/*
+ * Accessors: return 0 when the key was read, 1 when an optional key is absent
+ * (the output is left as it was, so callers preset defaults), or a negative
+ * code with a message "FILE: PATH.KEY: what is wrong".
+ */
+int json_num(json_obj *o, const char *key, int flags, double lo, double hi, double *out,
+	     bl_err *err);
+int json_int(json_obj *o, const char *key, int flags, long long lo, long long hi,
+	     long long *out, bl_err *err);
+/* json_int into an int, for the common case of counts and small settings. */
+int json_i32(json_obj *o, const char *key, int flags, int lo, int hi, int *out, bl_err *err);
+int json_bool(json_obj *o, const char *key, int flags, int *out, bl_err *err);
+int json_str(json_obj *o, const char *key, int flags, char *buf, size_t n, bl_err *err);
+/* One of names (a NULL-terminated list); *out is the index. */
+int json_enum(json_obj *o, const char *key, int flags, const char *const *names, int *out,
+	      bl_err *err);
+/* An array of exactly n numbers, each in [lo, hi]. */
+int json_vec(json_obj *o, const char *key, int flags, int n, double lo, double hi,
+	     double *out, bl_err *err);
+/* A nested object. */
+int json_child(json_obj *o, const char *key, int flags, json_obj *child, bl_err *err);
+/* An array of at most max_items items; *arr is the array node. */
+int json_array(json_obj *o, const char *key, int flags, size_t max_items, const cJSON **arr,
+	       size_t *count, bl_err *err);
+/* Opens the i-th item of an array read with json_array as an object ("KEY[i]"). */
+int json_item_obj(json_obj *o, const char *key, const cJSON *item, size_t i, json_obj *child,
+		  bl_err *err);
+/* Marks a key as read without reading it (its value is validated elsewhere). */
+const cJSON *json_take(json_obj *o, const char *key);
+
+/* Fails on the first key that no accessor read. */
+int json_end(json_obj *o, bl_err *err);
+
+/* Formats "FILE: PATH.KEY: message" into err and returns code. */
+int json_fail(const json_obj *o, const char *key, bl_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Writes "PATH.KEY" (or "KEY" at the root) into buf. */
+void json_key_path(const json_obj *o, const char *key, char *buf, size_t n);
+
+/* Prints root as formatted JSON and writes it atomically. */
+int json_write_file(const char *path, const cJSON *root, bl_err *err);
+
+/* Adds an array of n numbers under key; returns the array or NULL when out of memory. */
+cJSON *json_add_vec(cJSON *obj, const char *key, const double *v, int n);
+
+#endif

@@ -1,0 +1,24 @@
+/* strbuf.h: a growing string for reports and summaries (STATUS.md, config summaries). */
+#ifndef BL_BASE_STRBUF_H
+#define BL_BASE_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct strbuf {
+	char *s;     /* NUL-terminated; NULL after an allocation failure */
+	size_t len;
+	size_t cap;
+} strbuf;
+
+/* Starts an empty buffer; s is NULL if even that failed. */
+void sb_init(strbuf *sb);
+
+/* Appends printf output; after an allocation failure further calls do nothing. */
+void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Hands the string to the caller (free it), or NULL after an allocation failure. */
+char *sb_take(strbuf *sb);
+
+void sb_free(strbuf *sb);
+
+#endif

@@ -1,0 +1,43 @@
+/* cli.h: the brushloop command table and the helpers every subcommand shares. */
+#ifndef BL_CLI_CLI_H
+#define BL_CLI_CLI_H
+
+#include <cJSON.h>
+
+#include "base/err.h"
+
+struct cli_command {
+	const char *name;
+	const char *summary; /* one line for `brushloop help` */
+	const char *usage;   /* the full text for `brushloop COMMAND --help` */
+	int (*run)(int argc, char **argv);
+};
+
+/* All subcommands, ending with a zeroed entry. */
+extern const struct cli_command cli_commands[];
+
+/* Prints "brushloop: error: MESSAGE" and returns the exit status for err->code. */
+int cli_fail(const bl_err *err);
+
+/* Prints a usage error for cmd with a hint to --help; returns 2. */
+int cli_usage(const struct cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Finds a command by name (NULL when unknown). */
+const struct cli_command *cli_find(const char *name);
+
+/* Prints obj as one JSON document on stdout and frees it; returns 0 or exit status 1. */
+int cli_print_json(cJSON *obj);
+
+/* Parses a finite double from an option value; 0 or a usage error message in err. */
+int cli_parse_double(const char *opt, const char *text, double *out, bl_err *err);
+
+/* Parses an integer in [lo, hi] from an option value. */
+int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out, bl_err *err);
+
+/* The subcommands, each in its own file. */
+int cli_help_main(int argc, char **argv);
+int cli_color_main(int argc, char **argv);
+int cli_config_main(int argc, char **argv);
+
+#endif

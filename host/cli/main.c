@@ -1,0 +1,38 @@
+/* main.c: the brushloop binary: dispatches to a subcommand in the manner of git. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#ifndef BL_VERSION
+#define BL_VERSION "unknown"
+#endif
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc < 2) {
+		cli_help_main(1, argv);
+		return 2;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("brushloop %s\n", BL_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cli_help_main(1, argv);
+	cmd = cli_find(argv[1]);
+	if (!cmd)
+		return cli_usage(NULL, "unknown command '%s'", argv[1]);
+	/* COMMAND --help anywhere among its arguments shows its usage. */
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(cmd->usage, stdout);
+			return 0;
+		}
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,216 @@
+/* machine.h: the machine file (schema v1): arm, kinematics, zones, brushes, limits, camera, calibration, costs and brakes. */
+#ifndef BL_CONFIG_MACHINE_H
+#define BL_CONFIG_MACHINE_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+
+#define CFG_NAME_MAX 32
+#define CFG_PATH_MAX 512
+#define CFG_MAX_WELLS 32
+#define CFG_MAX_CELLS 32
+#define CFG_MAX_BRUSHES 8
+#define CFG_MAX_KEEP_OUT 16
+#define CFG_MAX_CONTROLS 16
+#define CFG_MAX_OPERATOR_KINDS 16
+
+enum machine_arm_backend { MACHINE_ARM_SIM, MACHINE_ARM_MODBUS, MACHINE_ARM_GCODE };
+enum machine_kin_type { MACHINE_KIN_CARTESIAN, MACHINE_KIN_SCARA };
+enum machine_parity { MACHINE_PARITY_NONE, MACHINE_PARITY_EVEN, MACHINE_PARITY_ODD };
+enum machine_cam_backend { MACHINE_CAM_SIM, MACHINE_CAM_V4L2, MACHINE_CAM_REPLAY };
+
+/* How the host reaches the arm controller (modbus and gcode backends). */
+struct machine_connection {
+	char port[CFG_PATH_MAX]; /* serial device, e.g. /dev/ttyUSB0 ("" when host is used) */
+	int baud;                /* bits/s */
+	int parity;              /* enum machine_parity */
+	int address;             /* Modbus slave address 1..247 */
+	char host[CFG_PATH_MAX]; /* "host:port" for Modbus TCP ("" for serial) */
+	int timeout_ms;          /* response timeout of one request */
+};
+
+/*
+ * Kinematics. Cartesian: joints are x, y, z in mm, limited by the work area.
+ * SCARA (a 4-axis arm: shoulder and elbow about vertical axes, a vertical z and
+ * a wrist roll): the shoulder sits at base_mm, links l1 and l2 mm long.
+ */
+struct machine_kinematics {
+	int type;            /* enum machine_kin_type */
+	double base_mm[2];   /* SCARA shoulder axis in machine x, y */
+	double l1_mm, l2_mm; /* SCARA link lengths */
+	double j1_deg[2];    /* SCARA shoulder limits (min, max) */
+	double j2_deg[2];    /* SCARA elbow limits */
+	double j4_deg[2];    /* SCARA wrist roll limits */
+	int elbow_right;     /* SCARA elbow solution: 1 right-handed, 0 left */
+};
+
+/* An axis-aligned box in machine coordinates (mm). */
+struct machine_box {
+	char name[CFG_NAME_MAX];
+	double min_mm[3], max_mm[3];
+};
+
+/* A round station: paint well, mixing cell, water pot or wipe pad. */
+struct machine_station {
+	char name[CFG_NAME_MAX];
+	double center_mm[2];  /* x, y */
+	double radius_mm;
+	double surface_z_mm;  /* z of the paint or water surface, or of the pad */
+	double depth_mm;      /* how far below the surface the brush may dip */
+	double capacity_ml;   /* paint or water it holds */
+};
+
+struct machine_canvas {
+	double origin_mm[2];  /* machine x, y of the canvas's corner at canvas (0, 0) */
+	double size_mm[2];    /* width (along machine x) and height (along machine y) */
+	double surface_z_mm;  /* z where the brush touches the canvas */
+};
+
+struct machine_brush {
+	char name[CFG_NAME_MAX];
+	double width_mm;      /* stroke width at the nominal press */
+	double load_ml;       /* paint one dip carries */
+	double reload_mm;     /* stroke length one load lasts */
+};
+
+struct machine_motion_limits {
+	double speed_mm_s;    /* tool speed */
+	double accel_mm_s2;   /* tool acceleration */
+	double move_mm;       /* longest single straight move */
+};
+
+/* Lowest z the tool may reach in each zone (mm). */
+struct machine_z_floors {
+	double canvas_mm, well_mm, cell_mm, water_mm, wipe_mm;
+	double travel_mm;     /* everywhere outside a declared zone */
+};
+
+struct machine_limits {
+	struct machine_motion_limits soft; /* above: needs an operator */
+	struct machine_motion_limits hard; /* above: denied */
+	struct machine_z_floors z_floor;
+	int max_stroke_points;             /* points in one stroke polyline */
+};
+
+struct machine_safety {
+	int confirm_first_motion;          /* first motion after connecting or a fault needs a person */
+	int confirm_homing;                /* homing needs a person (real hardware) */
+	int operator_timeout_s;            /* unanswered request = no */
+	double max_grant_s;                /* longest time-limited grant */
+	int n_operator_kinds;
+	char operator_kinds[CFG_MAX_OPERATOR_KINDS][CFG_NAME_MAX]; /* action kinds that always ask */
+};
+
+/* The loosest verification thresholds a plan may state (CIEDE2000). */
+struct machine_tolerances {
+	double mix_de00;      /* a mixed colour against its target */
+	double paint_de00;    /* a painted region against its prediction */
+};
+
+struct machine_mixing {
+	double dispense_unit_ml;  /* paint one dispense carries */
+	double cell_min_ml;       /* least total volume worth mixing */
+	double cell_max_ml;       /* a mixing cell's capacity */
+	int max_paints;           /* paints in one recipe */
+	int stir_ms;              /* stirring time */
+};
+
+struct machine_control {
+	char name[CFG_NAME_MAX];  /* V4L2 control name, e.g. exposure_time_absolute */
+	double value;
+};
+
+struct machine_camera {
+	int backend;              /* enum machine_cam_backend */
+	char device[CFG_PATH_MAX];/* /dev/videoN, or for replay a folder or list file */
+	int width, height;        /* px */
+	int average_frames;       /* frames averaged for a verification */
+	int discard_frames;       /* frames thrown away after a control change */
+	int timeout_ms;           /* one capture */
+	int allow_auto;           /* measure even with automatic controls (not recommended) */
+	long max_pixels;          /* refuse decoded images larger than this */
+	int n_controls;
+	struct machine_control controls[CFG_MAX_CONTROLS];
+};
+
+/* Calibration files, resolved relative to the machine file ("" when not set). */
+struct machine_calibration {
+	char camera_profile[CFG_PATH_MAX]; /* ICC profile of the camera */
+	char canvas[CFG_PATH_MAX];         /* canvas homography and size */
+	char arm[CFG_PATH_MAX];            /* canvas-to-arm transform */
+	double max_arm_residual_mm;        /* refuse an arm registration worse than this */
+	double max_canvas_error_mm;        /* refuse a canvas fit worse than this */
+	double max_camera_de00;            /* mean held-out CIEDE2000 a profile must reach */
+};
+
+struct machine_costs {
+	char currency[8];
+	double arm_per_hour;
+	double per_verification;
+	double per_planner_call;
+	double paint_per_ml;
+};
+
+struct machine_brakes {
+	int attempts_per_subtask;
+	int stuck_repeats;          /* the same failure this many times in a row */
+	int no_progress_checkpoints;/* checkpoints without canvas improvement */
+	int correction_rounds;      /* corrective rounds after the plan */
+	double wall_time_s;
+	double arm_time_s;
+	double cost_max;            /* in the cost currency */
+	int comm_errors;            /* consecutive communication or camera errors */
+	double heartbeat_stale_s;   /* status calls a run dead past this */
+};
+
+struct machine {
+	char file[CFG_PATH_MAX];   /* the path it was loaded from */
+	char dir[CFG_PATH_MAX];    /* its directory, for relative paths */
+	char name[64];
+	int arm_backend;           /* enum machine_arm_backend */
+	struct machine_connection connection;
+	struct machine_kinematics kin;
+	double home_mm[3];
+	double work_min_mm[3], work_max_mm[3];
+	double travel_z_mm;        /* height for moves between zones */
+
+	struct machine_canvas canvas;
+	int n_wells;
+	struct machine_station wells[CFG_MAX_WELLS];
+	int n_cells;
+	struct machine_station cells[CFG_MAX_CELLS];
+	struct machine_station water;
+	struct machine_station wipe;
+	double park_mm[3];
+	int n_keep_out;
+	struct machine_box keep_out[CFG_MAX_KEEP_OUT];
+
+	int n_brushes;
+	struct machine_brush brushes[CFG_MAX_BRUSHES];
+	struct machine_limits limits;
+	struct machine_safety safety;
+	struct machine_tolerances tolerances;
+	struct machine_mixing mixing;
+	struct machine_camera camera;
+	struct machine_calibration calibration;
+	struct machine_costs costs;
+	struct machine_brakes brakes;
+};
+
+/* Loads and validates a machine file; every message names the file and key path. */
+int machine_load(const char *path, struct machine *m, bl_err *err);
+
+/* Finds a station by name among wells and cells (NULL when absent). */
+const struct machine_station *machine_find_well(const struct machine *m, const char *name);
+const struct machine_station *machine_find_cell(const struct machine *m, const char *name);
+const struct machine_brush *machine_find_brush(const struct machine *m, const char *name);
+
+/* A normalised, human-readable summary (for `config check`); returns a malloc'd string. */
+char *machine_summary(const struct machine *m);
+
+extern const char *const machine_arm_backend_names[];
+extern const char *const machine_cam_backend_names[];
+extern const char *const machine_kin_type_names[];
+
+#endif

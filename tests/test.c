@@ -1,0 +1,159 @@
+/* test.c: runs the named cases of a test binary and reports failures and empty cases. */
+#include "test.h"
+
+static int run_one(const struct test_case *c)
+{
+	int before_f = test_failures, before_c = test_checks;
+
+	c->fn();
+	/* A case that checked nothing proves nothing: count it as failed. */
+	if (test_checks == before_c) {
+		fprintf(stderr, "%s: made no checks\n", c->name);
+		test_failures++;
+	}
+	fprintf(stderr, "%s: %s (%d checks)\n", c->name,
+		test_failures == before_f ? "ok" : "FAILED", test_checks - before_c);
+	return test_failures == before_f ? 0 : 1;
+}
+
+int test_run(const struct test_case *cases, int argc, char **argv)
+{
+	int failed = 0;
+
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++) {
+			const struct test_case *c = cases;
+
+			while (c->name && strcmp(c->name, argv[i]) != 0)
+				c++;
+			if (!c->name) {
+				fprintf(stderr, "no test case named '%s'\n", argv[i]);
+				return 1;
+			}
+			failed |= run_one(c);
+		}
+		return failed;
+	}
+	for (const struct test_case *c = cases; c->name; c++)
+		failed |= run_one(c);
+	return failed;
+}
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char *slurp_fd(int fd)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+int test_brushloop(const char *const *args, char **out, char **err)
+{
+	const char *bin = getenv("BRUSHLOOP");
+	char outpath[4096], errpath[4096];
+	posix_spawn_file_actions_t fa;
+	const char *argv[256];
+	int n = 0, status, fd;
+	pid_t pid;
+
+	if (out)
+		*out = NULL;
+	if (err)
+		*err = NULL;
+	if (!bin) {
+		fprintf(stderr, "BRUSHLOOP is not set: run through meson test\n");
+		return -1;
+	}
+	argv[n++] = bin;
+	while (*args && n < 255)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	snprintf(outpath, sizeof(outpath), "%s/stdout", test_tmpdir());
+	snprintf(errpath, sizeof(errpath), "%s/stderr", test_tmpdir());
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	fd = open(outpath, O_RDONLY);
+	if (fd >= 0) {
+		if (out)
+			*out = slurp_fd(fd);
+		close(fd);
+	}
+	fd = open(errpath, O_RDONLY);
+	if (fd >= 0) {
+		if (err)
+			*err = slurp_fd(fd);
+		close(fd);
+	}
+	if (!WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+const char *test_tmpdir(void)
+{
+	static char dir[4096];
+
+	if (!dir[0]) {
+		const char *base = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/bltest.XXXXXX", base ? base : "/tmp");
+		if (!mkdtemp(dir)) {
+			perror("mkdtemp");
+			exit(1);
+		}
+	}
+	return dir;
+}
+
+const char *test_write_file(const char *name, const char *text)
+{
+	static char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", test_tmpdir(), name);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+	return path;
+}

@@ -29,6 +29,15 @@ const struct cli_command cli_commands[] = {
 	  "together, also checks that every paint's well exists on the machine.\n"
 	  "Exit 0 when all are valid, 2 with a message naming the file and key otherwise.\n",
 	  cli_config_main },
+	{ "bench", "run the built-in benchmarks (median of several runs)",
+	  "usage: brushloop bench [NAME...] [--runs N] [--json]\n"
+	  "\n"
+	  "Runs the built-in benchmarks and prints one figure a line, 'name: value unit',\n"
+	  "the median of N runs (each benchmark has its own default). A NAME selects one\n"
+	  "benchmark, or all of a part ('sim' selects sim.*). --json prints a list of\n"
+	  "{\"name\", \"value\", \"unit\", \"runs\"}. The machine is shared and noisy: compare\n"
+	  "figures from one run, not against remembered numbers.\n",
+	  cli_bench_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -39,5 +39,6 @@ int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *ou
 int cli_help_main(int argc, char **argv);
 int cli_color_main(int argc, char **argv);
 int cli_config_main(int argc, char **argv);
+int cli_bench_main(int argc, char **argv);
 
 #endif

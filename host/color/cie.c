@@ -8,9 +8,10 @@
  * Sources. These are the numbers of the standards, not measurements:
  *
  * - Observer: CIE 1931 standard colorimetric observer, the 5 nm abridged
- *   table of CIE 15:2004 "Colorimetry", 3rd ed., Table T.4 (unchanged in
- *   CIE 015:2018, 4th ed.), as printed: six decimals. These are the 1 nm
- *   values of ISO/CIE 11664-1 (CIE S 014-1) taken every 5 nm.
+ *   table of CIE 15:2004 "Colorimetry", 3rd ed., Table T.4 (the same values
+ *   are in CIE 015:2018, 4th ed.), as printed: six decimals. They are the
+ *   1 nm values of ISO/CIE 11664-1 (CIE S 014-1) taken every 5 nm and
+ *   rounded.
  * - D65: CIE 15:2004 Table T.1, the 5 nm values of ISO/CIE 11664-2
  *   (CIE S 014-2), six significant figures.
  * - D50: CIE 15:2004 Table T.1, two decimals. CIE 15 defines D50 by the

@@ -1,22 +1,13 @@
 /* test_cie.c: checks the CIE tables against known white points and anchor values, and the Lab and resampling maths. */
 #include "color/cie.h"
+#include "test.h"
 
-#include <math.h>
-#include <stdio.h>
-
-/*
- * Standalone on purpose: it links only cie.c, so a table typo shows up here
- * before anything built on the tables can hide it. Every check runs, so one
- * run lists every failure.
- */
-static int failures;
-static int checks;
-
+/* Every check runs, so one run lists every failure. */
 static void near(const char *what, double got, double want, double tol)
 {
-	checks++;
+	test_checks++;
 	if (!(fabs(got - want) <= tol)) {
-		failures++;
+		test_failures++;
 		fprintf(stderr, "FAIL %s: got %.9f, want %.9f +- %g (off by %.3g)\n",
 			what, got, want, tol, got - want);
 	}
@@ -32,7 +23,7 @@ static int index_of_nm(int nm)
  * observer or illuminant table moves them. Reference values are the ones the
  * 5 nm CIE 15 tables give over 380..780 nm.
  */
-static void test_white_points(void)
+TEST(test_white_points)
 {
 	double w[3];
 
@@ -50,7 +41,7 @@ static void test_white_points(void)
 }
 
 /* The equal-energy sums are independent of the illuminant tables. */
-static void test_observer_sums(void)
+TEST(test_observer_sums)
 {
 	double sy = 0.0;
 
@@ -60,8 +51,115 @@ static void test_observer_sums(void)
 	near("sum ybar * 5 nm", sy, 106.857, 0.001);
 }
 
+/*
+ * The 1931 functions were scaled to equal areas, so the equal-energy white
+ * sits at x = y = 1/3. Cut to 380..780 nm at 5 nm the three sums still agree
+ * to about 0.001, so a wrong digit worth more than about 0.0005 in any one
+ * sample of x-bar or z-bar shows here even where the illuminant white points,
+ * which weight the tails lightly, would not notice it.
+ */
+TEST(test_observer_equal_areas)
+{
+	double sx = 0.0, sy = 0.0, sz = 0.0;
+
+	for (int i = 0; i < CIE_N; i++) {
+		sx += cie_xbar[i] * CIE_STEP_NM;
+		sy += cie_ybar[i] * CIE_STEP_NM;
+		sz += cie_zbar[i] * CIE_STEP_NM;
+	}
+	printf("equal-energy sums: x %.4f y %.4f z %.4f\n", sx, sy, sz);
+	near("sum xbar - sum ybar (equal areas)", sx - sy, 0.0, 0.003);
+	near("sum zbar - sum ybar (equal areas)", sz - sy, 0.0, 0.003);
+}
+
+/*
+ * CIE 15:2004 Table T.2: the daylight components S0, S1, S2 at 10 nm,
+ * 380..780 nm. CIE 15 computes D50 and D65 from them (note 5 to Table T.1),
+ * so the recipe is a second, independent spelling of both illuminant tables.
+ */
+static const double s0[41] = {
+	/* 380 */ 63.4, 65.8, 94.8, 104.8, 105.9,
+	/* 430 */ 96.8, 113.9, 125.6, 125.5, 121.3,
+	/* 480 */ 121.3, 113.5, 113.1, 110.8, 106.5,
+	/* 530 */ 108.8, 105.3, 104.4, 100.0, 96.0,
+	/* 580 */ 95.1, 89.1, 90.5, 90.3, 88.4,
+	/* 630 */ 84.0, 85.1, 81.9, 82.6, 84.9,
+	/* 680 */ 81.3, 71.9, 74.3, 76.4, 63.3,
+	/* 730 */ 71.7, 77.0, 65.2, 47.7, 68.6,
+	/* 780 */ 65.0,
+};
+
+static const double s1[41] = {
+	/* 380 */ 38.5, 35.0, 43.4, 46.3, 43.9,
+	/* 430 */ 37.1, 36.7, 35.9, 32.6, 27.9,
+	/* 480 */ 24.3, 20.1, 16.2, 13.2, 8.6,
+	/* 530 */ 6.1, 4.2, 1.9, 0.0, -1.6,
+	/* 580 */ -3.5, -3.5, -5.8, -7.2, -8.6,
+	/* 630 */ -9.5, -10.9, -10.7, -12.0, -14.0,
+	/* 680 */ -13.6, -12.0, -13.3, -12.9, -10.6,
+	/* 730 */ -11.6, -12.2, -10.2, -7.8, -11.2,
+	/* 780 */ -10.4,
+};
+
+static const double s2[41] = {
+	/* 380 */ 3.0, 1.2, -1.1, -0.5, -0.7,
+	/* 430 */ -1.2, -2.6, -2.9, -2.8, -2.6,
+	/* 480 */ -2.6, -1.8, -1.5, -1.3, -1.2,
+	/* 530 */ -1.0, -0.5, -0.3, 0.0, 0.2,
+	/* 580 */ 0.5, 2.1, 3.2, 4.1, 4.7,
+	/* 630 */ 5.1, 6.7, 7.3, 8.6, 9.8,
+	/* 680 */ 10.2, 8.3, 9.6, 8.5, 7.0,
+	/* 730 */ 7.6, 8.0, 6.7, 5.2, 7.4,
+	/* 780 */ 6.8,
+};
+
+/*
+ * The CIE 15 recipe: the nominal temperature times 1.4388/1.4380 (the change
+ * of c2), the daylight locus xD(T) and yD, M1 and M2 rounded to three
+ * decimals, S every 10 nm, linear interpolation for the 5 nm points between.
+ */
+static void daylight(double t_nominal, double out[CIE_N])
+{
+	double t = t_nominal * 1.4388 / 1.4380;
+	double xd, yd, m, m1, m2;
+
+	if (t <= 7000.0)
+		xd = -4.6070e9 / (t * t * t) + 2.9678e6 / (t * t) + 0.09911e3 / t + 0.244063;
+	else
+		xd = -2.0064e9 / (t * t * t) + 1.9018e6 / (t * t) + 0.24748e3 / t + 0.237040;
+	yd = -3.000 * xd * xd + 2.870 * xd - 0.275;
+	m = 0.0241 + 0.2562 * xd - 0.7341 * yd;
+	m1 = round(1000.0 * (-1.3515 - 1.7703 * xd + 5.9114 * yd) / m) / 1000.0;
+	m2 = round(1000.0 * (0.0300 - 31.4424 * xd + 30.0717 * yd) / m) / 1000.0;
+	for (int k = 0; k < 41; k++)
+		out[2 * k] = s0[k] + m1 * s1[k] + m2 * s2[k];
+	for (int k = 0; k < 40; k++)
+		out[2 * k + 1] = 0.5 * (out[2 * k] + out[2 * k + 2]);
+}
+
+TEST(test_illuminants_against_recipe)
+{
+	double d[CIE_N];
+	char what[64];
+
+	/* D50 is tabulated to two decimals: rounding alone reaches 0.005. */
+	daylight(5000.0, d);
+	for (int i = 0; i < CIE_N; i++) {
+		snprintf(what, sizeof(what), "D50 at %d nm vs CIE 15 recipe",
+			 (int)(CIE_WL0_NM + i * CIE_STEP_NM));
+		near(what, cie_d50[i], d[i], 0.0051);
+	}
+	/* D65 has six figures; it agrees with the recipe to within 0.001. */
+	daylight(6500.0, d);
+	for (int i = 0; i < CIE_N; i++) {
+		snprintf(what, sizeof(what), "D65 at %d nm vs CIE 15 recipe",
+			 (int)(CIE_WL0_NM + i * CIE_STEP_NM));
+		near(what, cie_d65[i], d[i], 0.001);
+	}
+}
+
 /* Well-known single values; they catch a shifted row, which sums may miss. */
-static void test_anchor_values(void)
+TEST(test_anchor_values)
 {
 	int peak = 0;
 
@@ -81,7 +179,7 @@ static void fill(double *v, double x)
 		v[i] = x;
 }
 
-static void test_lab(void)
+TEST(test_lab)
 {
 	double refl[CIE_N], lab[3], xyz[3];
 
@@ -118,7 +216,7 @@ static void test_lab(void)
 	near("black L", lab[0], 0.0, 1e-12);
 }
 
-static void test_resample(void)
+TEST(test_resample)
 {
 	/* Uneven steps on purpose, and a range inside the grid. */
 	const double wl[] = { 400.0, 401.3, 437.0, 512.5, 600.0, 650.0, 700.0 };
@@ -168,17 +266,6 @@ static void test_resample(void)
 	}
 }
 
-int main(void)
-{
-	test_white_points();
-	test_observer_sums();
-	test_anchor_values();
-	test_lab();
-	test_resample();
-	if (failures) {
-		fprintf(stderr, "test_cie: %d of %d checks failed\n", failures, checks);
-		return 1;
-	}
-	printf("test_cie: all %d checks passed\n", checks);
-	return 0;
-}
+TEST_MAIN(T(test_white_points), T(test_observer_sums), T(test_observer_equal_areas),
+	  T(test_illuminants_against_recipe), T(test_anchor_values), T(test_lab),
+	  T(test_resample))

@@ -1,0 +1,32 @@
+/* bench.c: the table of built-in benchmarks and the helpers they share. */
+#include "bench/bench.h"
+
+#include <stdlib.h>
+
+#include "base/clock.h"
+
+const struct bench_case bench_cases[] = {
+	{ "color.de2000_ns", "ns", 7, bench_color_de2000 },
+	{ "config.machine_load_ms", "ms", 7, bench_config_load },
+	{ NULL, NULL, 0, NULL },
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0.0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double bench_now_ms(void)
+{
+	return (double)clk_real_ns() * 1e-6;
+}

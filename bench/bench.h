@@ -1,0 +1,28 @@
+/* bench.h: built-in benchmarks for `brushloop bench`: each measures one figure, the runner reports the median. */
+#ifndef BL_BENCH_BENCH_H
+#define BL_BENCH_BENCH_H
+
+#include "base/err.h"
+
+struct bench_case {
+	const char *name;  /* part.figure_unit, e.g. "sim.render_720p_ms" */
+	const char *unit;  /* "ms", "s", "ns", ... */
+	int runs;          /* default number of runs; the median is reported */
+	/* One measurement: fills *value in unit. Setup that is not part of the figure goes outside the timed region. */
+	int (*run)(double *value, bl_err *err);
+};
+
+/* Every benchmark, ending with a zeroed entry. Parts add theirs here. */
+extern const struct bench_case bench_cases[];
+
+/* Median of n values (sorts them in place). */
+double bench_median(double *v, int n);
+
+/* Real monotonic time in ms, for timing inside a benchmark. */
+double bench_now_ms(void);
+
+/* The benchmarks of each part. */
+int bench_color_de2000(double *value, bl_err *err);
+int bench_config_load(double *value, bl_err *err);
+
+#endif

@@ -18,37 +18,23 @@ struct arm_status {
 	double arm_time_s;      /* motion time since open */
 };
 
-struct arm;
-
 /*
- * The backend's table. Motion comes only from home and execute, and those are
- * called only by the safety gate (safety/gate.c): nothing else includes
- * arm/arm_backend.h, which declares the table's callers. Status, hold, resume
- * and stop only ever reduce motion and are open to everyone through arm.h.
+ * An arm backend behind an opaque handle. Motion (home, execute) is reachable
+ * only through arm/arm_backend.h, which only the backends and the safety gate
+ * include; everything here only reads status or reduces motion.
  */
-struct arm_ops {
-	const char *name;
-	int (*home)(struct arm *a, bl_err *err);
-	int (*execute)(struct arm *a, const struct arm_action *act, const struct arm_path *path,
-		       bl_err *err);
-	int (*status)(struct arm *a, struct arm_status *st, bl_err *err);
-	int (*hold)(struct arm *a, bl_err *err);   /* decelerate and stop, resumable */
-	int (*resume)(struct arm *a, bl_err *err);
-	int (*stop)(struct arm *a, bl_err *err);   /* stop at once, drop queued motion */
-	void (*close)(struct arm *a);
-};
-
-struct arm {
-	const struct arm_ops *ops;
-	void *priv;                 /* the backend's state */
-	const struct machine *m;
-	clk *clock;
-};
+struct arm;
 
 int arm_status(struct arm *a, struct arm_status *st, bl_err *err);
 int arm_hold(struct arm *a, bl_err *err);
 int arm_resume(struct arm *a, bl_err *err);
 int arm_stop(struct arm *a, bl_err *err);
 void arm_close(struct arm *a);
+
+/* The machine the arm was opened for, and its clock (virtual for the simulator). */
+const struct machine *arm_machine(const struct arm *a);
+clk *arm_clock(const struct arm *a);
+/* The backend's name: "sim", "modbus", "gcode". */
+const char *arm_backend_name(const struct arm *a);
 
 #endif

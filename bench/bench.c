@@ -8,6 +8,8 @@
 const struct bench_case bench_cases[] = {
 	{ "color.de2000_ns", "ns", 7, bench_color_de2000 },
 	{ "config.machine_load_ms", "ms", 7, bench_config_load },
+	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
+	{ "vision.de_map_ms", "ms", 15, bench_vision_de_map },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -53,6 +53,9 @@ static int measure_roi(const struct measure_opts *o, const struct img *im,
 	if (meas_swatch(im, o->image, &o->roi, p, &s, &err))
 		return cli_fail(&err);
 	lab_arr(&s.lab, lab);
+	if (s.saturated)
+		log_warn("%s: most of the region has a channel at 254 or 255: the colour may lie "
+			 "beyond what the camera recorded (lower the exposure)", o->image);
 	if (o->json) {
 		cJSON *j = cJSON_CreateObject(), *rej;
 		const int roi[4] = { o->roi.x, o->roi.y, o->roi.w, o->roi.h };
@@ -72,6 +75,7 @@ static int measure_roi(const struct measure_opts *o, const struct img *im,
 			cJSON_AddNumberToObject(rej, "outliers", (double)s.outliers);
 		}
 		cJSON_AddItemToObject(j, "rgb_linear", vec3(s.rgb_linear));
+		cJSON_AddBoolToObject(j, "saturated", s.saturated);
 		cJSON_AddStringToObject(j, "profile", meas_profile_name(p));
 		cJSON_AddBoolToObject(j, "calibrated", meas_profile_calibrated(p));
 		return cli_print_json(j);

@@ -362,6 +362,16 @@ int meas_swatch(const struct img *im, const char *name, const struct meas_roi *r
 			if (!keep[k])
 				out->clipped++;
 		}
+	/*
+	 * A few clipped pixels are highlights and go; a region mostly at the top
+	 * of a channel is a colour at the edge of the camera's range (a pure
+	 * sRGB primary, an overexposed patch): it is kept and flagged.
+	 */
+	if (out->clipped * 2 > n) {
+		memset(keep, 1, (size_t)n);
+		out->clipped = 0;
+		out->saturated = 1;
+	}
 	memcpy(d, g, (size_t)n * sizeof(float));
 	{
 		float gmed = select_kth(d, (size_t)n, (size_t)n / 2);

@@ -147,6 +147,17 @@ TEST(canvas_file_round_trip)
 	CHECK_NEAR(d.marker_offset_mm, VIS_MARKER_OFFSET_MM, 1e-12);
 }
 
+TEST(example_canvas_file_loads)
+{
+	struct vis_canvas c;
+	bl_err err = { 0 };
+
+	CHECK_MSG(vis_canvas_load(BL_SOURCE_ROOT "/examples/canvas.json", &c, &err) == 0, "%s",
+		  err.msg);
+	CHECK(c.image_w == 1280 && c.has_camera && c.camera.ndist == 5);
+	CHECK_NEAR(c.error_mm, 0.18, 1e-12);
+}
+
 TEST(canvas_file_rejects_bad_files)
 {
 	static const struct {
@@ -362,7 +373,8 @@ TEST(drawn_markers_are_found)
 }
 
 TEST_MAIN(T(homography_exact_and_degenerate), T(opencv_exceptions_become_error_codes),
-	  T(distortion_round_trip), T(canvas_file_round_trip), T(canvas_file_rejects_bad_files),
+	  T(distortion_round_trip), T(canvas_file_round_trip), T(example_canvas_file_loads),
+	  T(canvas_file_rejects_bad_files),
 	  T(markers_locate_and_rectify_the_canvas), T(markers_survive_uneven_light),
 	  T(canvas_file_used_without_markers), T(covered_marker_falls_back_to_the_file),
 	  T(lens_distortion_is_undone), T(drawn_markers_are_found))

@@ -330,9 +330,9 @@ int vis_locate(const struct img *frame, const char *name, const struct vis_canva
 		return rc;
 	if (!file)
 		return bl_fail(err, BL_EINVAL,
-			       "%s: no canvas found: %d of 4 corner markers in the frame and no "
+			       "%s: no canvas found: %d corner marker%s in the frame (4 needed) and no "
 			       "canvas file (calibration.canvas)",
-			       name, g->markers_found);
+			       name, g->markers_found, g->markers_found == 1 ? "" : "s");
 	if (file->image_w != frame->w || file->image_h != frame->h)
 		return bl_fail(err, BL_EINVAL,
 			       "%s: frame is %dx%d but the canvas file describes %dx%d frames", name,

@@ -375,11 +375,29 @@ int meas_swatch(const struct img *im, const char *name, const struct meas_roi *r
 	memcpy(d, g, (size_t)n * sizeof(float));
 	{
 		float gmed = select_kth(d, (size_t)n, (size_t)n / 2);
+		double level = 0.0, floor_;
+		int code;
 
 		for (long k = 0; k < n; k++)
 			d[k] = fabsf(g[k] - gmed);
 		/* Six robust sigmas above the median: noise passes, a step between two colours does not. */
-		thr = gmed + 6.0 * 1.4826 * select_kth(d, (size_t)n, (size_t)n / 2) + 1e-4;
+		thr = gmed + 6.0 * 1.4826 * select_kth(d, (size_t)n, (size_t)n / 2);
+		/*
+		 * A quantised, nearly flat region has a gradient MAD of 0: never call
+		 * less than two codes in each of the six differences an edge.
+		 */
+		for (int y = 0; y < roi->h; y++)
+			for (int x = 0; x < roi->w; x++) {
+				const unsigned char *c =
+					im->px + ((size_t)(roi->y + y) * im->w + roi->x + x) * 3;
+
+				level += c[0] + c[1] + c[2];
+			}
+		code = (int)(level / (3.0 * n));
+		code = code > 253 ? 253 : code;
+		floor_ = 6.0 * 2.0 * (lin_lut[code + 1] - lin_lut[code]);
+		if (thr < floor_)
+			thr = floor_;
 	}
 	for (long k = 0; k < n; k++)
 		if (keep[k] && g[k] > thr) {

@@ -283,7 +283,7 @@ TEST(canvas_file_used_without_markers)
 	synth_init(&s, 0);
 	render(&s, &im);
 	CHECK(vis_locate(&im, "plain.jpg", NULL, SIZE, &g, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "plain.jpg: no canvas found: 0 of 4 corner markers");
+	CHECK_STR_CONTAINS(err.msg, "plain.jpg: no canvas found: 0 corner markers in the frame (4 needed)");
 	CHECK_MSG(vis_locate(&im, "plain.jpg", &c, SIZE, &g, &err) == 0, "%s", err.msg);
 	CHECK(g.source == VIS_FROM_FILE);
 	CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);

@@ -253,6 +253,13 @@ TEST(spread_follows_the_noise)
 	vt_fill(&im, 0, 0, 100, 100, 118, 118, 118);
 	CHECK(meas_swatch(&im, "flat", &roi, p, &flat, &err) == 0);
 	CHECK(flat.stddev[0] == 0.0 && flat.pixels == 10000);
+	/* One code of jitter on a tenth of the pixels is noise, not edges. */
+	for (size_t i = 0; i < 100 * 100; i += 10)
+		im.px[3 * i + (i / 10) % 3] = (unsigned char)(118 + ((i / 30) % 2 ? 1 : -1));
+	CHECK(meas_swatch(&im, "jitter", &roi, p, &noisy, &err) == 0);
+	CHECK_MSG(noisy.edges == 0 && noisy.pixels >= 8900, "%ld edges, %ld pixels kept", noisy.edges,
+		  noisy.pixels);
+	CHECK(color_de00(&flat.lab, &noisy.lab) < 0.05);
 	for (size_t i = 0; i < 100 * 100; i++) {
 		double n = 4.0 * gauss(&st);
 

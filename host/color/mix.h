@@ -257,6 +257,7 @@ struct mix_job {
 	int cells;                   /* cells started */
 	int dispensed_units;         /* over all cells */
 	int discarded_units;         /* in cells given up */
+	int first_units;             /* the first recipe's volume */
 	color_lab bias;              /* measured minus predicted, current cell */
 	int has_bias;
 	int finished;                /* DONE or GIVE_UP was returned */
@@ -284,6 +285,75 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 
 /* Records that act was carried out (the units are in the cell). */
 void mix_apply(struct mix_job *job, const struct mix_action *act);
+
+/* ---- the closed loop over a cell and a camera (mix_run.c) ---- */
+
+/*
+ * What the loop needs from the world: a mixing cell it can empty and dispense
+ * into, and a calibrated measurement of the stirred mix. The simulator, the
+ * arm and the camera provide these; the run engine wraps them in its gate and
+ * journal. Each returns 0 or a negative code (BL_EPAUSED, BL_EBRAKE... pass
+ * through mix_run unchanged, with the job state saved up to the last action
+ * carried out).
+ */
+struct mix_ops {
+	void *ctx;
+	/* Discards what the current cell holds (if anything) and readies a clean one. */
+	int (*fresh_cell)(void *ctx, bl_err *err);
+	/* Dispenses units per paint index into the current cell and stirs it. */
+	int (*dispense)(void *ctx, const int *units, bl_err *err);
+	/* Measures the stirred cell: Lab D50 through the calibrated camera profile. */
+	int (*measure)(void *ctx, color_lab *out, bl_err *err);
+	/* After each decision, before it is carried out: for a journal (may be NULL). */
+	int (*on_action)(void *ctx, const struct mix_job *job, const struct mix_action *act,
+			 bl_err *err);
+	/* After an action was carried out and applied: persist job and learn here (may be NULL). */
+	int (*on_applied)(void *ctx, const struct mix_job *job, bl_err *err);
+};
+
+/*
+ * The closed mixing loop, the only one in brushloop: begin (when job has no
+ * cell yet) or resume (job holds a dispensed cell: it is measured first, a
+ * dispense is never repeated), then measure, mix_step and carry out until
+ * DONE or GIVE_UP. last receives the final action (its reason says why it
+ * ended).
+ */
+int mix_run(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
+	    const color_lab *target, const struct mix_limits *lim, const struct mix_ops *ops,
+	    struct mix_action *last, bl_err *err);
+
+/* Figures of a trial: many targets mixed in the closed loop, against the first recipe alone. */
+#define MIX_TRIAL_REASONS 8
+
+struct mix_trial_stats {
+	int targets;
+	int reached;                 /* within tolerance, by the closed loop */
+	int unreached;
+	double attempts_median;      /* measurements to reach the tolerance, over reached targets */
+	double attempts_p95;
+	int attempts_max;
+	int cells;                   /* cells started by the closed loop */
+	double used_ml;              /* paint dispensed by the closed loop */
+	double ideal_ml;             /* the first recipes' volume: what a right first guess would use */
+	double discarded_ml;         /* in cells given up */
+	int uncorrected_unreached;   /* first recipe only, learning nothing: beyond tolerance */
+	double uncorrected_de00_median, uncorrected_de00_p95, uncorrected_de00_max;
+	double final_de00_median, final_de00_p95, final_de00_max;
+	int n_reasons;               /* why targets ended unreached (the first few) */
+	char reasons[MIX_TRIAL_REASONS][300];
+	color_lab unreached_target[MIX_TRIAL_REASONS];
+};
+
+/*
+ * Mixes n_targets colours drawn inside the model's gamut (random recipes of
+ * 1..max_paints paints, seeded): for each, the uncorrected baseline (the
+ * nominal model's first recipe, one measurement) when baseline is set, then
+ * the closed loop with one learning state for the whole trial.
+ */
+int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const struct mix_ops *ops,
+	      int n_targets, uint64_t seed, int baseline, struct mix_trial_stats *st, bl_err *err);
+
+cJSON *mix_trial_json(const struct mix_trial_stats *st);
 
 /* ---- JSON for the run's state and the CLI (mix_json.c) ---- */
 

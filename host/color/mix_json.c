@@ -231,6 +231,7 @@ cJSON *mix_job_json(const struct mix_model *m, const struct mix_job *job)
 	cJSON_AddNumberToObject(o, "cells", job->cells);
 	cJSON_AddNumberToObject(o, "dispensed_units", job->dispensed_units);
 	cJSON_AddNumberToObject(o, "discarded_units", job->discarded_units);
+	cJSON_AddNumberToObject(o, "first_units", job->first_units);
 	if (job->has_bias)
 		lab_vec(o, "bias_lab", &job->bias);
 	cJSON_AddBoolToObject(o, "finished", job->finished);
@@ -303,6 +304,10 @@ int mix_job_from_json(const struct mix_model *m, const cJSON *node, const char *
 	}
 	if (rc == 0) {
 		job->discarded_units = (int)v;
+		rc = json_i32(&root, "first_units", JSON_REQUIRED, 0, MAX_UNITS, &job->first_units,
+			      err);
+	}
+	if (rc == 0) {
 		rc = json_vec(&root, "bias_lab", JSON_OPTIONAL, 3, -200.0, 200.0, bias, err);
 		if (rc == 0) {
 			job->bias = (color_lab){ bias[0], bias[1], bias[2] };

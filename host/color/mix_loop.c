@@ -483,6 +483,8 @@ void mix_apply(struct mix_job *job, const struct mix_action *act)
 		for (int i = 0; i < MIX_MAX_PAINTS; i++)
 			old += job->have[i];
 		job->discarded_units += old;
+		if (job->cells == 0)
+			job->first_units = n;
 		memcpy(job->have, act->units, sizeof(job->have));
 		job->cells++;
 		job->dispensed_units += n;

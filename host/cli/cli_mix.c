@@ -170,6 +170,121 @@ out_free:
 	return status;
 }
 
+/*
+ * The world of a trial: the simulator's mixing cell and camera, measured
+ * through the calibrated vision pipeline. Until those exist in this build,
+ * there is nothing to run the loop against.
+ */
+static int trial_world_open(const struct machine *mc, const struct palette *p, uint64_t seed,
+			    struct mix_ops *ops, bl_err *err)
+{
+	(void)mc;
+	(void)p;
+	(void)seed;
+	memset(ops, 0, sizeof(*ops));
+	return bl_fail(err, BL_EIO,
+		       "mix trial needs the simulator and the calibrated vision pipeline, which "
+		       "this build does not have yet");
+}
+
+static void print_trial(const struct mix_trial_stats *st, const struct mix_limits *lim)
+{
+	printf("%d targets inside the gamut, tolerance %.2f CIEDE2000, at most %d attempts each\n",
+	       st->targets, lim->tol_de00, lim->max_attempts);
+	printf("closed loop:  attempts median %.0f, p95 %.0f, worst %d; unreached %d; final "
+	       "CIEDE2000 median %.2f, p95 %.2f\n",
+	       st->attempts_median, st->attempts_p95, st->attempts_max, st->unreached,
+	       st->final_de00_median, st->final_de00_p95);
+	printf("uncorrected:  first recipe only: %d beyond %.2f; CIEDE2000 median %.2f, p95 %.2f, "
+	       "worst %.2f\n",
+	       st->uncorrected_unreached, lim->tol_de00, st->uncorrected_de00_median,
+	       st->uncorrected_de00_p95, st->uncorrected_de00_max);
+	printf("paint:        %.1f ml used against %.1f ml ideal (first recipes), %.1f ml "
+	       "discarded, %d cells\n",
+	       st->used_ml, st->ideal_ml, st->discarded_ml, st->cells);
+	for (int i = 0; i < st->n_reasons; i++)
+		printf("unreached:    %s\n", st->reasons[i]);
+}
+
+static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
+			  char *palette_path, char *machine_path)
+{
+	static const struct option opts[] = {
+		{ "palette", required_argument, NULL, 'p' },
+		{ "machine", required_argument, NULL, 'm' },
+		{ "targets", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct palette *p = NULL;
+	struct machine *mc = NULL;
+	struct mix_model *m = NULL;
+	struct mix_trial_stats *st = NULL;
+	struct mix_limits lim;
+	struct mix_ops ops;
+	bl_err err = { 0 };
+	long targets = 50, seed = 1;
+	int json = 0, opt, status = 0;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+		case 'm':
+			if (strlen(optarg) >= CFG_PATH_MAX)
+				return cli_usage(cmd, "--%s: path too long",
+						 opt == 'p' ? "palette" : "machine");
+			snprintf(opt == 'p' ? palette_path : machine_path, CFG_PATH_MAX, "%s", optarg);
+			break;
+		case 'n':
+			if (cli_parse_long("--targets", optarg, 1, 10000, &targets, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			break;
+		case 's':
+			if (cli_parse_long("--seed", optarg, 0, 0x7fffffffL, &seed, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return cli_usage(cmd, "bad option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage(cmd, "mix trial takes no colour ('%s')", argv[optind]);
+	p = calloc(1, sizeof(*p));
+	mc = calloc(1, sizeof(*mc));
+	m = calloc(1, sizeof(*m));
+	st = calloc(1, sizeof(*st));
+	if (!p || !mc || !m || !st) {
+		status = BL_EXIT_FAIL;
+		goto out_free;
+	}
+	if (palette_load(palette_path, p, &err) || machine_load(machine_path, mc, &err) ||
+	    palette_check_machine(p, mc, &err) || mix_model_from_palette(p, m, &err) ||
+	    trial_world_open(mc, p, (uint64_t)seed, &ops, &err)) {
+		status = cli_fail(&err);
+		goto out_free;
+	}
+	mix_limits_from_machine(mc, &lim);
+	if (mix_trial(m, &lim, &ops, (int)targets, (uint64_t)seed, 1, st, &err)) {
+		status = cli_fail(&err);
+		goto out_free;
+	}
+	if (json)
+		status = cli_print_json(mix_trial_json(st));
+	else
+		print_trial(st, &lim);
+out_free:
+	free(p);
+	free(mc);
+	free(m);
+	free(st);
+	return status;
+}
+
 int cli_mix_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -197,11 +312,8 @@ int cli_mix_main(int argc, char **argv)
 
 	source_path(palette_path, sizeof(palette_path), "palettes/kimera-13.json");
 	source_path(machine_path, sizeof(machine_path), "examples/machine-sim.json");
-	if (argc >= 2 && strcmp(argv[1], "trial") == 0) {
-		fprintf(stderr, "brushloop: error: mix trial needs the simulator and the calibrated "
-				"vision pipeline, which this build does not have yet\n");
-		return BL_EXIT_FAIL;
-	}
+	if (argc >= 2 && strcmp(argv[1], "trial") == 0)
+		return mix_trial_main(cmd, argc - 1, argv + 1, palette_path, machine_path);
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {

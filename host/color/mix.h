@@ -286,6 +286,18 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 /* Records that act was carried out (the units are in the cell). */
 void mix_apply(struct mix_job *job, const struct mix_action *act);
 
+/* The two halves of a FRESH action, for a caller that records each: the old cell discarded... */
+void mix_apply_discard(struct mix_job *job);
+/* ... and units dispensed into the current cell (also the whole of an ADD). */
+void mix_apply_dispense(struct mix_job *job, const int *units);
+
+/*
+ * For a job whose cell was discarded but not yet filled (a run stopped in
+ * between): a FRESH action with the recipe for the target as learnt so far.
+ */
+int mix_refill(const struct mix_model *m, const struct mix_learn *l, struct mix_job *job,
+	       struct mix_action *act, bl_err *err);
+
 /* ---- the closed loop over a cell and a camera (mix_run.c) ---- */
 
 /*

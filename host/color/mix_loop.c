@@ -471,26 +471,54 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 	return 0;
 }
 
-void mix_apply(struct mix_job *job, const struct mix_action *act)
+void mix_apply_discard(struct mix_job *job)
+{
+	for (int i = 0; i < MIX_MAX_PAINTS; i++) {
+		job->discarded_units += job->have[i];
+		job->have[i] = 0;
+	}
+	job->cells++;
+}
+
+void mix_apply_dispense(struct mix_job *job, const int *units)
 {
 	int n = 0;
 
-	for (int i = 0; i < MIX_MAX_PAINTS; i++)
-		n += act->units[i];
-	if (act->kind == MIX_ACT_FRESH) {
-		int old = 0;
-
-		for (int i = 0; i < MIX_MAX_PAINTS; i++)
-			old += job->have[i];
-		job->discarded_units += old;
-		if (job->cells == 0)
-			job->first_units = n;
-		memcpy(job->have, act->units, sizeof(job->have));
-		job->cells++;
-		job->dispensed_units += n;
-	} else if (act->kind == MIX_ACT_ADD) {
-		for (int i = 0; i < MIX_MAX_PAINTS; i++)
-			job->have[i] += act->units[i];
-		job->dispensed_units += n;
+	for (int i = 0; i < MIX_MAX_PAINTS; i++) {
+		job->have[i] += units[i];
+		n += units[i];
 	}
+	if (job->cells == 1 && job->dispensed_units == 0)
+		job->first_units = n;
+	job->dispensed_units += n;
+}
+
+void mix_apply(struct mix_job *job, const struct mix_action *act)
+{
+	if (act->kind == MIX_ACT_FRESH)
+		mix_apply_discard(job);
+	if (act->kind == MIX_ACT_FRESH || act->kind == MIX_ACT_ADD)
+		mix_apply_dispense(job, act->units);
+}
+
+int mix_refill(const struct mix_model *m, const struct mix_learn *l, struct mix_job *job,
+	       struct mix_action *act, bl_err *err)
+{
+	struct mix_solution sol;
+	int rc;
+
+	memset(act, 0, sizeof(*act));
+	act->measured_de00 = -1.0;
+	act->add_de00 = -1.0;
+	act->waste_add_ml = -1.0;
+	act->waste_fresh_ml = -1.0;
+	rc = mix_solve_bias(m, l, &job->target, job->has_bias ? &job->bias : NULL, &job->lim,
+			    &sol, err);
+	if (rc)
+		return rc;
+	fill_fresh(m, job, &sol, act);
+	snprintf(act->reason, sizeof(act->reason),
+		 "the cell was emptied but never filled (resumed): mix afresh, predicted %.2f",
+		 sol.recipe.de00);
+	return 0;
 }

@@ -8,7 +8,11 @@
 #include "base/rng.h"
 #include "color/mix_impl.h"
 
-/* Carries out a dispensing action and records it in the job. */
+/*
+ * Carries out a dispensing action, recording each half in the job as it is
+ * done: a stop between discarding the old cell and filling the new one
+ * leaves a job with an empty cell, which mix_run refills on resuming.
+ */
 static int carry_out(const struct mix_ops *ops, struct mix_job *job, const struct mix_action *act,
 		     bl_err *err)
 {
@@ -18,12 +22,26 @@ static int carry_out(const struct mix_ops *ops, struct mix_job *job, const struc
 		rc = ops->fresh_cell(ops->ctx, err);
 		if (rc)
 			return rc;
+		mix_apply_discard(job);
+		if (ops->on_applied) {
+			rc = ops->on_applied(ops->ctx, job, err);
+			if (rc)
+				return rc;
+		}
 	}
 	rc = ops->dispense(ops->ctx, act->units, err);
 	if (rc)
 		return rc;
-	mix_apply(job, act);
+	mix_apply_dispense(job, act->units);
 	return ops->on_applied ? ops->on_applied(ops->ctx, job, err) : 0;
+}
+
+static int cell_empty(const struct mix_job *job)
+{
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		if (job->have[i])
+			return 0;
+	return 1;
 }
 
 int mix_run(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
@@ -40,6 +58,17 @@ int mix_run(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
 		if (rc == 0 && ops->on_action)
 			rc = ops->on_action(ops->ctx, job, &act, err);
 		if (rc == 0 && act.kind == MIX_ACT_FRESH)
+			rc = carry_out(ops, job, &act, err);
+		if (rc)
+			return rc;
+		*last = act;
+	}
+	/* A job stopped between emptying a cell and filling it: fill it. */
+	if (!job->finished && cell_empty(job)) {
+		rc = mix_refill(m, l, job, &act, err);
+		if (rc == 0 && ops->on_action)
+			rc = ops->on_action(ops->ctx, job, &act, err);
+		if (rc == 0)
 			rc = carry_out(ops, job, &act, err);
 		if (rc)
 			return rc;

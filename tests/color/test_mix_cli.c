@@ -250,6 +250,15 @@ TEST(mix_trial_is_reserved)
 	CHECK(rc == 1);
 	CHECK_STR_CONTAINS(err, "simulator");
 	free(err);
+	{
+		const char *bad[] = { "mix", "trial", "--targets", "0", NULL };
+
+		err = NULL;
+		rc = test_brushloop(bad, NULL, &err);
+		CHECK(rc == 2);
+		CHECK_STR_CONTAINS(err, "--targets");
+		free(err);
+	}
 }
 
 /* palette derive: bad data files are refused with the file and entry named. */

@@ -57,13 +57,22 @@ struct fake_world {
 	rng r;
 	double noise;
 	int fresh, dispenses, measures;
+	char first_op[16];     /* the first operation called */
+	int pause_on_dispense; /* answer the n-th dispense with BL_EPAUSED (0: never) */
 };
+
+static void note_op(struct fake_world *w, const char *op)
+{
+	if (!w->first_op[0])
+		snprintf(w->first_op, sizeof(w->first_op), "%s", op);
+}
 
 static int fw_fresh(void *ctx, bl_err *err)
 {
 	struct fake_world *w = ctx;
 
 	(void)err;
+	note_op(w, "fresh");
 	memset(w->cell, 0, sizeof(w->cell));
 	w->fresh++;
 	return 0;
@@ -73,7 +82,9 @@ static int fw_dispense(void *ctx, const int *units, bl_err *err)
 {
 	struct fake_world *w = ctx;
 
-	(void)err;
+	note_op(w, "dispense");
+	if (w->pause_on_dispense && w->dispenses + 1 == w->pause_on_dispense)
+		return bl_fail(err, BL_EPAUSED, "waiting for an operator");
 	for (int i = 0; i < MIX_MAX_PAINTS; i++)
 		w->cell[i] += units[i];
 	w->dispenses++;
@@ -85,6 +96,7 @@ static int fw_measure(void *ctx, color_lab *out, bl_err *err)
 	struct fake_world *w = ctx;
 
 	(void)err;
+	note_op(w, "measure");
 	*out = measure(w->truth, w->cell, &w->r, w->noise);
 	w->measures++;
 	return 0;
@@ -152,6 +164,79 @@ TEST(correction_converges_on_a_perturbed_batch)
 	CHECK(st.used_ml >= st.ideal_ml);
 	/* Every cell the loop started (and every baseline) began with a clean cell. */
 	CHECK(w.fresh == 50 + st.cells);
+	{
+		cJSON *j = mix_trial_json(&st), *a = cJSON_GetObjectItem(j, "attempts");
+		cJSON *u = cJSON_GetObjectItem(j, "uncorrected");
+
+		CHECK(cJSON_GetObjectItem(a, "median")->valuedouble == st.attempts_median);
+		CHECK(cJSON_IsNumber(cJSON_GetObjectItem(a, "p95")));
+		CHECK(cJSON_GetObjectItem(a, "max")->valueint == st.attempts_max);
+		CHECK(cJSON_GetObjectItem(j, "unreached")->valueint == st.unreached);
+		CHECK(cJSON_GetObjectItem(u, "unreached")->valueint == st.uncorrected_unreached);
+		CHECK(cJSON_IsObject(cJSON_GetObjectItem(u, "attempts")));
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "unreached_reasons")) == st.n_reasons);
+		cJSON_Delete(j);
+	}
+}
+
+/*
+ * A run that stopped after dispensing resumes by measuring the cell: the
+ * paint is never dispensed twice. A pause from the world passes through with
+ * the job as it was before the action.
+ */
+TEST(run_resumes_without_repeating_a_dispense)
+{
+	static struct mix_model m, truth;
+	static struct mix_learn learn;
+	struct mix_limits lim;
+	struct mix_job job, saved;
+	struct mix_action act, last;
+	struct fake_world w;
+	struct mix_ops ops;
+	double amt[MIX_MAX_PAINTS] = { 0 };
+	color_lab target;
+	bl_err err;
+
+	fx_model(&m);
+	fx_limits(&lim);
+	perturbed_batch(&m, &truth, 21, 0.3);
+	amt[m.white] = 12;
+	amt[mix_model_find(&m, "magenta")] = 2;
+	amt[mix_model_find(&m, "yellow oxide")] = 1;
+	mix_predict(&truth, NULL, amt, &target);
+	mix_learn_init(&learn, m.n_paints);
+	fake_ops(&w, &truth, 5, 0.2, &ops);
+	/* Begun, dispensed, persisted; then the process died. */
+	CHECK(mix_begin(&m, &learn, &job, &target, &lim, &act, &err) == 0);
+	CHECK(ops.fresh_cell(ops.ctx, &err) == 0 && ops.dispense(ops.ctx, act.units, &err) == 0);
+	mix_apply(&job, &act);
+	w.first_op[0] = '\0';
+	w.dispenses = 0;
+	CHECK(mix_run(&m, &learn, &job, &target, &lim, &ops, &last, &err) == 0);
+	CHECK(strcmp(w.first_op, "measure") == 0);
+	CHECK(job.finished && job.cells >= 1);
+	CHECK(w.measures == job.attempts);
+	/* A pause on the second dispense: returned as is, the job not advanced past it. */
+	mix_learn_init(&learn, m.n_paints);
+	fake_ops(&w, &truth, 6, 3.0, &ops);
+	w.pause_on_dispense = 2;
+	memset(&job, 0, sizeof(job));
+	lim.tol_de00 = 0.3;
+	if (mix_run(&m, &learn, &job, &target, &lim, &ops, &last, &err) == BL_EPAUSED) {
+		printf("paused after the first measurement: %s\n", mix_action_names[last.kind]);
+		/* The job says what the cell holds, even when it was emptied for a fresh start. */
+		CHECK(w.dispenses == 1 && job.attempts == 1);
+		CHECK(memcmp(job.have, w.cell, sizeof(job.have)) == 0);
+		saved = job;
+		/* Resumed: a dispense was not done, so it is done now, exactly once. */
+		w.pause_on_dispense = 0;
+		CHECK(mix_run(&m, &learn, &job, &target, &lim, &ops, &last, &err) == 0);
+		CHECK(job.dispensed_units > saved.dispensed_units);
+		CHECK(job.finished);
+	} else {
+		/* Reached or given up at the first measurement: nothing was left to pause on. */
+		CHECK(job.finished && w.dispenses == 1);
+	}
 }
 
 /*
@@ -407,7 +492,8 @@ TEST(step_refuses_bad_measurements)
 	CHECK(job.attempts == 0 && learn.n_obs == 0);
 }
 
-TEST_MAIN(T(correction_converges_on_a_perturbed_batch), T(learning_carries_to_unmeasured_mixes),
+TEST_MAIN(T(correction_converges_on_a_perturbed_batch), T(run_resumes_without_repeating_a_dispense),
+	  T(learning_carries_to_unmeasured_mixes),
 	  T(fresh_cell_when_adding_cannot_reach), T(done_and_out_of_gamut),
 	  T(attempt_limit_gives_up), T(state_round_trips_and_resumes),
 	  T(step_refuses_bad_measurements))

@@ -74,6 +74,9 @@ static int mix_recipe_out(const struct mix_model *m, const struct mix_limits *li
 	print_units(m, r->units, lim->unit_ml);
 	printf("predicted  lab:%.2f,%.2f,%.2f, %.2f CIEDE2000 from the target\n", r->predicted.L,
 	       r->predicted.a, r->predicted.b, r->de00);
+	if (sol.in_gamut)
+		printf("gamut      in gamut with at most %d paints (continuous optimum %.2f CIEDE2000)\n",
+		       lim->max_paints, sol.nearest_de00);
 	if (sol.in_gamut && r->de00 > lim->tol_de00)
 		printf("note: the colour is in gamut, but whole units of %g ml within %d units "
 		       "cannot reach the tolerance %.2f\n",

@@ -18,8 +18,8 @@
  * spectral derivation of the Kimera set shows the same). The weights were
  * chosen by the test that builds this model from the Kimera set's Lab values
  * alone and compares its predictions of mixes with the spectral model's
- * (tests/color/test_mix_model.c): median 1.4, 95th percentile 6.2 CIEDE2000,
- * against median 2.5, 95th percentile 13 with S kept flat.
+ * (tests/color/test_mix_model.c): median 1.5, 95th percentile 6.2 CIEDE2000,
+ * against median 2.5, 95th percentile 13.3 with S kept flat (S_FOLLOWS_K 0).
  */
 #define FIT_KNOTS 6
 #define FIT_MAX_MEAS (1 + PALETTE_MAX_TINTS)

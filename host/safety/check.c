@@ -743,3 +743,22 @@ enum gate_verdict gate_check_tolerance(const struct machine *m, const char *kind
 	}
 	return d->verdict;
 }
+
+void gate_check_homing(const struct machine *m, const struct gate_context *ctx,
+		       struct gate_decision *d)
+{
+	struct arm_action a;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_HOME;
+	a.id = -1;
+	a.speed_mm_s = m->limits.soft.speed_mm_s;
+	a.zones = arm_default_zones(ARM_HOME);
+	memset(d, 0, sizeof(*d));
+	d->verdict = GATE_ALLOW;
+	d->index = -1;
+	d->action_id = -1;
+	d->kind = ARM_HOME;
+	d->speed_mm_s = a.speed_mm_s;
+	check_static(m, &a, ctx, d);
+}

@@ -101,15 +101,59 @@ static cJSON *body_str(const char *k1, const char *v1)
 	return b;
 }
 
-static int journal_decision(struct gate *g, const struct gate_decision *d, bl_err *err)
+/* A decision with the action it was about (when there is one), so a journal can be replayed. */
+static int journal_decision(struct gate *g, const struct gate_decision *d,
+			    const struct arm_action *a, bl_err *err)
 {
 	cJSON *b = cJSON_CreateObject();
 
+	if (a)
+		cJSON_AddItemToObject(b, "action", arm_action_to_json(a));
 	cJSON_AddItemToObject(b, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
 	return journal(g, "decision", b, err);
 }
 
 /* ---- open and close ---- */
+
+/* The last sequence number in an existing journal, so a resumed run goes on counting; a torn last line is skipped. */
+static long last_seq(const char *path)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "rb");
+	long size, from, seq = 0;
+	size_t n;
+	char *end;
+
+	if (!f)
+		return 0;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	from = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
+	fseek(f, from, SEEK_SET);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	end = buf + n;
+	while (end > buf && !seq) {
+		char *start = end;
+		cJSON *o;
+
+		*end = '\0';
+		while (start > buf && start[-1] != '\n')
+			start--;
+		if (start > buf || from == 0) {
+			const cJSON *s;
+
+			o = cJSON_Parse(start);
+			s = cJSON_GetObjectItemCaseSensitive(o, "seq");
+			if (cJSON_IsNumber(s) && s->valuedouble > 0 && s->valuedouble < 1e15)
+				seq = (long)s->valuedouble;
+			cJSON_Delete(o);
+		}
+		end = start > buf ? start - 1 : buf;
+	}
+	return seq;
+}
 
 int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 {
@@ -139,6 +183,7 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 	    (rc = gate_approvals_dir(g->run_dir, dir, sizeof(dir), err)) ||
 	    (rc = fs_mkdirs(dir, err)))
 		goto out_free;
+	g->seq = last_seq(g->journal);
 	/* A fault latched by an earlier process still stands: the next motion needs a person. */
 	if (access(g->fault_path, F_OK) == 0) {
 		g->after_fault = 1;
@@ -248,6 +293,8 @@ static int do_stop(struct gate *g, struct arm *arm, bl_err *err)
 		if (rc)
 			cJSON_AddStringToObject(b, "error", e.msg);
 		journal(g, "stop", b, NULL);
+		/* Stopped mid-motion, queued motion dropped: a person looks before the next one. */
+		latch_fault(g, NULL, "stopped at once after a second signal", NULL);
 	}
 	return bl_fail(err, BL_ESAFETY, "stopped at once after a second signal");
 }
@@ -476,6 +523,8 @@ static int all_grantable(const struct gate_decision *d)
 
 /* ---- requests ---- */
 
+static void drop_deferred(struct gate *g, const char *id);
+
 /* Whether request r asked about every operator reason of d (same action, perhaps another start). */
 static int covers(const struct gate_request *r, const struct gate_decision *d)
 {
@@ -529,6 +578,7 @@ static int find_request(struct gate *g, const char *action_json, const struct ga
 			rc = set_status(g, &l[i], GATE_REQ_SUPERSEDED, NULL, err);
 			if (rc)
 				break;
+			drop_deferred(g, l[i].id);
 		}
 	}
 	gate_requests_free(l, n);
@@ -918,7 +968,7 @@ int gate_execute(struct gate *g, struct arm *arm, const struct arm_action *a,
 	rc = gate_check(g->m, &st.pos_mm, a, &ctx, &path, d, err);
 	if (rc)
 		goto out_path;
-	rc = journal_decision(g, d, err);
+	rc = journal_decision(g, d, a, err);
 	if (rc)
 		goto out_path;
 	if (d->verdict == GATE_DENY) {
@@ -984,11 +1034,66 @@ out_path:
 	return rc;
 }
 
+int gate_home(struct gate *g, struct arm *arm, struct gate_decision *d, bl_err *err)
+{
+	struct gate_context ctx;
+	struct arm_action a;
+	bl_err xerr = { 0 };
+	int rc, xrc, was_after_fault = g->after_fault;
+
+	rc = gate_stop_poll(g, arm, err);
+	if (rc) {
+		fault_decision(d, NULL, err->msg);
+		d->kind = ARM_HOME;
+		return rc;
+	}
+	ctx.first_motion = g->motions == 0;
+	ctx.after_fault = g->after_fault;
+	gate_check_homing(g->m, &ctx, d);
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_HOME;
+	a.id = -1;
+	a.speed_mm_s = d->speed_mm_s;
+	a.zones = arm_default_zones(ARM_HOME);
+	if ((rc = journal_decision(g, d, &a, err)))
+		return rc;
+	if (d->verdict == GATE_OPERATOR && (rc = seek_authority(g, arm, &a, NULL, NULL, d, err)))
+		return rc;
+	xrc = arm->ops->home(arm, &xerr);
+	d->executed = xrc == 0;
+	if (xrc == 0)
+		g->motions++;
+	{
+		cJSON *b = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(b, "kind", "home");
+		cJSON_AddStringToObject(b, "result", xrc == 0 ? "done" : bl_strerror(xrc));
+		if (xrc)
+			cJSON_AddStringToObject(b, "error", xerr.msg);
+		if (d->request_id[0])
+			cJSON_AddStringToObject(b, "request", d->request_id);
+		if ((rc = journal(g, "executed", b, err)))
+			return rc;
+	}
+	if (xrc == 0 && was_after_fault && (rc = clear_fault(g, err)))
+		return rc;
+	if (xrc == BL_ESAFETY) {
+		rc = latch_fault(g, NULL, xerr.msg, err);
+		return rc ? rc : bl_fail(err, BL_ESAFETY, "safety stop: %s", xerr.msg);
+	}
+	rc = gate_stop_poll(g, arm, err);
+	if (rc == 0 && xrc) {
+		*err = xerr;
+		rc = xrc;
+	}
+	return rc;
+}
+
 int gate_reject_malformed(struct gate *g, const char *file, long index, const cJSON *item,
 			  const bl_err *parse_err, struct gate_decision *d, bl_err *err)
 {
 	gate_decide_malformed(file, index, item, parse_err, d);
-	return journal_decision(g, d, err);
+	return journal_decision(g, d, NULL, err);
 }
 
 int gate_tolerance(struct gate *g, const char *kind, double value_de00, struct gate_decision *d,
@@ -997,7 +1102,7 @@ int gate_tolerance(struct gate *g, const char *kind, double value_de00, struct g
 	int rc;
 
 	gate_check_tolerance(g->m, kind, value_de00, d);
-	rc = journal_decision(g, d, err);
+	rc = journal_decision(g, d, NULL, err);
 	if (rc)
 		return rc;
 	if (d->verdict != GATE_ALLOW) {

@@ -144,6 +144,14 @@ int gate_check(const struct machine *m, const arm_point *from, const struct arm_
 	       bl_err *err);
 
 /*
+ * The decision on a homing cycle, which has no path to check (the position
+ * is unknown until it is done): needs an operator when safety.confirm_homing
+ * says so or after a fault.
+ */
+void gate_check_homing(const struct machine *m, const struct gate_context *ctx,
+		       struct gate_decision *d);
+
+/*
  * A deny decision for an action that did not parse: parse_err is what
  * arm_action_parse said, item the raw JSON (may be NULL), file the name the
  * parser was given. The reason code and field are taken from the failure.
@@ -232,6 +240,12 @@ struct gate_image {
  */
 int gate_execute(struct gate *g, struct arm *arm, const struct arm_action *a,
 		 const struct gate_image *frame, struct gate_decision *d, bl_err *err);
+
+/*
+ * Runs the backend's homing cycle through the same decide, journal, ask
+ * path as gate_execute (homing real hardware usually asks a person).
+ */
+int gate_home(struct gate *g, struct arm *arm, struct gate_decision *d, bl_err *err);
 
 /* Journals a deny for an action that failed to parse (see gate_decide_malformed). */
 int gate_reject_malformed(struct gate *g, const char *file, long index, const cJSON *item,

@@ -641,7 +641,63 @@ TEST(replay_through_fresh_gate_journals_same_decisions)
 	rig_close(&b);
 }
 
-TEST_MAIN(T(denied_actions_never_reach_the_backend), T(allowed_action_runs_exactly_the_checked_path),
+TEST(homing_goes_through_the_gate)
+{
+	struct rig r;
+	struct gate_decision d;
+	bl_err err = { 0 };
+
+	rig_open(&r, "home", GATE_UNATTENDED, 0);
+	/* The test machine confirms homing: unattended, it waits for a person. */
+	CHECK(gate_home(r.g, r.arm, &d, &err) == BL_EDEFERRED);
+	CHECK_STR_CONTAINS(gate_reason_names[gate_decision_primary(&d)->reason], "homing");
+	CHECK(r.st.n_home == 0);
+	{
+		const char *args[] = { "approve", r.run, NULL };
+
+		CHECK(test_brushloop(args, NULL, NULL) == 0);
+	}
+	CHECK(gate_home(r.g, r.arm, &d, &err) == 0 && d.executed);
+	CHECK(r.st.n_home == 1 && r.st.n_execute == 0);
+	/* Where homing is not confirmed, it just runs (and is journaled). */
+	r.m.safety.confirm_homing = 0;
+	CHECK(gate_home(r.g, r.arm, &d, &err) == 0 && r.st.n_home == 2);
+	CHECK(lines_with(r.journal, "\"kind\":\"home\",\"result\":\"done\"") == 2);
+	rig_close(&r);
+}
+
+TEST(journal_carries_actions_and_counts_on_across_processes)
+{
+	struct rig r;
+	struct gate_decision d;
+	bl_err err = { 0 };
+	char *text, *last;
+	cJSON *o;
+
+	rig_open(&r, "seq", GATE_UNATTENDED, 0);
+	CHECK(run(&r, MOVE_OK, &d, &err) == 0);
+	CHECK(lines_with(r.journal, "\"action\":{\"type\":\"move\"") == 1);
+	gate_close(r.g);
+	{
+		struct gate_config cfg = { &r.m, r.run, r.journal, &r.clock, GATE_UNATTENDED, -1, -1, 0 };
+
+		/* A torn last line (a crash mid-append) is skipped, not fatal. */
+		CHECK(fs_append_line(r.journal, "{\"seq\": 99, \"event\": \"dec", &err) == 0);
+		CHECK(gate_open(&cfg, &r.g, &err) == 0);
+	}
+	text = slurp(r.journal);
+	CHECK(text != NULL);
+	last = text ? strrchr(text, '{') : NULL;
+	o = last ? cJSON_Parse(last) : NULL;
+	/* gate_open, decision, executed: 3 lines; then the torn one; then gate_open again as 4. */
+	CHECK(o && cJSON_GetObjectItemCaseSensitive(o, "seq")->valuedouble == 4);
+	cJSON_Delete(o);
+	free(text);
+	rig_close(&r);
+}
+
+TEST_MAIN(T(homing_goes_through_the_gate), T(journal_carries_actions_and_counts_on_across_processes),
+	  T(denied_actions_never_reach_the_backend), T(allowed_action_runs_exactly_the_checked_path),
 	  T(unattended_defers_carries_on_and_runs_after_approval), T(refused_request_never_runs),
 	  T(remote_wait_without_answer_is_no), T(approval_from_another_process_while_waiting),
 	  T(denial_from_another_process_while_waiting), T(terminal_prompt_yes_no_eof_timeout),

@@ -128,6 +128,8 @@ TEST(second_signal_stops_at_once_and_exits_5)
 	CHECK(lines_with(log, "stop") == 1);
 	CHECK(lines_with(journal, "\"event\":\"stop\"") == 1);
 	CHECK(lines_with(journal, "\"event\":\"held\"") == 0);
+	/* Stopped at once: the next motion needs a person, as after a fault. */
+	CHECK(lines_with(journal, "stopped at once after a second signal") == 1);
 }
 
 TEST(signal_before_motion_moves_nothing)

@@ -696,7 +696,43 @@ TEST(journal_carries_actions_and_counts_on_across_processes)
 	rig_close(&r);
 }
 
-TEST_MAIN(T(homing_goes_through_the_gate), T(journal_carries_actions_and_counts_on_across_processes),
+/* An approval covers the reasons the operator saw; the same action needing more files a new request. */
+TEST(new_reason_supersedes_old_request)
+{
+	const char *x = "{\"type\":\"move\",\"id\":11,\"speed_mm_s\":280,\"zones\":[\"travel\"],\"to_mm\":[600,300,50]}";
+	struct rig r;
+	struct gate_decision d;
+	struct gate_request req;
+	bl_err err = { 0 };
+
+	rig_open(&r, "supersede", GATE_UNATTENDED, 0);
+	CHECK(run(&r, MOVE_OK, &d, &err) == 0);
+	CHECK(run(&r, "{\"type\":\"move\",\"speed_mm_s\":100,\"zones\":[\"travel\"],\"to_mm\":[550,300,50]}", &d, &err) == 0);
+	/* Near its target: too fast only. */
+	CHECK(run(&r, x, &d, &err) == BL_EDEFERRED && strcmp(d.request_id, "r000001") == 0);
+	CHECK(run(&r, MOVE_OK, &d, &err) == 0);
+	CHECK(run(&r, "{\"type\":\"move\",\"speed_mm_s\":100,\"zones\":[\"travel\"],\"to_mm\":[10,10,100]}", &d, &err) == 0);
+	/* From home: too fast and too long a move; the first request did not show the second reason. */
+	CHECK(run(&r, x, &d, &err) == BL_EDEFERRED && strcmp(d.request_id, "r000002") == 0);
+	CHECK(gate_deferred_count(r.g) == 1);
+	CHECK(strcmp(gate_deferred_get(r.g, 0)->request_id, "r000002") == 0);
+	CHECK(gate_request_load(r.run, "r000001", &req, &err) == 0 && req.status == GATE_REQ_SUPERSEDED);
+	gate_request_free(&req);
+	CHECK(gate_request_load(r.run, "r000002", &req, &err) == 0 && req.n_why == 2);
+	gate_request_free(&req);
+	/* Approved from home, it is still covered from nearer (fewer reasons). */
+	{
+		const char *args[] = { "approve", r.run, "r000002", NULL };
+
+		CHECK(test_brushloop(args, NULL, NULL) == 0);
+	}
+	CHECK(run(&r, MOVE_OK, &d, &err) == 0);
+	CHECK(run(&r, x, &d, &err) == 0 && strcmp(d.request_id, "r000002") == 0);
+	CHECK(r.st.n_execute == 6); /* five moves to set the scene, then x */
+	rig_close(&r);
+}
+
+TEST_MAIN(T(new_reason_supersedes_old_request), T(homing_goes_through_the_gate), T(journal_carries_actions_and_counts_on_across_processes),
 	  T(denied_actions_never_reach_the_backend), T(allowed_action_runs_exactly_the_checked_path),
 	  T(unattended_defers_carries_on_and_runs_after_approval), T(refused_request_never_runs),
 	  T(remote_wait_without_answer_is_no), T(approval_from_another_process_while_waiting),

@@ -162,7 +162,7 @@ static int gate_check_cmd(const struct cli_command *cmd, int argc, char **argv)
 	status = o.counts[GATE_DENY] ? BL_EXIT_USAGE : o.counts[GATE_OPERATOR] ? BL_EXIT_PAUSED : 0;
 	if (o.json) {
 		cJSON_AddNumberToObject(root, "allowed", (double)o.counts[GATE_ALLOW]);
-		cJSON_AddNumberToObject(root, "operator", (double)o.counts[GATE_OPERATOR]);
+		cJSON_AddNumberToObject(root, "needs_operator", (double)o.counts[GATE_OPERATOR]);
 		cJSON_AddNumberToObject(root, "denied", (double)o.counts[GATE_DENY]);
 		cJSON_AddNumberToObject(root, "exit", status);
 		if (cli_print_json(root))

@@ -50,7 +50,7 @@ const char *const gate_reason_names[] = {
 	[GATE_R_COUNT] = NULL,
 };
 
-const char *const gate_verdict_names[] = { "allow", "operator", "deny", NULL };
+const char *const gate_verdict_names[] = { "allow", "needs_operator", "deny", NULL };
 
 enum gate_verdict gate_reason_verdict(enum gate_reason r)
 {

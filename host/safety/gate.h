@@ -75,7 +75,7 @@ enum gate_reason {
 
 /* Stable names ("speed_hard", ...) used in JSON, the corpus and docs/safety.md. */
 extern const char *const gate_reason_names[];
-extern const char *const gate_verdict_names[]; /* "allow", "operator", "deny" */
+extern const char *const gate_verdict_names[]; /* "allow", "needs_operator", "deny" */
 
 /* The verdict a reason calls for on its own. */
 enum gate_verdict gate_reason_verdict(enum gate_reason r);

@@ -31,7 +31,7 @@ TEST(gate_check_exit_codes)
 	free(out);
 	free(err);
 	CHECK(cli_check(corpus("op_speed_soft.json"), NULL, &out, &err) == 3);
-	CHECK_STR_CONTAINS(out, "operator (speed_soft)");
+	CHECK_STR_CONTAINS(out, "needs_operator (speed_soft)");
 	free(out);
 	free(err);
 	CHECK(cli_check(corpus("deny_mixed_batch.json"), NULL, &out, &err) == 2);

@@ -106,6 +106,18 @@ static void seg_field(const struct arm_action *a, const struct arm_path *p, size
 	}
 }
 
+/* "to_mm: path[3]", or just "path[3]" when that is the field: how a message says where. */
+static void seg_where(const char *field, size_t i, char *out, size_t n)
+{
+	char seg[32];
+
+	snprintf(seg, sizeof(seg), "path[%zu]", i);
+	if (strcmp(field, seg) == 0)
+		snprintf(out, n, "%s", seg);
+	else
+		snprintf(out, n, "%s: %s", field, seg);
+}
+
 /* A zone's footprint: the canvas rectangle or a station's circle, with the lowest z allowed in it. */
 struct region {
 	enum arm_zone zone;
@@ -239,10 +251,11 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 	double iv[MAX_REGIONS][2];
 	unsigned entered = 0;
 	int niv = 0;
-	char field[GATE_FIELD_MAX];
+	char field[GATE_FIELD_MAX], where[GATE_FIELD_MAX + 24];
 	struct gate_finding *f;
 
 	seg_field(a, p, i, field, sizeof(field));
+	seg_where(field, i, where, sizeof(where));
 
 	if (!in_box(&s->from, m->work_min_mm, m->work_max_mm) ||
 	    !in_box(&s->to, m->work_min_mm, m->work_max_mm)) {
@@ -251,11 +264,11 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 
 		if ((f = finding(d, GATE_R_OUTSIDE_WORK_AREA, field, (long)i))) {
 			snprintf(f->message, sizeof(f->message),
-				 "%s: path[%zu] reaches (%g, %g, %g) mm, outside the work area", field,
-				 i, q->x, q->y, q->z);
+				 "%s reaches (%g, %g, %g) mm, outside the work area", where,
+				 q->x, q->y, q->z);
 			snprintf(f->detail, sizeof(f->detail),
-				 "%s: path[%zu] reaches (%g, %g, %g) mm; work_area is x %g..%g, y %g..%g, z %g..%g mm",
-				 field, i, q->x, q->y, q->z, m->work_min_mm[0], m->work_max_mm[0],
+				 "%s reaches (%g, %g, %g) mm; work_area is x %g..%g, y %g..%g, z %g..%g mm",
+				 where, q->x, q->y, q->z, m->work_min_mm[0], m->work_max_mm[0],
 				 m->work_min_mm[1], m->work_max_mm[1], m->work_min_mm[2],
 				 m->work_max_mm[2]);
 		}
@@ -268,12 +281,12 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 			continue;
 		if ((f = finding(d, GATE_R_KEEP_OUT, field, (long)i))) {
 			snprintf(f->message, sizeof(f->message),
-				 "%s: path[%zu] from (%g, %g, %g) to (%g, %g, %g) mm enters keep-out zone '%s'",
-				 field, i, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y,
+				 "%s from (%g, %g, %g) to (%g, %g, %g) mm enters keep-out zone '%s'",
+				 where, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y,
 				 s->to.z, b->name);
 			snprintf(f->detail, sizeof(f->detail),
-				 "%s: path[%zu] from (%g, %g, %g) to (%g, %g, %g) mm enters zones.keep_out '%s' (%g, %g, %g)..(%g, %g, %g) mm",
-				 field, i, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y,
+				 "%s from (%g, %g, %g) to (%g, %g, %g) mm enters zones.keep_out '%s' (%g, %g, %g)..(%g, %g, %g) mm",
+				 where, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y,
 				 s->to.z, b->name, b->min_mm[0], b->min_mm[1], b->min_mm[2],
 				 b->max_mm[0], b->max_mm[1], b->max_mm[2]);
 		}
@@ -295,11 +308,11 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 		if (zmin < rg[r].floor_mm - EPS_MM &&
 		    (f = finding(d, GATE_R_BELOW_FLOOR, field, (long)i))) {
 			snprintf(f->message, sizeof(f->message),
-				 "%s: path[%zu] goes down to z %g mm in the %s zone (%s), below its floor",
-				 field, i, zmin, zone_name(rg[r].zone), rg[r].name);
+				 "%s goes down to z %g mm in the %s zone (%s), below its floor",
+				 where, zmin, zone_name(rg[r].zone), rg[r].name);
 			snprintf(f->detail, sizeof(f->detail),
-				 "%s: path[%zu] goes down to z %g mm in the %s zone (%s); limits.z_floor_mm.%s is %g mm",
-				 field, i, zmin, zone_name(rg[r].zone), rg[r].name, rg[r].floor_key,
+				 "%s goes down to z %g mm in the %s zone (%s); limits.z_floor_mm.%s is %g mm",
+				 where, zmin, zone_name(rg[r].zone), rg[r].name, rg[r].floor_key,
 				 rg[r].floor_mm);
 			figures(f, zmin, rg[r].floor_mm);
 		}
@@ -320,11 +333,11 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 				if (zmin < travel_floor - EPS_MM &&
 				    (f = finding(d, GATE_R_BELOW_FLOOR, field, (long)i))) {
 					snprintf(f->message, sizeof(f->message),
-						 "%s: path[%zu] goes down to z %g mm outside every zone, below the travel floor",
-						 field, i, zmin);
+						 "%s goes down to z %g mm outside every zone, below the travel floor",
+						 where, zmin);
 					snprintf(f->detail, sizeof(f->detail),
-						 "%s: path[%zu] goes down to z %g mm outside every zone; limits.z_floor_mm.travel is %g mm",
-						 field, i, zmin, travel_floor);
+						 "%s goes down to z %g mm outside every zone; limits.z_floor_mm.travel is %g mm",
+						 where, zmin, travel_floor);
 					figures(f, zmin, travel_floor);
 				}
 			}
@@ -369,7 +382,7 @@ static void check_paint_segment(const struct machine *m, const struct arm_action
 	double x0 = m->canvas.origin_mm[0] + half, y0 = m->canvas.origin_mm[1] + half;
 	double x1 = m->canvas.origin_mm[0] + m->canvas.size_mm[0] - half;
 	double y1 = m->canvas.origin_mm[1] + m->canvas.size_mm[1] - half;
-	char field[GATE_FIELD_MAX];
+	char field[GATE_FIELD_MAX], where[GATE_FIELD_MAX + 24];
 	struct gate_finding *f;
 
 	if (!(s->flags & ARM_SEG_PAINTS))
@@ -379,13 +392,14 @@ static void check_paint_segment(const struct machine *m, const struct arm_action
 	    s->to.y >= y0 - EPS_MM && s->to.y <= y1 + EPS_MM)
 		return;
 	seg_field(a, p, i, field, sizeof(field));
+	seg_where(field, i, where, sizeof(where));
 	if ((f = finding(d, GATE_R_OFF_CANVAS, field, (long)i))) {
 		snprintf(f->message, sizeof(f->message),
-			 "%s: path[%zu] paints from (%g, %g) to (%g, %g) mm, where brush '%s' reaches past the canvas edge",
-			 field, i, s->from.x, s->from.y, s->to.x, s->to.y, a->brush);
+			 "%s paints from (%g, %g) to (%g, %g) mm, where brush '%s' reaches past the canvas edge",
+			 where, s->from.x, s->from.y, s->to.x, s->to.y, a->brush);
 		snprintf(f->detail, sizeof(f->detail),
-			 "%s: path[%zu] paints from (%g, %g) to (%g, %g) mm; with brush '%s' (%g mm) the centre must stay in x %g..%g, y %g..%g mm",
-			 field, i, s->from.x, s->from.y, s->to.x, s->to.y, a->brush,
+			 "%s paints from (%g, %g) to (%g, %g) mm; with brush '%s' (%g mm) the centre must stay in x %g..%g, y %g..%g mm",
+			 where, s->from.x, s->from.y, s->to.x, s->to.y, a->brush,
 			 b ? b->width_mm : 0.0, x0, x1, y0, y1);
 	}
 }
@@ -396,7 +410,7 @@ static void check_length(const struct machine *m, const struct arm_action *a,
 	double len = arm_segment_length(&p->seg[i]);
 	const struct machine_motion_limits *soft = &m->limits.soft, *hard = &m->limits.hard;
 	enum gate_reason r;
-	char field[GATE_FIELD_MAX];
+	char field[GATE_FIELD_MAX], where[GATE_FIELD_MAX + 24];
 	struct gate_finding *f;
 
 	if (len > d->longest_mm)
@@ -405,13 +419,14 @@ static void check_length(const struct machine *m, const struct arm_action *a,
 		return;
 	r = len > hard->move_mm + EPS_MM ? GATE_R_MOVE_HARD : GATE_R_MOVE_SOFT;
 	seg_field(a, p, i, field, sizeof(field));
+	seg_where(field, i, where, sizeof(where));
 	if ((f = finding(d, r, field, (long)i))) {
 		snprintf(f->message, sizeof(f->message),
-			 "%s: path[%zu] is one straight move of %.1f mm, longer than this machine allows%s",
-			 field, i, len, r == GATE_R_MOVE_SOFT ? " unattended" : "");
+			 "%s is one straight move of %.1f mm, longer than this machine allows%s",
+			 where, len, r == GATE_R_MOVE_SOFT ? " unattended" : "");
 		snprintf(f->detail, sizeof(f->detail),
-			 "%s: path[%zu] is one straight move of %.1f mm; limits.%s.move_mm is %g mm",
-			 field, i, len, r == GATE_R_MOVE_SOFT ? "soft" : "hard",
+			 "%s is one straight move of %.1f mm; limits.%s.move_mm is %g mm",
+			 where, len, r == GATE_R_MOVE_SOFT ? "soft" : "hard",
 			 r == GATE_R_MOVE_SOFT ? soft->move_mm : hard->move_mm);
 		figures(f, len, r == GATE_R_MOVE_SOFT ? soft->move_mm : hard->move_mm);
 	}

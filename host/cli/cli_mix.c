@@ -314,7 +314,7 @@ int cli_mix_main(int argc, char **argv)
 	int json = 0, opt, status = 0, have[MIX_MAX_PAINTS];
 
 	source_path(palette_path, sizeof(palette_path), "palettes/kimera-13.json");
-	source_path(machine_path, sizeof(machine_path), "examples/machine-sim.json");
+	cli_machine_path(NULL, machine_path, sizeof(machine_path));
 	if (argc >= 2 && strcmp(argv[1], "trial") == 0)
 		return mix_trial_main(cmd, argc - 1, argv + 1, palette_path, machine_path);
 	optind = 0;

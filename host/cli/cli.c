@@ -38,13 +38,108 @@ const struct cli_command cli_commands[] = {
 	  "{\"name\", \"value\", \"unit\", \"runs\"}. The machine is shared and noisy: compare\n"
 	  "figures from one run, not against remembered numbers.\n",
 	  cli_bench_main },
+	{ "mix", "a recipe for a colour from the palette's paints, or the correction of a mix",
+	  "usage: brushloop mix TARGET_COLOR [--palette P] [--machine M] [--max-paints N]\n"
+	  "                     [--volume ML] [--json]\n"
+	  "       brushloop mix TARGET_COLOR --have NAME:UNITS,... --measured COLOR\n"
+	  "                     [--palette P] [--machine M] [--max-paints N] [--json]\n"
+	  "       brushloop mix trial [--machine M] [--palette P] [--targets N] [--seed S] [--json]\n"
+	  "\n"
+	  "The first form prints the recipe that comes closest to TARGET_COLOR (CIEDE2000\n"
+	  "under D50, as the camera profile delivers it): at most N paints (default: the\n"
+	  "machine's mixing.max_paints) in whole dispense units, between the machine's\n"
+	  "cell_min_ml (or --volume ML) and cell_max_ml; its predicted Lab and CIEDE2000;\n"
+	  "or that the target is out of gamut and the nearest reachable colour.\n"
+	  "--json: {\"recipe\": {\"paint\": units, ...}, \"predicted_lab\", \"de00\",\n"
+	  "\"in_gamut\", \"nearest_lab\", \"nearest_de00\", \"total_units\", \"volume_ml\", ...}.\n"
+	  "\n"
+	  "The second form corrects a mix: the cell holds --have (units per paint) and\n"
+	  "measured --measured. It prints what to add, or, when adding cannot reach the\n"
+	  "target within the cell's capacity, a fresh cell's recipe, with the expected\n"
+	  "waste either way. --json: {\"action\": \"add\"|\"fresh\"|\"done\"|\"give_up\",\n"
+	  "\"dispense\": {...}, \"cell\": {...}, \"predicted_lab\", \"predicted_de00\",\n"
+	  "\"measured_de00\", \"waste_ml\": {\"add\", \"fresh\"}, \"reason\", ...}.\n"
+	  "\n"
+	  "mix trial (the closed loop on the simulator, through the camera) is reserved:\n"
+	  "it needs the simulator and the calibrated vision pipeline.\n"
+	  "\n"
+	  "Defaults: --palette palettes/kimera-13.json (under $BL_SOURCE_ROOT, else the\n"
+	  "source tree brushloop was built from); --machine $BRUSHLOOP_MACHINE, else the\n"
+	  "example simulator machine.\n",
+	  cli_mix_main },
+	{ "palette", "derive a palette's paint data from measured spectra",
+	  "usage: brushloop palette derive --masstone FILE --tints FILE -o PALETTE\n"
+	  "                                [--name NAME] [--notice-file FILE] [--step NM] [--json]\n"
+	  "\n"
+	  "Derives each paint's Kubelka-Munk absorption K and scattering S per band\n"
+	  "(two-constant, S of the white = 1) from measured spectra: the masstones and\n"
+	  "one tint of each paint with the white (files in the Kimera format: a list\n"
+	  "whose first entry holds the wavelengths, reflectance in percent, repeats\n"
+	  "averaged). Writes the palette, with wells w1..wN in paint order and the\n"
+	  "licence found beside the masstones (or in --notice-file) as its notice, and\n"
+	  "prints how closely the model reproduces each measurement (CIEDE2000).\n"
+	  "--step sets the band spacing over 400..700 nm (default 10). --name defaults\n"
+	  "to the output's file name.\n",
+	  cli_palette_main },
+	{ "gate", "the safety gate's decision for every action of a file",
+	  "usage: brushloop gate check PLAN_OR_ACTIONS.json [--machine M] [--from X,Y,Z] [--planner] [--json]\n"
+	  "\n"
+	  "Checks every action of an actions file ({\"kind\": \"actions\", \"version\": 1,\n"
+	  "\"actions\": [...]}) or of a plan (every \"actions\" array in it) against the\n"
+	  "machine file, as the gate would before running it: each is allowed, needs an\n"
+	  "operator, or is denied, with a reason code and the field it concerns. The tool\n"
+	  "starts at the machine's home (or --from, mm) and, after each action that is not\n"
+	  "denied, stands where its path ends. A malformed action is a denial naming the\n"
+	  "field; a file that is not JSON is one denial (reason not_json).\n"
+	  "The machine is --machine, else $BRUSHLOOP_MACHINE, else the example simulator\n"
+	  "machine. Messages are the operator's (with the limits); --planner shows what a\n"
+	  "planner is told instead (no limit values). --json prints one object with a\n"
+	  "\"decisions\" list. Exit 0 when all are allowed, 3 when some need an operator,\n"
+	  "2 when any is denied or malformed.\n",
+	  cli_gate_main },
+	{ "pending", "list the approval requests a run waits on",
+	  "usage: brushloop pending RUN_DIR [--all] [--json]\n"
+	  "\n"
+	  "Lists the requests in RUN_DIR/approvals that wait for an answer: id, action,\n"
+	  "from, to, speed, zones, why it needs a person, and the preview picture. --all\n"
+	  "lists answered and closed requests too, with their status. Exit 0.\n",
+	  cli_pending_main },
+	{ "approve", "answer a request a run waits on (yes, or no with --deny)",
+	  "usage: brushloop approve RUN_DIR [ID] [--deny] [--all] [--json]\n"
+	  "\n"
+	  "Answers request ID (see 'brushloop pending'): yes, or no with --deny. Without\n"
+	  "an ID it answers the one waiting request, and refuses to guess among several\n"
+	  "unless --all is given. A request is answered once; a running gate acts on the\n"
+	  "answer within a moment, a paused run when it resumes. An approval covers one\n"
+	  "execution of that action. Exit 2 for an unknown or already answered request.\n",
+	  cli_approve_main },
+	{ "grant", "give a run a scoped, time-limited permission",
+	  "usage: brushloop grant RUN_DIR --kinds K[,K...] --zone Z[,Z...] --max-speed MM_S --for DURATION\n"
+	  "                       [--machine M] [--json]\n"
+	  "       brushloop grant RUN_DIR --list [--json]\n"
+	  "       brushloop grant RUN_DIR --revoke ID\n"
+	  "\n"
+	  "Lets the gate allow, without asking, actions of the given kinds (home, move,\n"
+	  "jog, stroke, dip, dispense, stir, wipe, wash, park) that go down only in the\n"
+	  "given zones (travel, canvas, well, cell, water, wipe, or palette for wells,\n"
+	  "cells, water and wipe; travel above the floors is always included) at up to\n"
+	  "MM_S, when all they need a person for is a soft limit (speed, move length,\n"
+	  "acceleration) or the machine's operator_kinds. Never a hard limit, a fault,\n"
+	  "the first motion or overridden limits. DURATION is 15m, 90s, 2h or 1h30m: it\n"
+	  "runs on the run's clock from when the gate first sees the grant, and never\n"
+	  "longer than that much wall time after now. With --machine, a grant longer than\n"
+	  "safety.max_grant_s or faster than the hard limit is refused here; the gate\n"
+	  "ignores and reports such grants anyway. Every grant and every use of it is\n"
+	  "journaled.\n",
+	  cli_grant_main },
 	{ "camera", "list V4L2 cameras, capture a frame",
 	  "usage: brushloop camera list [--dir DIR] [--json]\n"
 	  "       brushloop camera capture [--machine M] -o FRAME.jpg|.png [--average N] [--json]\n"
 	  "\n"
 	  "list shows the V4L2 video capture devices in /dev (or DIR) with their native\n"
 	  "formats and frame sizes. capture opens the machine file's camera (v4l2 or\n"
-	  "replay; M defaults to $BRUSHLOOP_MACHINE), locks its controls, throws away\n"
+	  "replay; M defaults to $BRUSHLOOP_MACHINE, else the example simulator machine),\n"
+	  "locks its controls, throws away\n"
 	  "camera.discard_frames frames and writes one frame to FRAME, or the average of N\n"
 	  "frames (1..64). A single JPEG frame is written byte for byte; averaged or YUYV\n"
 	  "frames are encoded by the extension (.png lossless, .jpg quality 95).\n",
@@ -66,7 +161,8 @@ const struct cli_command cli_commands[] = {
 	  "95th percentile (\"mean_de00\", \"p95_de00\") and the worst cells; -o writes\n"
 	  "the map as a picture, --raster the rectified canvas.\n"
 	  "Colours go through the camera profile (--profile, else the machine file's\n"
-	  "calibration.camera_profile); without one, through sRGB with a warning.\n",
+	  "calibration.camera_profile); without one, through sRGB with a warning. M\n"
+	  "defaults to $BRUSHLOOP_MACHINE, else the example simulator machine.\n",
 	  cli_measure_main },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -123,7 +123,7 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 	bl_err err = { 0 };
 	long average = 1;
 	int json = 0, opt, rc, locked = 1, w = 0, h = 0;
-	char source[128] = "";
+	char source[128] = "", mpath[CFG_PATH_MAX];
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -151,14 +151,11 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage(cmd, "camera capture needs -o FILE (.jpg or .png)");
 	if (!has_ext(outp, ".jpg") && !has_ext(outp, ".jpeg") && !has_ext(outp, ".png"))
 		return cli_usage(cmd, "-o %s: name the file .jpg or .png", outp);
-	if (!machine_path)
-		machine_path = getenv("BRUSHLOOP_MACHINE");
-	if (!machine_path)
-		return cli_usage(cmd, "camera capture needs --machine M (or BRUSHLOOP_MACHINE)");
+	cli_machine_path(machine_path, mpath, sizeof(mpath));
 	m = malloc(sizeof(*m));
 	if (!m)
 		return BL_EXIT_FAIL;
-	rc = machine_load(machine_path, m, &err);
+	rc = machine_load(mpath, m, &err);
 	if (rc)
 		goto out_fail;
 	rc = cam_open(&cam, m, clk_monotonic(), &err);

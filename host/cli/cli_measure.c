@@ -13,8 +13,6 @@
 #include "vision/canvas.h"
 #include "vision/measure.h"
 
-/* The machine file's default, for images measured without one. */
-#define DEFAULT_MAX_PIXELS (40L * 1000 * 1000)
 #define MAX_TRUTH_PATCHES 1024
 
 struct measure_opts {
@@ -237,18 +235,18 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 	float *obs = NULL, *tgt = NULL;
 	bl_err err = { 0 };
 	const char *geom = o->geometry;
-	const double *size = m ? m->canvas.size_mm : NULL;
-	long max_pixels = m ? m->camera.max_pixels : DEFAULT_MAX_PIXELS;
+	const double *size = m->canvas.size_mm;
+	long max_pixels = m->camera.max_pixels;
 	size_t n;
 	int rc;
 
-	if (!geom && m && m->calibration.canvas[0])
+	if (!geom && m->calibration.canvas[0])
 		geom = m->calibration.canvas;
 	if (geom) {
 		rc = vis_canvas_load(geom, &file, &err);
 		if (rc)
 			return cli_fail(&err);
-		if (m && file.error_mm > m->calibration.max_canvas_error_mm)
+		if (file.error_mm > m->calibration.max_canvas_error_mm)
 			log_warn("%s: its recorded error %.2f mm exceeds calibration.max_canvas_error_mm "
 				 "%.2f", geom, file.error_mm, m->calibration.max_canvas_error_mm);
 		filep = &file;
@@ -380,6 +378,7 @@ int cli_measure_main(int argc, char **argv)
 	struct img im = { 0 };
 	bl_err err = { 0 };
 	const char *profile;
+	char mpath[CFG_PATH_MAX];
 	long v;
 	int opt, rc, modes;
 
@@ -449,23 +448,20 @@ int cli_measure_main(int argc, char **argv)
 		return cli_usage(cmd, "--canvas needs --target TARGET");
 	if (!o.canvas && (o.target || o.geometry || o.errmap || o.raster))
 		return cli_usage(cmd, "--target, --geometry, -o and --raster go with --canvas");
-	if (o.canvas && !o.machine && !o.geometry)
-		return cli_usage(cmd, "--canvas needs --machine M or --geometry FILE for the canvas size");
-	if (o.machine) {
-		m = malloc(sizeof(*m));
-		if (!m)
-			return BL_EXIT_FAIL;
-		rc = machine_load(o.machine, m, &err);
-		if (rc)
-			goto out_fail;
-	}
-	profile = o.profile ? o.profile : m && m->calibration.camera_profile[0]
-						   ? m->calibration.camera_profile
-						   : NULL;
+	/* The machine gives the pixel limit, the camera profile and the canvas size and file. */
+	cli_machine_path(o.machine, mpath, sizeof(mpath));
+	m = malloc(sizeof(*m));
+	if (!m)
+		return BL_EXIT_FAIL;
+	rc = machine_load(mpath, m, &err);
+	if (rc)
+		goto out_fail;
+	profile = o.profile ? o.profile
+		  : m->calibration.camera_profile[0] ? m->calibration.camera_profile : NULL;
 	rc = meas_profile_open(profile, &p, &err);
 	if (rc)
 		goto out_fail;
-	rc = img_load(o.image, m ? m->camera.max_pixels : DEFAULT_MAX_PIXELS, &im, &err);
+	rc = img_load(o.image, m->camera.max_pixels, &im, &err);
 	if (rc)
 		goto out_fail;
 	warn_uncalibrated(p);

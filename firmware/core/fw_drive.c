@@ -291,7 +291,9 @@ static int do_home(struct fw *f)
 {
 	int32_t home[FW_JOINTS];
 
-	if ((f->state != FW_STATE_READY && f->state != FW_STATE_ENABLED) || f->q_len || f->stopping)
+	if (f->state != FW_STATE_READY && f->state != FW_STATE_ENABLED)
+		return refuse(f, FW_FAULT_NOT_ENABLED, FW_EX_ILLEGAL_VALUE);
+	if (f->q_len || f->stopping)
 		return refuse(f, FW_FAULT_BUSY, FW_EX_BUSY);
 	for (int j = 0; j < FW_JOINTS; j++) {
 		home[j] = (int32_t)(((uint32_t)f->hr[FW_HR_HOME + 2 * j] << 16) |
@@ -338,7 +340,7 @@ static int control(struct fw *f, uint16_t old, uint16_t cw)
 		if (f->state == FW_STATE_ENABLED || f->state == FW_STATE_HOLD)
 			begin_stop(f, 1);
 		f->state = FW_STATE_DISABLED;
-		return 0;
+		return (rise & FW_CW_HOME) ? do_home(f) : 0;
 	}
 	if (f->state == FW_STATE_DISABLED)
 		f->state = FW_STATE_READY;

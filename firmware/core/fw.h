@@ -68,7 +68,7 @@ struct fw {
 	uint32_t good_frames, crc_errors, exceptions;
 	uint32_t last_seq, done_seq, accepted, done;
 	uint32_t ticks;
-	uint32_t last_rx_ms, wd_trip_ms, stopped_ms;
+	uint32_t last_rx_ms, wd_trip_ms, wd_last_rx_ms, stopped_ms;
 
 	/* motion queue: ring of segments; the running one is q[q_head] */
 	struct fw_seg q[FW_QUEUE_LEN];

@@ -23,9 +23,15 @@ void fw_default_config(struct fw_config *cfg, uint16_t board)
 	memcpy(cfg->lim, lim, sizeof(lim));
 }
 
+/*
+ * Firmware time is the control clock: periods run times the period. The
+ * watchdog and every time register use it, so a late board (a Linux process
+ * descheduled, QEMU under load) still stops within the watchdog time and one
+ * period of its own time.
+ */
 static uint32_t now_ms(struct fw *f)
 {
-	return (uint32_t)(f->io.now_us(f->io.ctx) / 1000u);
+	return (uint32_t)((uint64_t)f->ticks * f->cfg.period_us / 1000u);
 }
 
 void fw_init(struct fw *f, const struct fw_config *cfg, const struct fw_io *io)
@@ -37,7 +43,6 @@ void fw_init(struct fw *f, const struct fw_config *cfg, const struct fw_io *io)
 	f->t35_us = cfg->baud <= 19200 ? 38500000u / cfg->baud : 1750u;
 	f->hr[FW_HR_WATCHDOG_MS] = FW_WATCHDOG_DEFAULT_MS;
 	f->state = FW_STATE_DISABLED;
-	f->last_rx_ms = now_ms(f);
 }
 
 int32_t fw_pos_um(const struct fw *f, int j)
@@ -276,6 +281,7 @@ void fw_tick(struct fw *f)
 	    now_ms(f) - f->last_rx_ms > f->hr[FW_HR_WATCHDOG_MS]) {
 		f->wd_tripped = 1;
 		f->wd_trip_ms = now_ms(f);
+		f->wd_last_rx_ms = f->last_rx_ms;
 		latch_fault(f, FW_FAULT_HOST_TIMEOUT, 0);
 	}
 	step_motion(f);
@@ -531,12 +537,13 @@ int fw_read_input(struct fw *f, unsigned addr, uint16_t *out)
 	case FW_IR_BOARD: *out = f->cfg.board; return 0;
 	}
 	{
-		/* The 32-bit values between FW_IR_LAST_SEQ and FW_IR_STOPPED_MS, in register order. */
+		/* The 32-bit values, in register order. */
 		static const unsigned base[] = { FW_IR_LAST_SEQ, FW_IR_DONE_SEQ, FW_IR_ACCEPTED,
 			FW_IR_DONE, FW_IR_POS, FW_IR_POS + 2, FW_IR_POS + 4, FW_IR_POS + 6,
 			FW_IR_TIME_MS, FW_IR_TICKS, FW_IR_GOOD_FRAMES, FW_IR_CRC_ERRORS,
-			FW_IR_EXCEPTIONS, FW_IR_LAST_RX_MS, FW_IR_WD_TRIP_MS, FW_IR_STOPPED_MS };
-		uint32_t vals[16];
+			FW_IR_EXCEPTIONS, FW_IR_LAST_RX_MS, FW_IR_WD_TRIP_MS, FW_IR_STOPPED_MS,
+			FW_IR_WD_LAST_RX_MS };
+		uint32_t vals[17];
 
 		vals[0] = f->last_seq;
 		vals[1] = f->done_seq;
@@ -552,7 +559,8 @@ int fw_read_input(struct fw *f, unsigned addr, uint16_t *out)
 		vals[13] = f->last_rx_ms;
 		vals[14] = f->wd_trip_ms;
 		vals[15] = f->stopped_ms;
-		for (unsigned i = 0; i < 16; i++)
+		vals[16] = f->wd_last_rx_ms;
+		for (unsigned i = 0; i < 17; i++)
 			if (addr == base[i] || addr == base[i] + 1) {
 				*out = half(vals[i], addr, base[i]);
 				return 0;

@@ -44,6 +44,7 @@
 #define FW_IR_STOPPED_MS 39      /* 32-bit: firmware time the last controlled stop reached rest, ms */
 #define FW_IR_PERIOD_US 41       /* control period, us */
 #define FW_IR_BOARD 42           /* FW_BOARD_* */
+#define FW_IR_WD_LAST_RX_MS 43   /* 32-bit: firmware time of the last frame before the watchdog tripped, ms */
 #define FW_IR_LIMITS 48          /* per joint j (0..3), at FW_IR_LIMITS + 8*j: */
 #define FW_LIM_MIN 0             /*   32-bit signed: lowest position, um */
 #define FW_LIM_MAX 2             /*   32-bit signed: highest position, um */

@@ -187,7 +187,7 @@ TEST(reads_holding_registers)
 
 		CHECK(fw_read_holding(f, FW_HR_COUNT, &v) == FW_EX_ILLEGAL_ADDRESS);
 		CHECK(fw_read_input(f, FW_IR_COUNT, &v) == FW_EX_ILLEGAL_ADDRESS);
-		CHECK(fw_read_input(f, 44, &v) == 0 && v == 0); /* reserved */
+		CHECK(fw_read_input(f, 46, &v) == 0 && v == 0); /* reserved */
 	}
 }
 
@@ -610,6 +610,7 @@ TEST(watchdog_stops_a_silent_host_in_time)
 	CHECK(in(f, FW_IR_FAULT) == FW_FAULT_HOST_TIMEOUT);
 	CHECK(in(f, FW_IR_STATUS) & FW_SW_WATCHDOG);
 	CHECK_MSG(trip > last + 100 && trip <= last + 100 + 1, "last %u trip %u", last, trip);
+	CHECK(in32(f, FW_IR_WD_LAST_RX_MS) == last);
 	/* A controlled stop from 100 mm/s at 2000 mm/s^2: 50 ms and a period. */
 	CHECK_MSG(stopped > trip && stopped <= trip + 51, "trip %u stopped %u", trip, stopped);
 	CHECK(!(in(f, FW_IR_STATUS) & FW_SW_MOVING));

@@ -169,14 +169,37 @@ void hil_start(struct hil_target *t, const char *const *extra_args)
 		snprintf(t->tty, sizeof(t->tty), "%s/ttyFW", t->dir);
 		snprintf(link, sizeof(link), "pty,raw,echo=0,link=%s", t->tty);
 		snprintf(connect, sizeof(connect), "unix-connect:%s", sock);
-		{
+		/* QEMU creates the socket file before it listens: a bridge too early is refused, so retry. */
+		for (int attempt = 0;; attempt++) {
 			const char *argv[] = { "socat", link, connect, NULL };
+			struct stat lst;
+			int status, waited;
 
 			t->bridge_pid = spawn_logged(argv, log);
+			for (waited = 0; waited < 2000; waited += 5) {
+				if (stat(t->tty, &lst) == 0 ||
+				    waitpid(t->bridge_pid, &status, WNOHANG) == t->bridge_pid)
+					break;
+				sleep_ms(5);
+			}
+			if (stat(t->tty, &lst) == 0)
+				break;
+			kill(t->bridge_pid, SIGKILL);
+			waitpid(t->bridge_pid, &status, 0);
+			t->bridge_pid = 0;
+			if (attempt == 20)
+				wait_path(t->tty, 0, log); /* fails with the log */
+			sleep_ms(20);
 		}
-		wait_path(t->tty, 10000, log);
 		/* socat ends when the last master closes the pty: hold it open ourselves. */
 		t->hold_fd = open(t->tty, O_RDWR | O_NOCTTY | O_NONBLOCK);
+		/* Boot takes a while on a loaded machine: the tests start once it answers. */
+		{
+			modbus_t *mb = hil_modbus(t);
+
+			modbus_close(mb);
+			modbus_free(mb);
+		}
 	} else if (!strcmp(kind, "port")) {
 		const char *port = getenv("BRUSHLOOP_HIL_PORT");
 
@@ -292,7 +315,7 @@ uint32_t hil_in32(modbus_t *mb, int addr)
 
 int hil_write(modbus_t *mb, int addr, uint16_t v)
 {
-	return modbus_write_register(mb, addr, v) == 1 ? 0 : errno;
+	return HIL_RETRY(mb, modbus_write_register(mb, addr, v)) == 1 ? 0 : errno;
 }
 
 static char *slurp(const char *path)

@@ -2,6 +2,7 @@
 #ifndef BL_HIL_HIL_H
 #define BL_HIL_HIL_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,6 +38,23 @@ void hil_machine(const struct hil_target *t, struct machine *m);
 
 /* A raw libmodbus RTU master on the target (slave 1, 500 ms timeout). */
 modbus_t *hil_modbus(const struct hil_target *t);
+
+/*
+ * Runs one raw libmodbus call, retrying communication errors (never
+ * exceptions, which are the firmware's answer) as the host backend does: a
+ * loaded test machine may delay QEMU past a response timeout.
+ */
+#define HIL_RETRY(mb, call)                                                        \
+	({                                                                         \
+		int r_ = -1;                                                       \
+		for (int a_ = 0; a_ < 3; a_++) {                                   \
+			r_ = (call);                                               \
+			if (r_ >= 0 || (errno >= EMBXILFUN && errno <= EMBXGTAR))  \
+				break;                                             \
+			modbus_flush(mb);                                          \
+		}                                                                  \
+		r_;                                                                \
+	})
 
 /* Reads of input registers; exit(1) on a communication failure. */
 uint16_t hil_in(modbus_t *mb, int addr);

@@ -122,7 +122,7 @@ TEST(register_map_by_mbpoll)
 		free(out);
 	}
 	mb = hil_modbus(&t);
-	CHECK(modbus_read_registers(mb, FW_HR_WATCHDOG_MS, 1, &v) == 1 && v == 750);
+	CHECK(HIL_RETRY(mb, modbus_read_registers(mb, FW_HR_WATCHDOG_MS, 1, &v)) == 1 && v == 750);
 	modbus_close(mb);
 	modbus_free(mb);
 	/* Drive a whole move with mbpoll alone: enable, home at (100, 100, 50) mm, one segment. */
@@ -169,18 +169,18 @@ TEST(exceptions_on_the_wire)
 
 	hil_start(&t, NULL);
 	mb = hil_modbus(&t);
-	CHECK(modbus_read_input_registers(mb, FW_IR_COUNT - 1, 2, v) == -1 && errno == EMBXILADD);
-	CHECK(modbus_read_registers(mb, FW_HR_COUNT, 1, v) == -1 && errno == EMBXILADD);
+	CHECK(HIL_RETRY(mb, modbus_read_input_registers(mb, FW_IR_COUNT - 1, 2, v)) == -1 && errno == EMBXILADD);
+	CHECK(HIL_RETRY(mb, modbus_read_registers(mb, FW_HR_COUNT, 1, v)) == -1 && errno == EMBXILADD);
 	/* Report slave id (function 17) is not implemented: illegal function. */
-	CHECK(modbus_report_slave_id(mb, sizeof(id), id) == -1 && errno == EMBXILFUN);
-	CHECK(modbus_write_register(mb, FW_HR_WATCHDOG_MS, 5) == -1 && errno == EMBXILVAL);
+	CHECK(HIL_RETRY(mb, modbus_report_slave_id(mb, sizeof(id), id)) == -1 && errno == EMBXILFUN);
+	CHECK(HIL_RETRY(mb, modbus_write_register(mb, FW_HR_WATCHDOG_MS, 5)) == -1 && errno == EMBXILVAL);
 	CHECK(hil_in(mb, FW_IR_REFUSAL) == FW_FAULT_BAD_VALUE);
 	/* Motion before enabling is refused, not faulted. */
 	{
 		uint16_t seg[FW_SEG_REGS] = { 0 };
 
 		seg[13] = 1;
-		CHECK(modbus_write_registers(mb, FW_HR_SEG_FLAGS, FW_SEG_REGS, seg) == -1 &&
+		CHECK(HIL_RETRY(mb, modbus_write_registers(mb, FW_HR_SEG_FLAGS, FW_SEG_REGS, seg)) == -1 &&
 		      errno == EMBXILVAL);
 		CHECK(hil_in(mb, FW_IR_REFUSAL) == FW_FAULT_NOT_ENABLED);
 		CHECK(hil_in(mb, FW_IR_STATE) == FW_STATE_DISABLED);
@@ -370,7 +370,7 @@ TEST(watchdog_stops_when_the_host_dies)
 	{
 		uint16_t w;
 
-		CHECK(modbus_read_registers(mb, FW_HR_WATCHDOG_MS, 1, &w) == 1);
+		CHECK(HIL_RETRY(mb, modbus_read_registers(mb, FW_HR_WATCHDOG_MS, 1, &w)) == 1);
 		wd = w;
 	}
 	last = hil_in32(mb, FW_IR_WD_LAST_RX_MS);
@@ -424,8 +424,8 @@ TEST(estop_latches_until_cleared)
 		seg[5] = (uint16_t)600000;
 		seg[12] = (uint16_t)(seq >> 16);
 		seg[13] = (uint16_t)seq;
-		CHECK(modbus_write_registers(mb, FW_HR_CONTROL, 1, &en) == 1);
-		CHECK(modbus_write_registers(mb, FW_HR_SEG_FLAGS, FW_SEG_REGS, seg) == FW_SEG_REGS);
+		CHECK(HIL_RETRY(mb, modbus_write_registers(mb, FW_HR_CONTROL, 1, &en)) == 1);
+		CHECK(HIL_RETRY(mb, modbus_write_registers(mb, FW_HR_SEG_FLAGS, FW_SEG_REGS, seg)) == FW_SEG_REGS);
 	}
 	for (int i = 0; i < 1000 && !(hil_in(mb, FW_IR_STATUS) & FW_SW_MOVING); i++)
 		sleep_ms(1);

@@ -41,6 +41,7 @@ struct fw_seg {
 };
 
 #define FW_RX_MAX 256        /* largest RTU frame */
+#define FW_FRAME_GAP_US 50000u /* silence that ends a frame whose length is known but not reached */
 
 struct fw {
 	struct fw_config cfg;

@@ -245,7 +245,7 @@ TEST(crc_errors_and_other_slaves)
 		uint8_t shortfc3[3] = { 1, 3, 0 };
 
 		CHECK(request(f, shortfc3, 3) == 0);
-		clock_us += 2000;
+		clock_us += FW_FRAME_GAP_US;
 		fw_poll(f);
 		CHECK(sent_len == 5 && sent[2] == FW_EX_ILLEGAL_VALUE);
 	}
@@ -267,13 +267,33 @@ TEST(frames_split_and_joined)
 		fw_poll(f);
 	}
 	CHECK(sent_len == 7);
-	/* A partial frame, then silence, then a whole one: the partial is dropped as a CRC error. */
+	/* A frame of known length delivered in two chunks 5 ms apart (a USB adapter) is one frame. */
 	sent_len = 0;
 	fw_rx(f, req, 3);
 	clock_us += 5000;
+	fw_poll(f);
+	fw_rx(f, req + 3, 5);
+	CHECK(sent_len == 7);
+	/* A partial frame, then a long silence, then a whole one: the partial is dropped as a CRC error. */
+	sent_len = 0;
+	fw_rx(f, req, 3);
+	clock_us += FW_FRAME_GAP_US;
 	fw_rx(f, req, 8);
 	CHECK(sent_len == 7);
 	CHECK(in32(f, FW_IR_CRC_ERRORS) == 1);
+	/* An unknown function's frame ends at 3.5 characters of silence. */
+	sent_len = 0;
+	{
+		uint8_t unk[2] = { 1, 0x41 };
+
+		fw_rx(f, unk, 2);
+		clock_us += 1000;
+		fw_poll(f);
+		CHECK(sent_len == 0);
+		clock_us += 800;
+		fw_poll(f);
+		CHECK(in32(f, FW_IR_CRC_ERRORS) == 2);
+	}
 	/* Two frames in one read are both answered. */
 	{
 		uint8_t two[16];
@@ -295,7 +315,7 @@ TEST(frames_split_and_joined)
 		CHECK(sent_len == 0);
 		clock_us += 5000;
 		fw_poll(f);
-		CHECK(in32(f, FW_IR_CRC_ERRORS) == 2);
+		CHECK(in32(f, FW_IR_CRC_ERRORS) == 3);
 		fw_rx(f, req, 8);
 		CHECK(sent_len == 7);
 	}

@@ -60,6 +60,13 @@ static int mbpoll(const struct hil_target *t, const char *type, const char *ref,
 	return rc;
 }
 
+static int t_is_native(void)
+{
+	const char *k = getenv("BRUSHLOOP_HIL_TARGET");
+
+	return !k || !strcmp(k, "native");
+}
+
 static struct arm *open_arm(const struct hil_target *t, struct machine *m)
 {
 	struct arm *a = NULL;
@@ -536,6 +543,63 @@ TEST(thousand_segment_stream)
 	hil_stop(&t);
 }
 
+TEST(scara_line_through_kinematics)
+{
+	struct hil_target t;
+	/* A SCARA's joints in degrees: shoulder 0..180, elbow 0..160 (left-handed). */
+	const char *scara_args[] = { "--speedup", "10", "--joint", "1,0,180,360,20000", "--joint",
+				     "2,0,160,360,20000", NULL };
+	struct machine m;
+	struct arm_status st;
+	struct arm *a;
+	modbus_t *mb;
+	bl_err err;
+	uint32_t acc0;
+	int rc;
+
+	/* Joints resolve 0.001 degree: about 0.01 mm at the tool. */
+	hil_start(&t, t_is_native() ? scara_args : NULL);
+	hil_machine(&t, &m);
+	m.kin.type = MACHINE_KIN_SCARA;
+	m.kin.base_mm[0] = 350;
+	m.kin.base_mm[1] = -100;
+	m.kin.l1_mm = 350;
+	m.kin.l2_mm = 300;
+	m.kin.j1_deg[0] = 0;
+	m.kin.j1_deg[1] = 180;
+	m.kin.j2_deg[0] = 0;
+	m.kin.j2_deg[1] = 160;
+	m.kin.elbow_right = 0;
+	CHECK(arm_modbus_open(&m, clk_monotonic(), &a, &err) == 0);
+	CHECK(a->ops->home(a, &err) == 0);
+	CHECK(a->ops->status(a, &st, &err) == 0);
+	CHECK_NEAR(st.pos_mm.x, m.home_mm[0], 0.02);
+	CHECK_NEAR(st.pos_mm.y, m.home_mm[1], 0.02);
+	CHECK(move_to(a, (arm_point){ 200, 300, 20 }, 100, &err) == 0);
+	CHECK(a->ops->status(a, &st, &err) == 0);
+	CHECK_NEAR(st.pos_mm.x, 200, 0.02);
+	arm_close(a);
+	mb = hil_modbus(&t);
+	acc0 = hil_in32(mb, FW_IR_ACCEPTED);
+	modbus_close(mb);
+	modbus_free(mb);
+	CHECK(arm_modbus_open(&m, clk_monotonic(), &a, &err) == 0);
+	/* 300 mm straight along x: joint-linear pieces of at most 2 mm keep the tool on the line. */
+	rc = move_to(a, (arm_point){ 500, 300, 20 }, 50, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(a->ops->status(a, &st, &err) == 0);
+	CHECK_NEAR(st.pos_mm.x, 500, 0.02);
+	CHECK_NEAR(st.pos_mm.y, 300, 0.02);
+	CHECK_NEAR(st.pos_mm.z, 20, 0.02);
+	arm_close(a);
+	mb = hil_modbus(&t);
+	CHECK(hil_in32(mb, FW_IR_ACCEPTED) - acc0 == 150);
+	CHECK(hil_in(mb, FW_IR_FAULT) == 0);
+	modbus_close(mb);
+	modbus_free(mb);
+	hil_stop(&t);
+}
+
 TEST(native_board_exits_cleanly)
 {
 	struct hil_target t;
@@ -551,4 +615,5 @@ TEST(native_board_exits_cleanly)
 TEST_MAIN(T(register_map_by_mbpoll), T(exceptions_on_the_wire), T(backend_homes_moves_holds),
 	  T(backend_reports_a_silent_slave), T(out_of_limit_targets_refused),
 	  T(watchdog_stops_when_the_host_dies), T(estop_latches_until_cleared),
-	  T(thousand_segment_stream), T(native_board_exits_cleanly))
+	  T(thousand_segment_stream), T(scara_line_through_kinematics),
+	  T(native_board_exits_cleanly))

@@ -8,9 +8,10 @@
  * (mbpoll needs -0 to use them as written here). A 32-bit value occupies two
  * registers, high word first; signed values are two's complement.
  *
- * Units: a joint position is in micro-units (um) of its joint unit, which is
- * mm for a linear joint and degrees for a rotary one; a joint speed in um/s;
- * an acceleration in units/s^2 (mm/s^2 or deg/s^2).
+ * Units: a joint position is in thousandths of its joint's unit, written um
+ * throughout: micrometres for a linear joint (mm), millidegrees for a rotary
+ * one (degrees); a joint speed in um/s; an acceleration in units/s^2 (mm/s^2
+ * or deg/s^2).
  */
 
 #define FW_MAGIC 0x424C          /* "BL" */

@@ -132,17 +132,15 @@ static void profile_at(const struct fw *f, float t, float *s, float *v)
 		*v = f->v;
 		return;
 	}
+	/* Only asked for t below t_total, so td stays within the ramp. */
 	td = t - f->t_acc - f->t_flat;
-	if (td > f->t_acc)
-		td = f->t_acc;
 	*s = 0.5f * a * f->t_acc * f->t_acc + f->v * f->t_flat + f->v * td - 0.5f * a * td * td;
 	*v = f->v - a * td;
 }
 
 static void set_pos(struct fw *f, float s)
 {
-	if (s > f->len)
-		s = f->len;
+	s = fminf(s, f->len); /* a stop's rounding must not overshoot the target */
 	for (int j = 0; j < FW_JOINTS; j++)
 		f->pos[j] = f->start[j] + f->delta[j] * (s / f->len);
 }

@@ -242,12 +242,21 @@ TEST(crc_errors_and_other_slaves)
 	CHECK(request(f, bcast_read, 6) == 0);
 	/* A wrong-length known function (ended by silence) is malformed. */
 	{
-		uint8_t shortfc3[3] = { 1, 3, 0 };
+		uint8_t shortfc3[3] = { 1, 3, 0 }, shortfc6[3] = { 1, 6, 0 };
+		uint8_t shortfc16[8] = { 1, 16, 0, 1, 0, 1, 2, 0 };
 
 		CHECK(request(f, shortfc3, 3) == 0);
 		clock_us += FW_FRAME_GAP_US;
 		fw_poll(f);
 		CHECK(sent_len == 5 && sent[2] == FW_EX_ILLEGAL_VALUE);
+		CHECK(request(f, shortfc6, 3) == 0);
+		clock_us += FW_FRAME_GAP_US;
+		fw_poll(f);
+		CHECK(sent_len == 5 && sent[1] == 0x86 && sent[2] == FW_EX_ILLEGAL_VALUE);
+		CHECK(request(f, shortfc16, 8) == 0);
+		clock_us += FW_FRAME_GAP_US;
+		fw_poll(f);
+		CHECK(sent_len == 5 && sent[1] == 0x90 && sent[2] == FW_EX_ILLEGAL_VALUE);
 	}
 }
 
@@ -566,15 +575,34 @@ TEST(hold_then_resume_while_decelerating_and_dwell_hold)
 	run_polled(f, 1500);
 	CHECK(in32(f, FW_IR_DONE) == 1);
 	CHECK((int32_t)in32(f, FW_IR_POS) == 200000);
+	/* Homing with motion queued is busy. */
+	CHECK(seg(f, 2, 0, 0, 100000, 210000, 100000, 50000, 0) == 0);
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOME) == FW_EX_BUSY);
+	CHECK(in(f, FW_IR_REFUSAL) == FW_FAULT_BUSY);
+	/* A hold, then a stop while the hold decelerates: the stop wins and drops the queue. */
+	run_polled(f, 40);
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOLD) == 0);
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOLD | FW_CW_STOP) == 0);
+	run_polled(f, 100);
+	CHECK(in(f, FW_IR_QUEUE_LEN) == 0);
+	CHECK(in32(f, FW_IR_DONE) == 1);
+	/* Queued in hold, nothing starts until the hold is released. */
+	CHECK(seg(f, 3, 0, 0, 100000, 200000, 100000, 50000, 0) == 0);
+	run_polled(f, 10);
+	CHECK(!(in(f, FW_IR_STATUS) & FW_SW_MOVING));
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE) == 0);
+	run_polled(f, 300);
+	CHECK(in32(f, FW_IR_DONE) == 2);
+	CHECK((int32_t)in32(f, FW_IR_POS) == 200000);
 	/* A hold during a dwell pauses it at once. */
-	CHECK(seg(f, 2, FW_SEG_DWELL, 100, 0, 0, 0, 0, 0) == 0);
+	CHECK(seg(f, 4, FW_SEG_DWELL, 100, 0, 0, 0, 0, 0) == 0);
 	run_polled(f, 10);
 	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOLD) == 0);
 	run_polled(f, 300);
-	CHECK(in32(f, FW_IR_DONE) == 1);
+	CHECK(in32(f, FW_IR_DONE) == 2);
 	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE) == 0);
 	run_polled(f, 120);
-	CHECK(in32(f, FW_IR_DONE) == 2);
+	CHECK(in32(f, FW_IR_DONE) == 3);
 }
 
 TEST(stop_drops_the_queue)

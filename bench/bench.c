@@ -8,6 +8,7 @@
 const struct bench_case bench_cases[] = {
 	{ "color.de2000_ns", "ns", 7, bench_color_de2000 },
 	{ "config.machine_load_ms", "ms", 7, bench_config_load },
+	{ "arm.kin_scara_inverse_ns", "ns", 7, bench_arm_kin_scara },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -36,7 +36,7 @@ int hil_stop(struct hil_target *t);
 /* The example modbus machine, its port pointed at the target. */
 void hil_machine(const struct hil_target *t, struct machine *m);
 
-/* A raw libmodbus RTU master on the target (slave 1, 500 ms timeout). */
+/* A raw libmodbus RTU master on the target (slave 1, 1 s timeout). */
 modbus_t *hil_modbus(const struct hil_target *t);
 
 /*

@@ -213,7 +213,13 @@ TEST(exceptions_on_the_wire)
 		if (fd >= 0)
 			close(fd);
 		modbus_flush(mb);
-		CHECK(hil_in32(mb, FW_IR_CRC_ERRORS) == before + 1);
+		/* One error, or two when QEMU's warped clock saw the frame arrive in two pieces. */
+		{
+			uint32_t after = hil_in32(mb, FW_IR_CRC_ERRORS);
+
+			CHECK_MSG(after == before + 1 || (t.kind == HIL_QEMU && after == before + 2),
+				  "CRC errors %u -> %u", before, after);
+		}
 		CHECK(hil_in(mb, FW_IR_MAGIC) == FW_MAGIC);
 	}
 	modbus_close(mb);

@@ -8,6 +8,8 @@
 const struct bench_case bench_cases[] = {
 	{ "color.de2000_ns", "ns", 7, bench_color_de2000 },
 	{ "config.machine_load_ms", "ms", 7, bench_config_load },
+	{ "sim.render_720p_ms", "ms", 21, bench_sim_render },
+	{ "sim.overnight_s", "s", 3, bench_sim_overnight },
 	{ NULL, NULL, 0, NULL },
 };
 

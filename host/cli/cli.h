@@ -40,5 +40,6 @@ int cli_help_main(int argc, char **argv);
 int cli_color_main(int argc, char **argv);
 int cli_config_main(int argc, char **argv);
 int cli_bench_main(int argc, char **argv);
+int cli_sim_main(int argc, char **argv);
 
 #endif

@@ -63,7 +63,8 @@ struct sim_world {
 	struct sim_pot wells[CFG_MAX_WELLS];
 	struct sim_pot mix[CFG_MAX_CELLS];
 	struct sim_pot water;
-	struct sim_pot tools[SIM_N_TOOLS];
+	struct sim_pot tools[SIM_N_TOOLS]; /* what each tool's tip holds */
+	struct sim_pot deep[SIM_N_TOOLS];  /* what each brush holds deep in its bristles */
 	int cur_tool;                 /* the tool the arm holds, -1 none */
 	double oldest_wet_s;          /* no wet cell got paint before this (a lower bound), s */
 

@@ -133,6 +133,8 @@ int sim_world_serialize(struct sim *s, unsigned char **out, size_t *len, bl_err 
 	size_t ncell = (size_t)w->nx * w->ny;
 	uint64_t sum;
 
+	/* Paint past its drying time is dry, whenever the last look at it was: one canonical state. */
+	sim_world_dry(s);
 	put(&b, magic, sizeof(magic));
 	PUT(&b, ver);
 	PUT(&b, s->seed);
@@ -154,6 +156,7 @@ int sim_world_serialize(struct sim *s, unsigned char **out, size_t *len, bl_err 
 	put_pots(&b, w->mix, s->m.n_cells);
 	put_pots(&b, &w->water, 1);
 	put_pots(&b, w->tools, SIM_N_TOOLS);
+	put_pots(&b, w->deep, SIM_N_TOOLS);
 	PUT(&b, nx);
 	PUT(&b, ny);
 	for (size_t i = 0; i < ncell; i++)
@@ -273,6 +276,7 @@ int sim_world_load(struct sim *s, const char *path, bl_err *err)
 	get_pots(&r, w->mix, s->m.n_cells);
 	get_pots(&r, &w->water, 1);
 	get_pots(&r, w->tools, SIM_N_TOOLS);
+	get_pots(&r, w->deep, SIM_N_TOOLS);
 	GET(&r, nx);
 	GET(&r, ny);
 	GET(&r, ntouched);

@@ -7,18 +7,22 @@
 #include "sim/sim_internal.h"
 
 /*
- * Brush behaviour. A brush holds load_ml after a full dip; RESIDUE of it
- * stays in the bristles and never reaches the canvas (it is what carries one
- * colour into the next when the brush is not washed). The free paint runs
- * out along reload_mm of stroke, laying a film that thins as the load goes.
+ * Brush behaviour. A brush holds load_ml after a full dip, in two places:
+ * its tip, which lays paint down, and deep in the bristles (DEEP of the
+ * load), which only leaks into the tip slowly and is what carries one colour
+ * into the next when the brush is not washed. The tip's paint runs out along
+ * reload_mm of stroke, laying a film that thins as it goes; paint the tip
+ * picks up from wet canvas is laid down again further on (a smear).
  */
-#define RESIDUE 0.15
+#define DEEP 0.15
+#define DEEP_LEAK_PER_MM 0.0001 /* share of the deep paint that reaches the tip per mm of stroke */
+#define DIP_MIX 0.5           /* share of the deep paint a dip stirs into the new load */
 #define NOMINAL_PRESS_MM 0.5  /* press at which the stroke has its nominal width */
 #define FULL_DIP_MM 2.0       /* a dip this deep loads the brush fully */
 #define DIP_RELEASE 0.3       /* share of a dirty brush's paint left in the well it dips into */
 #define PICKUP 0.2            /* share of the wet film a brush picks up passing once over it */
-#define WIPE_FREE_KEEP 0.3    /* a wipe leaves this share of the free paint */
-#define WIPE_RESIDUE_KEEP 0.8 /* and this share of the residue */
+#define WIPE_TIP_KEEP 0.3     /* a wipe leaves this share of the tip's paint */
+#define WIPE_DEEP_KEEP 0.8    /* and this share of the deep paint */
 #define WASH_TAU_S 0.8        /* time constant of rinsing in water */
 #define STIR_TAU_S 1.5        /* time constant of stirring a cell uniform */
 #define DISPENSER_KEEP 0.03   /* share of a unit that stays on the spatula */
@@ -168,8 +172,9 @@ static void cell_f(const struct sim *s, const struct sim_cell *c, float a, float
 		return;
 	}
 	binder = haze ? c->wet_mm * (float)(SIM_WET_BINDER_S * SIM_S_PER_MM) : 0.0f;
+	/* The padding bands get a harmless film of their own: 0/0 there would be NaN. */
 	for (int j = 0; j < SIM_NBP; j++)
-		sx[j] = binder;
+		sx[j] = j < SIM_NB ? binder : 1.0f;
 	for (int i = 0; i < s->paints.n; i++) {
 		float w = c->wet[i];
 
@@ -415,29 +420,30 @@ static double stamp(struct sim *s, struct sim_pot *tool, double x, double y, dou
 double sim_world_paint(struct sim *s, int tool, const struct machine_brush *b, const arm_point *a,
 		       const arm_point *bp)
 {
-	struct sim_pot *t = &s->w.tools[tool];
+	struct sim_pot *t = &s->w.tools[tool], *deep = &s->w.deep[tool];
 	double dx = bp->x - a->x, dy = bp->y - a->y, len = sqrt(dx * dx + dy * dy);
 	double step = fmax(s->w.cell_mm, 0.25 * b->width_mm), landed = 0.0, now = sim_now_s(s);
-	double residue = RESIDUE * b->load_ml, full = b->load_ml - residue;
+	double full = (1.0 - DEEP) * b->load_ml;
 	int n = (int)ceil(len / step);
 
 	if (n < 1)
 		n = 1;
 	for (int k = 0; k < n; k++) {
-		double u = (k + 0.5) / n, z = a->z + u * (bp->z - a->z);
-		double press = s->m.canvas.surface_z_mm - z, width, free, dv = 0.0, pick;
+		double u = (k + 0.5) / n, z = a->z + u * (bp->z - a->z), ds = len / n;
+		double press = s->m.canvas.surface_z_mm - z, width, tip, dv = 0.0, pick;
 
 		if (press <= 0.0)
 			continue; /* above the canvas: the brush does not touch */
 		width = b->width_mm * fmin(1.6, fmax(0.4, sqrt(press / NOMINAL_PRESS_MM)));
-		/* A cell stays under the brush for about a width of travel: the pick-up per stamp is what makes PICKUP over that. */
-		pick = 1.0 - pow(1.0 - PICKUP, fmin(1.0, len / n / width));
-		free = sim_pot_total(t) - residue;
-		if (free > 0.0) {
-			/* d(load)/ds = -2 full/reload sqrt(load/full): a full load lasts reload_mm. */
-			double rate = 2.0 * full / b->reload_mm * sqrt(fmin(free, full) / full);
+		/* A cell stays under the brush for about a width of travel: per stamp, the share that makes PICKUP over that. */
+		pick = 1.0 - pow(1.0 - PICKUP, fmin(1.0, ds / width));
+		pot_move(deep, t, DEEP_LEAK_PER_MM * ds);
+		tip = sim_pot_total(t);
+		if (tip > 0.0) {
+			/* d(tip)/ds = -2 full/reload sqrt(tip/full): a full load lasts reload_mm. */
+			double rate = 2.0 * full / b->reload_mm * sqrt(fmin(tip, full) / full);
 
-			dv = fmin(free, rate * len / n);
+			dv = fmin(tip, rate * ds);
 		}
 		landed += stamp(s, t, a->x + u * dx, a->y + u * dy, width, dv, pick, now);
 	}
@@ -446,13 +452,23 @@ double sim_world_paint(struct sim *s, int tool, const struct machine_brush *b, c
 
 void sim_world_dip(struct sim *s, int tool, double load_ml, int well, double depth_mm)
 {
-	struct sim_pot *t = &s->w.tools[tool], *w = &s->w.wells[well];
-	double f = fmin(1.0, fmax(0.0, depth_mm / FULL_DIP_MM)), want;
+	struct sim_pot *t = &s->w.tools[tool], *deep = &s->w.deep[tool], *w = &s->w.wells[well];
+	double f = fmin(1.0, fmax(0.0, depth_mm / FULL_DIP_MM)), want_deep, want_tip, have;
 
-	pot_move(t, w, DIP_RELEASE); /* a dirty brush leaves some of its colour in the well */
-	want = load_ml * f - sim_pot_total(t);
-	if (want > 0.0)
-		pot_take(w, t, want);
+	/* A dirty brush leaves some of its colour in the well, and stirs some into its new load. */
+	pot_move(t, w, DIP_RELEASE);
+	pot_move(deep, w, DIP_RELEASE);
+	pot_move(deep, t, DIP_MIX);
+	want_deep = fmax(0.0, DEEP * load_ml * f - sim_pot_total(deep));
+	want_tip = fmax(0.0, (1.0 - DEEP) * load_ml * f - sim_pot_total(t));
+	/* A well with too little for both shares it out in proportion. */
+	have = sim_pot_total(w);
+	if (want_deep + want_tip > have && have > 0.0) {
+		want_deep *= have / (want_deep + want_tip);
+		want_tip = have - want_deep;
+	}
+	pot_take(w, deep, want_deep);
+	pot_take(w, t, want_tip);
 }
 
 void sim_world_dispense_pick(struct sim *s, int well)
@@ -492,19 +508,14 @@ void sim_world_stir(struct sim *s, int cell, double seconds)
 
 void sim_world_wash(struct sim *s, int tool, double seconds)
 {
-	pot_move(&s->w.tools[tool], &s->w.water, 1.0 - exp(-seconds / WASH_TAU_S));
+	double f = 1.0 - exp(-seconds / WASH_TAU_S);
+
+	pot_move(&s->w.tools[tool], &s->w.water, f);
+	pot_move(&s->w.deep[tool], &s->w.water, f);
 }
 
 void sim_world_wipe(struct sim *s, int tool)
 {
-	struct sim_pot *t = &s->w.tools[tool];
-	double tot = sim_pot_total(t), residue, keep;
-
-	if (tot <= 0.0)
-		return;
-	residue = tool < s->m.n_brushes ? RESIDUE * s->m.brushes[tool].load_ml : 0.0;
-	if (residue > tot)
-		residue = tot;
-	keep = WIPE_FREE_KEEP * (tot - residue) + WIPE_RESIDUE_KEEP * residue;
-	pot_move(t, NULL, 1.0 - keep / tot);
+	pot_move(&s->w.tools[tool], NULL, 1.0 - WIPE_TIP_KEEP);
+	pot_move(&s->w.deep[tool], NULL, 1.0 - WIPE_DEEP_KEEP);
 }

@@ -971,6 +971,29 @@ char *machine_summary(const struct machine *m)
 	sb_printf(&sb, "  camera: %s %dx%d%s%s\n",
 		  machine_cam_backend_names[m->camera.backend], m->camera.width, m->camera.height,
 		  m->camera.device[0] ? " on " : "", m->camera.device);
+	if (m->arm_backend == MACHINE_ARM_SIM || m->camera.backend == MACHINE_CAM_SIM) {
+		const struct machine_sim_faults *f = &m->sim.faults;
+
+		sb_printf(&sb, "  sim: %s light, %g mm cells, batch variation %g, drying %g s; faults:",
+			  machine_sim_light_names[m->sim.light_spectrum], m->sim.cell_mm,
+			  m->sim.batch_variation, m->sim.drying_s);
+		if (f->drop_frames > 0)
+			sb_printf(&sb, " drop_frames %g", f->drop_frames);
+		if (f->corrupt_frames > 0)
+			sb_printf(&sb, " corrupt_frames %g", f->corrupt_frames);
+		if (f->command_failures > 0)
+			sb_printf(&sb, " command_failures %g", f->command_failures);
+		if (f->stall_at_s > 0)
+			sb_printf(&sb, " stall_at_s %g", f->stall_at_s);
+		if (f->dry_well[0])
+			sb_printf(&sb, " dry_well %s (%g ml)", f->dry_well, f->dry_well_ml);
+		if (f->power_loss_after > 0)
+			sb_printf(&sb, " power_loss_after %ld", f->power_loss_after);
+		if (!(f->drop_frames > 0 || f->corrupt_frames > 0 || f->command_failures > 0 ||
+		      f->stall_at_s > 0 || f->dry_well[0] || f->power_loss_after > 0))
+			sb_printf(&sb, " none");
+		sb_printf(&sb, "\n");
+	}
 	sb_printf(&sb, "  brakes: %d attempts a subtask, %g s wall, %g s arm, cost %g %s\n",
 		  m->brakes.attempts_per_subtask, m->brakes.wall_time_s, m->brakes.arm_time_s,
 		  m->brakes.cost_max, m->costs.currency);

@@ -55,8 +55,9 @@ struct sim_cam {
 	float (*rgb)[3];           /* per source, this frame */
 	unsigned char lut[LUT_N];
 	unsigned char *pix;        /* RGB8, w * h */
-	unsigned char *armmask;    /* 1 where the arm hides the scene in the last frame */
-	size_t arm_lo, arm_hi;     /* the range of pixel indices it covers */
+	unsigned char *armmask;    /* 1 where the arm hides the scene in the last frame, 2 its brush */
+	uint32_t *arm_px;          /* those pixels' indices */
+	size_t n_arm_px;
 	tjhandle tj;
 	double noise_a, noise_b;   /* raw variance = a * raw + b */
 	float sigma[SIGMA_N];      /* its square root at raw = (i + 0.5) / SIGMA_PER_UNIT */
@@ -426,11 +427,12 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 	c->gain = malloc(npix * sizeof(*c->gain));
 	c->pix = malloc(npix * 3);
 	c->armmask = calloc(npix, 1);
+	c->arm_px = malloc(npix * sizeof(*c->arm_px));
 	c->cell_ab = malloc((size_t)c->ncell * sizeof(*c->cell_ab));
 	c->src_ab = calloc((size_t)(c->nsrc - c->ncell), sizeof(*c->src_ab));
 	c->rgb = malloc((size_t)c->nsrc * sizeof(*c->rgb));
 	c->tj = tjInitCompress();
-	if (!c->src || !c->gain || !c->pix || !c->armmask || !c->cell_ab || !c->src_ab || !c->rgb ||
+	if (!c->src || !c->gain || !c->pix || !c->armmask || !c->arm_px || !c->cell_ab || !c->src_ab || !c->rgb ||
 	    !c->tj) {
 		sim_cam_free(c);
 		bl_fail(err, BL_ENOMEM, "sim camera: out of memory for a %dx%d frame", c->w, c->h);
@@ -518,6 +520,7 @@ void sim_cam_free(struct sim_cam *c)
 	free(c->gain);
 	free(c->pix);
 	free(c->armmask);
+	free(c->arm_px);
 	free(c->cell_ab);
 	free(c->src_ab);
 	free(c->rgb);
@@ -919,10 +922,9 @@ static long arm_mask(const struct sim *s, struct sim_cam *c)
 	int n = arm_capsules(s, cap);
 	long count = 0;
 
-	if (c->arm_hi > c->arm_lo)
-		memset(c->armmask + c->arm_lo, 0, c->arm_hi - c->arm_lo);
-	c->arm_lo = (size_t)c->w * c->h;
-	c->arm_hi = 0;
+	for (size_t k = 0; k < c->n_arm_px; k++)
+		c->armmask[c->arm_px[k]] = 0;
+	c->n_arm_px = 0;
 	for (int i = 0; i < n; i++) {
 		double ua, va, da, ub, vb, db, rad;
 		struct bbox b;
@@ -937,10 +939,6 @@ static long arm_mask(const struct sim *s, struct sim_cam *c)
 		bbox_clip(c, &b);
 		if (b.x0 > b.x1 || b.y0 > b.y1)
 			continue;
-		if ((size_t)b.y0 * c->w + b.x0 < c->arm_lo)
-			c->arm_lo = (size_t)b.y0 * c->w + b.x0;
-		if ((size_t)b.y1 * c->w + b.x1 + 1 > c->arm_hi)
-			c->arm_hi = (size_t)b.y1 * c->w + b.x1 + 1;
 		for (int v = b.y0; v <= b.y1; v++)
 			for (int u = b.x0; u <= b.x1; u++) {
 				double px = u + 0.5 - ua, py = v + 0.5 - va, dx = ub - ua, dy = vb - va;
@@ -953,8 +951,10 @@ static long arm_mask(const struct sim *s, struct sim_cam *c)
 				ey = py - t * dy;
 				if (ex * ex + ey * ey > rad * rad)
 					continue;
-				if (!*mk)
+				if (!*mk) {
 					count++;
+					c->arm_px[c->n_arm_px++] = (uint32_t)((size_t)v * c->w + u);
+				}
 				/* The head and links sit above the brush and hide it. */
 				if (!*mk || cap[i].src == SRC_ARM)
 					*mk = cap[i].src == SRC_ARM ? 1 : 2;
@@ -966,12 +966,13 @@ static long arm_mask(const struct sim *s, struct sim_cam *c)
 /* ---- rendering ---- */
 
 /*
- * The per-pixel pipeline over pixels [from, to): everything it reads is
+ * The per-pixel pipeline over pixels [from, to), or over list[from..to) when
+ * a list of the arm's pixels is given: everything it reads is
  * copied into locals first, so the byte stores cannot make the compiler
  * reload the tables on every pixel.
  */
-static void shade_span(const struct sim_cam *c, const unsigned char *mask, unsigned char which,
-		       int src_override, float scale, uint64_t st, size_t from, size_t to)
+static void shade_span(const struct sim_cam *c, const uint32_t *list, float scale, uint64_t st,
+		       size_t from, size_t to)
 {
 	const float m00 = c->mat[0][0], m01 = c->mat[0][1], m02 = c->mat[0][2];
 	const float m10 = c->mat[1][0], m11 = c->mat[1][1], m12 = c->mat[1][2];
@@ -985,15 +986,18 @@ static void shade_span(const struct sim_cam *c, const unsigned char *mask, unsig
 	const float *restrict g = gauss;
 	unsigned char *restrict out = c->pix;
 
-	for (size_t i = from; i < to; i++) {
+	const unsigned char *restrict mask = c->armmask;
+	const uint32_t arm = (uint32_t)(c->ncell + SRC_ARM), brush = (uint32_t)(c->ncell + SRC_BRUSH);
+
+	for (size_t n = from; n < to; n++) {
+		size_t i = list ? list[n] : n;
 		const float *q;
 		float k, v0, v1, v2, o0, o1, o2;
 		uint64_t rnd;
 		int i0, i1, i2;
 
-		if (mask && mask[i] != which)
-			continue;
-		q = rgb[src_override >= 0 ? (uint32_t)src_override : src[i]];
+		/* The arm's own pixels (from the list) show the arm, whatever lies under it. */
+		q = rgb[list ? (mask[i] == 1 ? arm : brush) : src[i]];
 		k = gain[i] * scale;
 		rnd = splitmix(&st);
 		v0 = q[0] * k;
@@ -1026,7 +1030,7 @@ static void shade_span(const struct sim_cam *c, const unsigned char *mask, unsig
 
 static void shade_half(struct half *h)
 {
-	shade_span(h->c, NULL, 0, -1, h->scale, h->seed, h->from, h->to);
+	shade_span(h->c, NULL, h->scale, h->seed, h->from, h->to);
 }
 
 static int prepare(struct sim *s, enum sim_scene scene, bl_err *err)
@@ -1071,10 +1075,7 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	}
 	/* The arm is nearer the light than the table under it: a little brighter. */
 	if (arm_mask(s, c) > 0) {
-		shade_span(c, c->armmask, 1, c->ncell + SRC_ARM, scale * 1.15f, st ^ 0x5bd1e995ULL,
-			   c->arm_lo, c->arm_hi);
-		shade_span(c, c->armmask, 2, c->ncell + SRC_BRUSH, scale * 1.15f, st ^ 0x1b873593ULL,
-			   c->arm_lo, c->arm_hi);
+		shade_span(c, c->arm_px, scale * 1.15f, st ^ 0x5bd1e995ULL, 0, c->n_arm_px);
 	}
 
 	size = tjBufSize(c->w, c->h, TJSAMP_420);

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim/sim_chart.h"
 
 const char *const sim_chart_names[SIM_CHART_N] = {
 	"dark skin", "light skin", "blue sky", "foliage", "blue flower", "bluish green",

@@ -7,6 +7,7 @@
 #include "arm/arm_backend.h"
 #include "base/rng.h"
 #include "sim/sim.h"
+#include "sim/sim_chart.h"
 #include "sim/sim_paint.h"
 
 /* The bands padded to a multiple of 8, so the render path's band loops vectorise. */
@@ -150,11 +151,5 @@ void sim_cam_free(struct sim_cam *c);
 /* Renders scene into an encoded JPEG (f->data malloc'd). */
 int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_err *err);
 int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err);
-
-/* ColorChecker 24: names, published Lab (D50) and smooth spectra fitted to them (measured reflectance). */
-#define SIM_CHART_N 24
-extern const char *const sim_chart_names[SIM_CHART_N];
-extern const double sim_chart_lab[SIM_CHART_N][3];
-const double (*sim_chart_spectra(void))[SIM_NB];
 
 #endif

@@ -282,7 +282,8 @@ int sim_world_load(struct sim *s, const char *path, bl_err *err)
 	GET(&r, ntouched);
 	if (r.bad || nx != (uint32_t)w->nx || ny != (uint32_t)w->ny || ntouched > ncell ||
 	    tool < -1 || tool >= SIM_N_TOOLS) {
-		rc = bl_fail(err, BL_EINVAL, "%s: the world file does not fit this machine", path);
+		rc = bl_fail(err, BL_EINVAL, "%s: the world file does not fit this machine (or was "
+			     "written by another brushloop)", path);
 		goto out_buf;
 	}
 	for (uint32_t k = 0; k < ntouched; k++) {

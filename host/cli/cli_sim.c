@@ -279,6 +279,15 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 			cam_frame_free(&f);
 		}
 	}
+	/* Frames taken after the last action moved the clock and the camera's noise: keep them too. */
+	if (a.world && done > 0) {
+		bl_err se = { 0 };
+
+		if (sim_save(r->sim, NULL, &se) != 0 && !fail) {
+			err = se;
+			fail = se.code;
+		}
+	}
 	sim_get_stats(r->sim, &st);
 	if (a.json) {
 		cJSON *o = cJSON_CreateObject();

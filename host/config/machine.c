@@ -791,7 +791,7 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 	key[eq - kv] = '\0';
 	val = eq + 1;
 	if (strcmp(key, "dry_well") == 0) {
-		if (!machine_find_well(m, val))
+		if (val[0] && !machine_find_well(m, val))
 			return bl_fail(err, BL_EINVAL, "--fault dry_well: '%s' is not a well of %s",
 				       val, m->file);
 		snprintf(f->dry_well, sizeof(f->dry_well), "%s", val);

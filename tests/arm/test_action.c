@@ -188,7 +188,7 @@ TEST(actions_file_loads_and_refuses_half_valid_files)
 	snprintf(path, sizeof(path), "%s/examples/actions/every-kind.json",
 		 getenv("BRUSHLOOP_SRC") ? getenv("BRUSHLOOP_SRC") : ".");
 	CHECK_MSG(arm_actions_load(path, &l, &err) == 0, "%s", err.msg);
-	CHECK(l.n == 15);
+	CHECK(l.n == 16);
 	{
 		int seen[ARM_KIND_COUNT] = { 0 }, all = 1;
 

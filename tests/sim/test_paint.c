@@ -4,7 +4,7 @@
 #include "base/rng.h"
 #include "color/color.h"
 #include "sim/kimera.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_chart.h"
 #include "sim/sim_paint.h"
 #include "test.h"
 

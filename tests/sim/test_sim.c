@@ -555,9 +555,9 @@ TEST(a_run_resumes_after_a_power_loss_on_the_same_canvas)
 
 	snprintf(w1, sizeof(w1), "%s/w1.bin", test_tmpdir());
 	snprintf(w2, sizeof(w2), "%s/w2.bin", test_tmpdir());
-	snprintf(all, sizeof(all), "%s", slice("all.json", 0, 15, -1));
-	snprintf(rest, sizeof(rest), "%s", slice("rest.json", 6, 15, 6));
-	snprintf(straight, sizeof(straight), "%s", slice("straight.json", 0, 15, 6));
+	snprintf(all, sizeof(all), "%s", slice("all.json", 0, 16, -1));
+	snprintf(rest, sizeof(rest), "%s", slice("rest.json", 6, 16, 6));
+	snprintf(straight, sizeof(straight), "%s", slice("straight.json", 0, 16, 6));
 
 	/* The mains fail after the world's sixth action: the process ends at once. */
 	rc = test_brushloop((const char *const[]){ "sim", "exec", all, "--world", w1, "--fault",
@@ -1142,6 +1142,71 @@ TEST(the_sim_section_is_read_strictly)
 	CHECK(load_with("i.json", "\"spectrum\": \"led\"", "\"spectrum\": \"tungsten\"", &err) == 0);
 }
 
+/* Writes the example machine with one text replaced, and returns its path. */
+static const char *mutated(const char *name, const char *from, const char *to)
+{
+	static char path[4200];
+	char *text, *at, *out;
+	size_t len;
+	bl_err err;
+
+	if (fs_read_file(src_path("examples/machine-sim.json"), 1 << 20, &text, &len, &err) ||
+	    !(at = strstr(text, from))) {
+		fprintf(stderr, "cannot mutate the example at '%s'\n", from);
+		exit(1);
+	}
+	out = malloc(len + strlen(to) + 1);
+	memcpy(out, text, (size_t)(at - text));
+	strcpy(out + (at - text), to);
+	strcat(out, at + strlen(from));
+	snprintf(path, sizeof(path), "%s", test_write_file(name, out));
+	free(out);
+	free(text);
+	return path;
+}
+
+TEST(faults_in_the_machine_file_apply)
+{
+	char machine[4200], frame[4200], world[4200];
+	char *out, *err;
+	int rc;
+
+	snprintf(frame, sizeof(frame), "%s/f.jpg", test_tmpdir());
+	snprintf(world, sizeof(world), "%s/pl.bin", test_tmpdir());
+	snprintf(machine, sizeof(machine), "%s", mutated("drop.json", "\"drop_frames\": 0,",
+							 "\"drop_frames\": 1,"));
+	rc = test_brushloop((const char *const[]){ "sim", "render", "--machine", machine, "-o", frame,
+						   NULL }, &out, &err);
+	CHECK(rc == 1);
+	CHECK_STR_CONTAINS(err, "dropped");
+	free(out);
+	free(err);
+	/* The command line overrides the file. */
+	rc = test_brushloop((const char *const[]){ "sim", "render", "--machine", machine, "-o", frame,
+						   "--fault", "drop_frames=0", NULL }, &out, &err);
+	CHECK_MSG(rc == 0, "%s", err);
+	free(out);
+	free(err);
+
+	snprintf(machine, sizeof(machine), "%s", mutated("pl.json", "\"power_loss_after\": 0",
+							 "\"power_loss_after\": 2"));
+	rc = test_brushloop((const char *const[]){ "sim", "exec",
+						   src_path("examples/actions/every-kind.json"),
+						   "--machine", machine, "--world", world, NULL }, &out, &err);
+	CHECK(rc == SIM_POWER_LOSS_EXIT);
+	CHECK_STR_CONTAINS(err, "power lost after action 2");
+	free(out);
+	free(err);
+
+	snprintf(machine, sizeof(machine), "%s", mutated("dry.json", "\"dry_well\": \"\"",
+							 "\"dry_well\": \"w11\""));
+	rc = test_brushloop((const char *const[]){ "config", "check", machine, NULL }, &out, &err);
+	CHECK(rc == 0);
+	CHECK_STR_CONTAINS(out, "dry_well w11 (0.05 ml)");
+	free(out);
+	free(err);
+}
+
 TEST(fault_overrides_are_checked)
 {
 	struct machine *m = example();
@@ -1159,6 +1224,7 @@ TEST(fault_overrides_are_checked)
 	CHECK(machine_sim_fault_set(m, "power_loss_after=2.5", &err) == BL_EINVAL);
 	CHECK(machine_sim_fault_set(m, "dry_well=w99", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "'w99' is not a well");
+	CHECK(machine_sim_fault_set(m, "dry_well=", &err) == 0 && m->sim.faults.dry_well[0] == '\0');
 	CHECK(machine_sim_fault_set(m, "lightning=1", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "unknown fault 'lightning'");
 	CHECK(machine_sim_fault_set(m, "drop_frames", &err) == BL_EINVAL);
@@ -1301,21 +1367,21 @@ TEST(cli_exec_reports_simulated_time_and_saves_frames)
 						   "--frames", dir, "--json", NULL }, &out, &err);
 	CHECK_MSG(rc == 0, "%s", err);
 	CHECK(json_parse_text(out, "stdout", &o, &e) == 0);
-	CHECK(cJSON_GetObjectItem(o, "executed")->valuedouble == 15);
+	CHECK(cJSON_GetObjectItem(o, "executed")->valuedouble == 16);
 	CHECK(cJSON_GetObjectItem(o, "sim_time_s")->valuedouble > 60.0);
-	CHECK(cJSON_GetObjectItem(o, "frames_saved")->valuedouble == 15);
-	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(o, "per_action")) == 15);
+	CHECK(cJSON_GetObjectItem(o, "frames_saved")->valuedouble == 16);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(o, "per_action")) == 16);
 	cJSON_Delete(o);
 	free(out);
 	free(err);
-	snprintf(f0, sizeof(f0), "%s/after-0014.jpg", dir);
+	snprintf(f0, sizeof(f0), "%s/after-0015.jpg", dir);
 	CHECK(stat(f0, &st) == 0 && st.st_size > 10000);
 
 	rc = test_brushloop((const char *const[]){ "sim", "exec",
 						   src_path("examples/actions/every-kind.json"),
 						   "--fault", "command_failures=1", NULL }, &out, &err);
 	CHECK(rc == 1);
-	CHECK_STR_CONTAINS(out, "executed 0 of 15");
+	CHECK_STR_CONTAINS(out, "executed 0 of 16");
 	CHECK_STR_CONTAINS(err, "command failed");
 	free(out);
 	free(err);
@@ -1332,6 +1398,7 @@ TEST_MAIN(T(strokes_put_paint_where_the_brush_went), T(the_load_runs_out_along_t
 	  T(chart_truth_matches_what_the_camera_sees), T(swatch_truth_covers_wells_and_the_arm_hides_some),
 	  T(the_arm_shows_in_frames_unless_parked), T(markers_lie_where_the_truth_says),
 	  T(the_light_falls_off_and_drifts), T(the_sim_section_is_read_strictly),
-	  T(fault_overrides_are_checked), T(a_scara_arm_refuses_what_it_cannot_reach),
+	  T(faults_in_the_machine_file_apply), T(fault_overrides_are_checked),
+	  T(a_scara_arm_refuses_what_it_cannot_reach),
 	  T(the_rig_opens_what_the_machine_names),
 	  T(cli_render_writes_a_frame_and_its_truth), T(cli_exec_reports_simulated_time_and_saves_frames))

@@ -1216,11 +1216,6 @@ static int roi_of(const struct sim_cam *c, const int *owner, int id, const struc
 	return 0;
 }
 
-static void lab_of(const double r[SIM_NB], double lab[3])
-{
-	sim_measured_lab(r, lab);
-}
-
 static double de00(const double a[3], const double b[3])
 {
 	color_lab x = { a[0], a[1], a[2] }, y = { b[0], b[1], b[2] };
@@ -1245,7 +1240,7 @@ static int canvas_region(struct sim *s, int gx, int gy, double cells_per, double
 	if (!touched) {
 		for (int j = 0; j < SIM_NB; j++)
 			r[j] = sim_saunderson(s->w.ground[j]);
-		lab_of(r, lab);
+		sim_measured_lab(r, lab);
 		return 1;
 	}
 	for (int iy = iy0; iy < iy1; iy++)
@@ -1257,7 +1252,7 @@ static int canvas_region(struct sim *s, int gx, int gy, double cells_per, double
 		}
 	for (int j = 0; j < SIM_NB; j++)
 		mean[j] /= n;
-	lab_of(mean, lab);
+	sim_measured_lab(mean, lab);
 	for (int iy = iy0; iy < iy1; iy++)
 		for (int ix = ix0; ix < ix1; ix++) {
 			double l[3];
@@ -1265,7 +1260,7 @@ static int canvas_region(struct sim *s, int gx, int gy, double cells_per, double
 			sim_cell_internal(s, &s->w.cells[(size_t)iy * s->w.nx + ix], r);
 			for (int j = 0; j < SIM_NB; j++)
 				r[j] = sim_saunderson(r[j]);
-			lab_of(r, l);
+			sim_measured_lab(r, l);
 			if (de00(l, lab) > TRUTH_MAX_DE00)
 				return 0;
 		}
@@ -1318,7 +1313,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 				continue;
 			sim_pot_measured(s, &s->w.wells[i], station_area(&m->wells[i]), ceramic, r);
 			snprintf(tp[np].name, sizeof(tp[np].name), "%s", m->wells[i].name);
-			lab_of(r, tp[np].lab);
+			sim_measured_lab(r, tp[np].lab);
 			owner[c->well0 + i] = np++;
 		}
 		for (int i = 0; i < m->n_cells; i++) {
@@ -1328,7 +1323,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 				continue;
 			sim_pot_measured(s, &cells[i], station_area(&m->cells[i]), ceramic, r);
 			snprintf(tp[np].name, sizeof(tp[np].name), "%s", m->cells[i].name);
-			lab_of(r, tp[np].lab);
+			sim_measured_lab(r, tp[np].lab);
 			for (int k = 0; k < NSECT; k++)
 				owner[c->cell0 + i * NSECT + k] = np;
 			np++;
@@ -1338,7 +1333,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 
 		for (int k = 0; k < SIM_CHART_N; k++) {
 			snprintf(tp[np].name, sizeof(tp[np].name), "%s", sim_chart_names[k]);
-			lab_of(chart[k], tp[np].lab);
+			sim_measured_lab(chart[k], tp[np].lab);
 			owner[c->chart0 + k] = np++;
 		}
 	} else if (scene == SIM_SCENE_CANVAS) {

@@ -30,5 +30,7 @@ int bench_mix_solve(double *value, bl_err *err);
 int bench_vision_observe(double *value, bl_err *err);
 int bench_vision_de_map(double *value, bl_err *err);
 int bench_arm_kin_scara(double *value, bl_err *err);
+int bench_sim_render(double *value, bl_err *err);
+int bench_sim_overnight(double *value, bl_err *err);
 
 #endif

@@ -616,21 +616,21 @@ static void marker_center(const struct machine *m, int id, double out[2])
 static const char *const marker_names[4] = { "origin", "x", "xy", "y" };
 
 /*
- * A marker of side S: a black square, a white square of 2S/3 inside it, and
- * for marker 0 (the canvas origin) a black square of S/3 at the centre.
+ * A marker of side S is brushloop's corner marker (host/vision/canvas.h,
+ * vis_marker_at) scaled to S: 7 modules of S/7, a dark ring one module wide,
+ * a light ring, a dark 3x3 core, and a light quiet zone of one module round
+ * it, all four alike, so the controller's own detection finds them.
  */
+#define MARKER_HALF_MODULES 4.5
+
 static int marker_src(double mx, double my, double size, int id, int *src)
 {
-	double a = fmax(fabs(mx), fabs(my));
+	double a = fmax(fabs(mx), fabs(my)) / (size / 7.0); /* modules from the centre */
 
-	if (a > size / 2.0)
+	(void)id;
+	if (a >= MARKER_HALF_MODULES)
 		return 0;
-	if (a > size / 3.0)
-		*src = SRC_INK;
-	else if (a > size / 6.0)
-		*src = SRC_PAPER;
-	else
-		*src = id == 0 ? SRC_INK : SRC_PAPER;
+	*src = a < 1.5 || (a >= 2.5 && a < 3.5) ? SRC_INK : SRC_PAPER;
 	return 1;
 }
 
@@ -701,7 +701,7 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 
 	if (m->sim.has_markers)
 		for (int id = 0; id < 4; id++) {
-			double mc[2], hs = 0.5 * m->sim.marker_size_mm;
+			double mc[2], hs = MARKER_HALF_MODULES / 7.0 * m->sim.marker_size_mm;
 
 			marker_center(m, id, mc);
 			b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);

@@ -8,6 +8,8 @@
 const struct bench_case bench_cases[] = {
 	{ "color.de2000_ns", "ns", 7, bench_color_de2000 },
 	{ "config.machine_load_ms", "ms", 7, bench_config_load },
+	{ "safety.check_stroke_1k_us", "us", 9, bench_safety_check_stroke },
+	{ "safety.decision_json_us", "us", 7, bench_safety_decision_json },
 	{ NULL, NULL, 0, NULL },
 };
 

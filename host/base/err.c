@@ -51,6 +51,7 @@ int bl_exit_status(int code)
 	case BL_EDENIED:
 		return BL_EXIT_USAGE;
 	case BL_EPAUSED:
+	case BL_EDEFERRED:
 		return BL_EXIT_PAUSED;
 	case BL_EBRAKE:
 		return BL_EXIT_BRAKE;
@@ -82,6 +83,8 @@ const char *bl_strerror(int code)
 		return "safety stop";
 	case BL_EDENIED:
 		return "denied by the safety gate";
+	case BL_EDEFERRED:
+		return "deferred until an operator answers";
 	default:
 		return "unknown error";
 	}

@@ -19,6 +19,7 @@ enum {
 	BL_EBRAKE = -6,    /* stopped by a brake (exit 4) */
 	BL_ESAFETY = -7,   /* safety stop: e-stop, fault, limit switch (exit 5) */
 	BL_EDENIED = -8,   /* the safety gate refused an action (exit 2 at the gate) */
+	BL_EDEFERRED = -9, /* needs an operator nobody can answer now: request filed (exit 3 when nothing else is left) */
 };
 
 /* Process exit statuses, documented in docs/cli.md. */

@@ -38,6 +38,57 @@ const struct cli_command cli_commands[] = {
 	  "{\"name\", \"value\", \"unit\", \"runs\"}. The machine is shared and noisy: compare\n"
 	  "figures from one run, not against remembered numbers.\n",
 	  cli_bench_main },
+	{ "gate", "the safety gate's decision for every action of a file",
+	  "usage: brushloop gate check PLAN_OR_ACTIONS.json [--machine M] [--from X,Y,Z] [--planner] [--json]\n"
+	  "\n"
+	  "Checks every action of an actions file ({\"kind\": \"actions\", \"version\": 1,\n"
+	  "\"actions\": [...]}) or of a plan (every \"actions\" array in it) against the\n"
+	  "machine file, as the gate would before running it: each is allowed, needs an\n"
+	  "operator, or is denied, with a reason code and the field it concerns. The tool\n"
+	  "starts at the machine's home (or --from, mm) and, after each action that is not\n"
+	  "denied, stands where its path ends. A malformed action is a denial naming the\n"
+	  "field; a file that is not JSON is one denial (reason not_json).\n"
+	  "The machine is --machine, else $BRUSHLOOP_MACHINE, else the example simulator\n"
+	  "machine. Messages are the operator's (with the limits); --planner shows what a\n"
+	  "planner is told instead (no limit values). --json prints one object with a\n"
+	  "\"decisions\" list. Exit 0 when all are allowed, 3 when some need an operator,\n"
+	  "2 when any is denied or malformed.\n",
+	  cli_gate_main },
+	{ "pending", "list the approval requests a run waits on",
+	  "usage: brushloop pending RUN_DIR [--all] [--json]\n"
+	  "\n"
+	  "Lists the requests in RUN_DIR/approvals that wait for an answer: id, action,\n"
+	  "from, to, speed, zones, why it needs a person, and the preview picture. --all\n"
+	  "lists answered and closed requests too, with their status. Exit 0.\n",
+	  cli_pending_main },
+	{ "approve", "answer a request a run waits on (yes, or no with --deny)",
+	  "usage: brushloop approve RUN_DIR [ID] [--deny] [--all] [--json]\n"
+	  "\n"
+	  "Answers request ID (see 'brushloop pending'): yes, or no with --deny. Without\n"
+	  "an ID it answers the one waiting request, and refuses to guess among several\n"
+	  "unless --all is given. A request is answered once; a running gate acts on the\n"
+	  "answer within a moment, a paused run when it resumes. An approval covers one\n"
+	  "execution of that action. Exit 2 for an unknown or already answered request.\n",
+	  cli_approve_main },
+	{ "grant", "give a run a scoped, time-limited permission",
+	  "usage: brushloop grant RUN_DIR --kinds K[,K...] --zone Z[,Z...] --max-speed MM_S --for DURATION\n"
+	  "                       [--machine M] [--json]\n"
+	  "       brushloop grant RUN_DIR --list [--json]\n"
+	  "       brushloop grant RUN_DIR --revoke ID\n"
+	  "\n"
+	  "Lets the gate allow, without asking, actions of the given kinds (home, move,\n"
+	  "jog, stroke, dip, dispense, stir, wipe, wash, park) that go down only in the\n"
+	  "given zones (travel, canvas, well, cell, water, wipe, or palette for wells,\n"
+	  "cells, water and wipe; travel above the floors is always included) at up to\n"
+	  "MM_S, when all they need a person for is a soft limit (speed, move length,\n"
+	  "acceleration) or the machine's operator_kinds. Never a hard limit, a fault,\n"
+	  "the first motion or overridden limits. DURATION is 15m, 90s, 2h or 1h30m: it\n"
+	  "runs on the run's clock from when the gate first sees the grant, and never\n"
+	  "longer than that much wall time after now. With --machine, a grant longer than\n"
+	  "safety.max_grant_s or faster than the hard limit is refused here; the gate\n"
+	  "ignores and reports such grants anyway. Every grant and every use of it is\n"
+	  "journaled.\n",
+	  cli_grant_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

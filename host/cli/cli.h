@@ -40,5 +40,16 @@ int cli_help_main(int argc, char **argv);
 int cli_color_main(int argc, char **argv);
 int cli_config_main(int argc, char **argv);
 int cli_bench_main(int argc, char **argv);
+int cli_gate_main(int argc, char **argv);
+int cli_pending_main(int argc, char **argv);
+int cli_approve_main(int argc, char **argv);
+int cli_grant_main(int argc, char **argv);
+
+/* The machine file a command uses: given, else $BRUSHLOOP_MACHINE, else the example simulator machine. */
+int cli_machine_path(const char *given, char *out, size_t n);
+/* 0 when dir is an existing directory, else a message naming it. */
+int cli_run_dir_ok(const char *dir, bl_err *err);
+/* Who answers or grants, for the record: "$USER (pid N)". */
+void cli_operator_name(char *out, size_t n);
 
 #endif

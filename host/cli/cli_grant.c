@@ -1,0 +1,178 @@
+/* cli_grant.c: `brushloop grant`: a scoped, time-limited permission for a run, its list and its revocation. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "cli/cli.h"
+#include "config/machine.h"
+#include "safety/operator.h"
+
+static void names(unsigned bits, const char *const *list, int count, char *out, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int k = 0; k < count && used < n; k++)
+		if (bits & (1u << k))
+			used += (size_t)snprintf(out + used, n - used, "%s%s", used ? "," : "", list[k]);
+}
+
+static cJSON *grant_json(const struct gate_grant *g, int64_t now_ms)
+{
+	cJSON *o = cJSON_CreateObject(), *k = cJSON_AddArrayToObject(o, "kinds"),
+	      *z = cJSON_AddArrayToObject(o, "zones");
+	double left = g->for_s - (double)(now_ms - g->issued_wall_ms) / 1000.0;
+
+	cJSON_AddStringToObject(o, "id", g->id);
+	for (int i = 0; i < ARM_KIND_COUNT; i++)
+		if (g->kinds & (1u << i))
+			cJSON_AddItemToArray(k, cJSON_CreateString(arm_kind_names[i]));
+	for (int i = 0; i < ARM_ZONE_COUNT; i++)
+		if (g->zones & (1u << i))
+			cJSON_AddItemToArray(z, cJSON_CreateString(arm_zone_names[i]));
+	cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
+	cJSON_AddNumberToObject(o, "for_s", g->for_s);
+	cJSON_AddNumberToObject(o, "issued_wall_ms", (double)g->issued_wall_ms);
+	cJSON_AddStringToObject(o, "by", g->by);
+	cJSON_AddStringToObject(o, "state", g->revoked ? "revoked" : left > 0 ? "active" : "expired");
+	cJSON_AddNumberToObject(o, "wall_s_left", left > 0 ? left : 0);
+	return o;
+}
+
+static int list_grants(const char *run_dir, int json)
+{
+	struct gate_grants gs;
+	bl_err err = { 0 };
+	int64_t now = clk_wall_ms();
+	cJSON *root = NULL, *arr = NULL;
+
+	if (gate_grants_load(run_dir, &gs, &err))
+		return cli_fail(&err);
+	for (size_t i = 0; i < gs.n_bad && i < sizeof(gs.bad) / sizeof(gs.bad[0]); i++)
+		fprintf(stderr, "brushloop: warning: ignored: %s\n", gs.bad[i]);
+	if (json) {
+		root = cJSON_CreateObject();
+		arr = cJSON_AddArrayToObject(root, "grants");
+		cJSON_AddNumberToObject(root, "malformed", (double)gs.n_bad);
+	}
+	for (size_t i = 0; i < gs.n; i++) {
+		const struct gate_grant *g = &gs.g[i];
+		char k[256], z[128];
+		double left = g->for_s - (double)(now - g->issued_wall_ms) / 1000.0;
+
+		if (json) {
+			cJSON_AddItemToArray(arr, grant_json(g, now));
+			continue;
+		}
+		names(g->kinds, arm_kind_names, ARM_KIND_COUNT, k, sizeof(k));
+		names(g->zones, arm_zone_names, ARM_ZONE_COUNT, z, sizeof(z));
+		printf("%s  kinds %s, zones %s, up to %g mm/s, for %g s: %s", g->id, k, z,
+		       g->max_speed_mm_s, g->for_s,
+		       g->revoked ? "revoked" : left > 0 ? "active" : "expired");
+		if (!g->revoked && left > 0)
+			printf(" (%.0f s left by the wall clock)", left);
+		printf("  (by %s)\n", g->by);
+	}
+	if (!json && gs.n == 0)
+		printf("no grants in %s\n", run_dir);
+	gate_grants_free(&gs);
+	return json ? (cli_print_json(root) ? BL_EXIT_FAIL : 0) : 0;
+}
+
+int cli_grant_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "kinds", required_argument, NULL, 'k' },
+		{ "zone", required_argument, NULL, 'z' },
+		{ "max-speed", required_argument, NULL, 's' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "machine", required_argument, NULL, 'm' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "revoke", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct cli_command *cmd = cli_find("grant");
+	const char *kinds = NULL, *zones = NULL, *speed = NULL, *dur = NULL, *machine = NULL,
+		   *revoke = NULL;
+	struct gate_grant g;
+	bl_err err = { 0 };
+	int list = 0, json = 0, opt;
+	const char *run_dir;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'k': kinds = optarg; break;
+		case 'z': zones = optarg; break;
+		case 's': speed = optarg; break;
+		case 'f': dur = optarg; break;
+		case 'm': machine = optarg; break;
+		case 'l': list = 1; break;
+		case 'r': revoke = optarg; break;
+		case 'j': json = 1; break;
+		default: return cli_usage(cmd, "bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage(cmd, "grant needs exactly one RUN_DIR");
+	run_dir = argv[optind];
+	if (cli_run_dir_ok(run_dir, &err))
+		return cli_fail(&err);
+	if (list || revoke) {
+		if (kinds || zones || speed || dur || (list && revoke))
+			return cli_usage(cmd, "--list and --revoke take no other grant options");
+		if (list)
+			return list_grants(run_dir, json);
+		if (gate_grant_revoke(run_dir, revoke, &err))
+			return cli_fail(&err);
+		if (json) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "revoked", revoke);
+			return cli_print_json(o) ? BL_EXIT_FAIL : 0;
+		}
+		printf("%s: revoked\n", revoke);
+		return 0;
+	}
+	if (!kinds || !zones || !speed || !dur)
+		return cli_usage(cmd, "a grant needs --kinds, --zone, --max-speed and --for");
+	memset(&g, 0, sizeof(g));
+	if (gate_parse_kinds(kinds, &g.kinds, &err) || gate_parse_zones(zones, &g.zones, &err) ||
+	    gate_parse_duration(dur, &g.for_s, &err) ||
+	    cli_parse_double("--max-speed", speed, &g.max_speed_mm_s, &err))
+		return cli_usage(cmd, "%s", err.msg);
+	if (g.max_speed_mm_s <= 0.0)
+		return cli_usage(cmd, "--max-speed: %g must be positive (mm/s)", g.max_speed_mm_s);
+	g.issued_wall_ms = clk_wall_ms();
+	cli_operator_name(g.by, sizeof(g.by));
+	/* With the run's machine at hand, refuse now what the gate would ignore later. */
+	if (machine) {
+		struct machine *m = calloc(1, sizeof(*m));
+		int rc;
+
+		if (!m)
+			return BL_EXIT_FAIL;
+		rc = machine_load(machine, m, &err);
+		if (rc == 0)
+			rc = gate_grant_validate(m, &g, &err);
+		free(m);
+		if (rc)
+			return cli_fail(&err);
+	}
+	if (gate_grant_add(run_dir, &g, &err))
+		return cli_fail(&err);
+	if (json)
+		return cli_print_json(grant_json(&g, g.issued_wall_ms)) ? BL_EXIT_FAIL : 0;
+	{
+		char k[256], z[128];
+
+		names(g.kinds, arm_kind_names, ARM_KIND_COUNT, k, sizeof(k));
+		names(g.zones, arm_zone_names, ARM_ZONE_COUNT, z, sizeof(z));
+		printf("%s: %s in %s (travel included) up to %g mm/s, for %g s of the run's time from when it first sees it\n",
+		       g.id, k, z, g.max_speed_mm_s, g.for_s);
+	}
+	return 0;
+}

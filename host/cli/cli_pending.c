@@ -1,0 +1,130 @@
+/* cli_pending.c: `brushloop pending`: the approval requests a running or paused run waits on. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/json.h"
+#include "cli/cli.h"
+#include "safety/operator.h"
+
+int cli_run_dir_ok(const char *dir, bl_err *err)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return bl_fail(err, BL_EINVAL, "%s: not a run directory (no such directory)", dir);
+	return 0;
+}
+
+static cJSON *request_json(const struct gate_request *r)
+{
+	cJSON *o = cJSON_CreateObject(), *why, *zones;
+	const double from[3] = { r->from.x, r->from.y, r->from.z };
+	const double to[3] = { r->to.x, r->to.y, r->to.z };
+
+	cJSON_AddStringToObject(o, "id", r->id);
+	cJSON_AddStringToObject(o, "status", gate_req_status_names[r->status]);
+	if (r->answered)
+		cJSON_AddStringToObject(o, "answer", r->approved ? "yes" : "no");
+	cJSON_AddStringToObject(o, "kind", r->kind >= 0 ? arm_kind_names[r->kind] : "");
+	if (r->action_id >= 0)
+		cJSON_AddNumberToObject(o, "action_id", (double)r->action_id);
+	cJSON_AddNumberToObject(o, "action_index", (double)r->index);
+	json_add_vec(o, "from_mm", from, 3);
+	json_add_vec(o, "to_mm", to, 3);
+	cJSON_AddNumberToObject(o, "speed_mm_s", r->speed_mm_s);
+	zones = cJSON_AddArrayToObject(o, "zones");
+	for (int k = 0; k < ARM_ZONE_COUNT; k++)
+		if (r->zones & (1u << k))
+			cJSON_AddItemToArray(zones, cJSON_CreateString(arm_zone_names[k]));
+	why = cJSON_AddArrayToObject(o, "why");
+	for (int i = 0; i < r->n_why; i++) {
+		cJSON *w = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(w, "reason", gate_reason_names[r->why[i].reason]);
+		cJSON_AddStringToObject(w, "field", r->why[i].field);
+		cJSON_AddStringToObject(w, "detail", r->why[i].detail);
+		cJSON_AddItemToArray(why, w);
+	}
+	if (r->preview[0])
+		cJSON_AddStringToObject(o, "preview", r->preview);
+	cJSON_AddNumberToObject(o, "created_wall_ms", (double)r->created_wall_ms);
+	return o;
+}
+
+static void request_text(const char *run_dir, const struct gate_request *r)
+{
+	printf("%s  %s", r->id, r->kind >= 0 ? arm_kind_names[r->kind] : "?");
+	if (r->action_id >= 0)
+		printf(" id=%ld", r->action_id);
+	printf("  from (%.1f, %.1f, %.1f) to (%.1f, %.1f, %.1f) mm at %g mm/s, zones", r->from.x,
+	       r->from.y, r->from.z, r->to.x, r->to.y, r->to.z, r->speed_mm_s);
+	for (int k = 0; k < ARM_ZONE_COUNT; k++)
+		if (r->zones & (1u << k))
+			printf(" %s", arm_zone_names[k]);
+	if (!gate_request_waiting(r))
+		printf("  [%s%s%s]", gate_req_status_names[r->status], r->answered ? ", answered " : "",
+		       r->answered ? (r->approved ? "yes" : "no") : "");
+	printf("\n");
+	for (int i = 0; i < r->n_why; i++)
+		printf("         why: %s: %s\n", gate_reason_names[r->why[i].reason], r->why[i].detail);
+	if (r->preview[0])
+		printf("         preview: %s/approvals/%s\n", run_dir, r->preview);
+}
+
+int cli_pending_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct cli_command *cmd = cli_find("pending");
+	struct gate_request *l;
+	size_t n, bad, shown = 0;
+	bl_err err = { 0 }, berr = { 0 };
+	int json = 0, all = 0, opt;
+	cJSON *root = NULL, *arr = NULL;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 'j')
+			json = 1;
+		else if (opt == 'a')
+			all = 1;
+		else
+			return cli_usage(cmd, "bad option");
+	}
+	if (optind + 1 != argc)
+		return cli_usage(cmd, "pending needs exactly one RUN_DIR");
+	if (cli_run_dir_ok(argv[optind], &err) ||
+	    gate_requests_list(argv[optind], &l, &n, &bad, &berr, &err))
+		return cli_fail(&err);
+	if (bad)
+		fprintf(stderr, "brushloop: warning: %zu request file(s) do not load (first: %s)\n",
+			bad, berr.msg);
+	if (json) {
+		root = cJSON_CreateObject();
+		cJSON_AddStringToObject(root, "run_dir", argv[optind]);
+		arr = cJSON_AddArrayToObject(root, all ? "requests" : "pending");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!all && !gate_request_waiting(&l[i]))
+			continue;
+		shown++;
+		if (json)
+			cJSON_AddItemToArray(arr, request_json(&l[i]));
+		else
+			request_text(argv[optind], &l[i]);
+	}
+	gate_requests_free(l, n);
+	if (json) {
+		cJSON_AddNumberToObject(root, "unreadable", (double)bad);
+		return cli_print_json(root) ? BL_EXIT_FAIL : 0;
+	}
+	if (!shown)
+		printf("no %srequests in %s\n", all ? "" : "pending ", argv[optind]);
+	return 0;
+}

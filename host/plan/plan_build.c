@@ -177,6 +177,7 @@ static int clear_path(const struct machine *m, double ax, double ay, double bx, 
 }
 
 static int push_action(struct builder *b, struct arm_action *a, bl_err *err);
+static double safe_speed(const struct machine *m, const struct arm_path *p, double v);
 
 static int push_move(struct builder *b, double x, double y, double z, bl_err *err)
 {
@@ -297,6 +298,16 @@ static int push_action(struct builder *b, struct arm_action *a, bl_err *err)
 	rc = arm_motion(b->m, &b->at, a, &b->path, err);
 	if (rc)
 		goto out_release;
+	{
+		/* Curves (a stroke's bends, a stir's circle) set the speed: slower where they are tight. */
+		double v = safe_speed(b->m, &b->path, a->speed_mm_s);
+
+		if (v < a->speed_mm_s) {
+			a->speed_mm_s = v > 1.0 ? v : 1.0;
+			if ((rc = arm_motion(b->m, &b->at, a, &b->path, err)))
+				goto out_release;
+		}
+	}
 	for (size_t i = 0; i < b->path.n; i++) {
 		const struct arm_segment *g = &b->path.seg[i];
 
@@ -311,6 +322,39 @@ static int push_action(struct builder *b, struct arm_action *a, bl_err *err)
 out_release:
 	arm_action_release(a);
 	return rc;
+}
+
+/*
+ * The fastest speed at which every gentle turn of a path stays within the
+ * unattended acceleration: a turn under 45 degrees is taken at speed, with a
+ * centripetal acceleration v^2 / R (R through the three points), as the gate
+ * models every backend; a sharper one is a stop.
+ */
+static double safe_speed(const struct machine *m, const struct arm_path *p, double v)
+{
+	double amax = 0.9 * m->limits.soft.accel_mm_s2;
+
+	for (size_t i = 1; i < p->n; i++) {
+		const struct arm_segment *s0 = &p->seg[i - 1], *s1 = &p->seg[i];
+		double ux = s0->to.x - s0->from.x, uy = s0->to.y - s0->from.y, uz = s0->to.z - s0->from.z;
+		double vx = s1->to.x - s1->from.x, vy = s1->to.y - s1->from.y, vz = s1->to.z - s1->from.z;
+		double wx = s1->to.x - s0->from.x, wy = s1->to.y - s0->from.y, wz = s1->to.z - s0->from.z;
+		double l0 = sqrt(ux * ux + uy * uy + uz * uz), l1 = sqrt(vx * vx + vy * vy + vz * vz);
+		double l2 = sqrt(wx * wx + wy * wy + wz * wz), cx = uy * vz - uz * vy,
+		       cy = uz * vx - ux * vz, cz = ux * vy - uy * vx, cross, r;
+
+		if (l0 <= 0.0 || l1 <= 0.0 || (s0->flags | s1->flags) & ARM_SEG_DWELL)
+			continue;
+		if ((ux * vx + uy * vy + uz * vz) / (l0 * l1) <= cos(45.0 * M_PI / 180.0))
+			continue;
+		cross = sqrt(cx * cx + cy * cy + cz * cz);
+		if (cross < 1e-9 * l0 * l1)
+			continue;
+		r = l0 * l1 * l2 / (2.0 * cross);
+		if (v * v / r > amax)
+			v = sqrt(amax * r);
+	}
+	return floor(v);
 }
 
 static int act_simple(struct builder *b, enum arm_kind kind, bl_err *err)

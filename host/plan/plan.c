@@ -78,6 +78,17 @@ static int check_options(const struct plan_inputs *in, const struct plan_options
 		return bl_fail(err, BL_EINVAL, "planner options out of range");
 	if (!in->target || !in->target->px || in->target->w < 1 || in->target->h < 1)
 		return bl_fail(err, BL_EINVAL, "the target image is empty");
+	{
+		int w = in->target_w > 0 ? in->target_w : in->target->w;
+		int h = in->target_h > 0 ? in->target_h : in->target->h;
+
+		/* A picture smaller than this has nothing a brush could follow. */
+		if (w < PLAN_MIN_TARGET_PX || h < PLAN_MIN_TARGET_PX)
+			return bl_fail(err, BL_EINVAL,
+				       "%s: the target is %d x %d px, too small to paint from (at least %d x %d px)",
+				       in->target_file && in->target_file[0] ? in->target_file : "target",
+				       w, h, PLAN_MIN_TARGET_PX, PLAN_MIN_TARGET_PX);
+	}
 	if (m->n_brushes < 1)
 		return bl_fail(err, BL_EINVAL, "%s: the machine has no brushes", m->file);
 	return 0;

@@ -12,6 +12,7 @@
 #define PLAN_MAX_COLOURS 32
 #define PLAN_MAX_RECIPE 8
 #define PLAN_MAX_STROKES 100000
+#define PLAN_MIN_TARGET_PX 8 /* a smaller picture is refused */
 
 /*
  * A raster of Lab (D50) pixels, 3 floats a pixel, row-major, row 0 at the top.

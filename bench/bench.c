@@ -10,6 +10,7 @@ const struct bench_case bench_cases[] = {
 	{ "config.machine_load_ms", "ms", 7, bench_config_load },
 	{ "safety.check_stroke_1k_us", "us", 9, bench_safety_check_stroke },
 	{ "safety.decision_json_us", "us", 7, bench_safety_decision_json },
+	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
 	{ NULL, NULL, 0, NULL },
 };
 

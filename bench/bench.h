@@ -26,5 +26,6 @@ int bench_color_de2000(double *value, bl_err *err);
 int bench_config_load(double *value, bl_err *err);
 int bench_safety_check_stroke(double *value, bl_err *err);
 int bench_safety_decision_json(double *value, bl_err *err);
+int bench_mix_solve(double *value, bl_err *err);
 
 #endif

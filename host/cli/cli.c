@@ -38,6 +38,49 @@ const struct cli_command cli_commands[] = {
 	  "{\"name\", \"value\", \"unit\", \"runs\"}. The machine is shared and noisy: compare\n"
 	  "figures from one run, not against remembered numbers.\n",
 	  cli_bench_main },
+	{ "mix", "a recipe for a colour from the palette's paints, or the correction of a mix",
+	  "usage: brushloop mix TARGET_COLOR [--palette P] [--machine M] [--max-paints N]\n"
+	  "                     [--volume ML] [--json]\n"
+	  "       brushloop mix TARGET_COLOR --have NAME:UNITS,... --measured COLOR\n"
+	  "                     [--palette P] [--machine M] [--max-paints N] [--json]\n"
+	  "       brushloop mix trial [--machine M] [--palette P] [--targets N] [--seed S] [--json]\n"
+	  "\n"
+	  "The first form prints the recipe that comes closest to TARGET_COLOR (CIEDE2000\n"
+	  "under D50, as the camera profile delivers it): at most N paints (default: the\n"
+	  "machine's mixing.max_paints) in whole dispense units, between the machine's\n"
+	  "cell_min_ml (or --volume ML) and cell_max_ml; its predicted Lab and CIEDE2000;\n"
+	  "or that the target is out of gamut and the nearest reachable colour.\n"
+	  "--json: {\"recipe\": {\"paint\": units, ...}, \"predicted_lab\", \"de00\",\n"
+	  "\"in_gamut\", \"nearest_lab\", \"nearest_de00\", \"total_units\", \"volume_ml\", ...}.\n"
+	  "\n"
+	  "The second form corrects a mix: the cell holds --have (units per paint) and\n"
+	  "measured --measured. It prints what to add, or, when adding cannot reach the\n"
+	  "target within the cell's capacity, a fresh cell's recipe, with the expected\n"
+	  "waste either way. --json: {\"action\": \"add\"|\"fresh\"|\"done\"|\"give_up\",\n"
+	  "\"dispense\": {...}, \"cell\": {...}, \"predicted_lab\", \"predicted_de00\",\n"
+	  "\"measured_de00\", \"waste_ml\": {\"add\", \"fresh\"}, \"reason\", ...}.\n"
+	  "\n"
+	  "mix trial (the closed loop on the simulator, through the camera) is reserved:\n"
+	  "it needs the simulator and the calibrated vision pipeline.\n"
+	  "\n"
+	  "Defaults: --palette palettes/kimera-13.json (under $BL_SOURCE_ROOT, else the\n"
+	  "source tree brushloop was built from); --machine $BRUSHLOOP_MACHINE, else the\n"
+	  "example simulator machine.\n",
+	  cli_mix_main },
+	{ "palette", "derive a palette's paint data from measured spectra",
+	  "usage: brushloop palette derive --masstone FILE --tints FILE -o PALETTE\n"
+	  "                                [--name NAME] [--notice-file FILE] [--step NM] [--json]\n"
+	  "\n"
+	  "Derives each paint's Kubelka-Munk absorption K and scattering S per band\n"
+	  "(two-constant, S of the white = 1) from measured spectra: the masstones and\n"
+	  "one tint of each paint with the white (files in the Kimera format: a list\n"
+	  "whose first entry holds the wavelengths, reflectance in percent, repeats\n"
+	  "averaged). Writes the palette, with wells w1..wN in paint order and the\n"
+	  "licence found beside the masstones (or in --notice-file) as its notice, and\n"
+	  "prints how closely the model reproduces each measurement (CIEDE2000).\n"
+	  "--step sets the band spacing over 400..700 nm (default 10). --name defaults\n"
+	  "to the output's file name.\n",
+	  cli_palette_main },
 	{ "gate", "the safety gate's decision for every action of a file",
 	  "usage: brushloop gate check PLAN_OR_ACTIONS.json [--machine M] [--from X,Y,Z] [--planner] [--json]\n"
 	  "\n"

@@ -51,5 +51,7 @@ int cli_machine_path(const char *given, char *out, size_t n);
 int cli_run_dir_ok(const char *dir, bl_err *err);
 /* Who answers or grants, for the record: "$USER (pid N)". */
 void cli_operator_name(char *out, size_t n);
+int cli_palette_main(int argc, char **argv);
+int cli_mix_main(int argc, char **argv);
 
 #endif

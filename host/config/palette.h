@@ -8,6 +8,7 @@
 #define PALETTE_MAX_PAINTS 32
 #define PALETTE_MAX_BANDS 81
 #define PALETTE_MAX_TINTS 8
+#define PALETTE_NOTICE_MAX 2048 /* room for a full MIT notice */
 
 /* A tint: the paint mixed with the palette's white, measured as Lab D50. */
 struct palette_tint {
@@ -31,7 +32,7 @@ struct palette_paint {
 struct palette {
 	char file[CFG_PATH_MAX];
 	char name[64];
-	char notice[1024];          /* licence of data derived from others' measurements */
+	char notice[PALETTE_NOTICE_MAX]; /* licence of data derived from others' measurements */
 	char white[CFG_NAME_MAX];   /* the paint tints are mixed with ("" when no tints) */
 	int n_bands;
 	double wavelengths_nm[PALETTE_MAX_BANDS];

@@ -1,0 +1,275 @@
+/* mix_run.c: the closed mixing loop over a cell and a camera (mix_run), and trials of it over many targets (mix_trial). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/rng.h"
+#include "color/mix_impl.h"
+
+/*
+ * Carries out a dispensing action, recording each half in the job as it is
+ * done: a stop between discarding the old cell and filling the new one
+ * leaves a job with an empty cell, which mix_run refills on resuming.
+ */
+static int carry_out(const struct mix_ops *ops, struct mix_job *job, const struct mix_action *act,
+		     bl_err *err)
+{
+	int rc;
+
+	if (act->kind == MIX_ACT_FRESH) {
+		rc = ops->fresh_cell(ops->ctx, err);
+		if (rc)
+			return rc;
+		mix_apply_discard(job);
+		if (ops->on_applied) {
+			rc = ops->on_applied(ops->ctx, job, err);
+			if (rc)
+				return rc;
+		}
+	}
+	rc = ops->dispense(ops->ctx, act->units, err);
+	if (rc)
+		return rc;
+	mix_apply_dispense(job, act->units);
+	return ops->on_applied ? ops->on_applied(ops->ctx, job, err) : 0;
+}
+
+static int cell_empty(const struct mix_job *job)
+{
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		if (job->have[i])
+			return 0;
+	return 1;
+}
+
+int mix_run(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
+	    const color_lab *target, const struct mix_limits *lim, const struct mix_ops *ops,
+	    struct mix_action *last, bl_err *err)
+{
+	struct mix_action act;
+	int rc;
+
+	if (job->finished)
+		return bl_fail(err, BL_EINVAL, "this mix has already finished");
+	if (job->cells == 0) {
+		rc = mix_begin(m, l, job, target, lim, &act, err);
+		if (rc == 0 && ops->on_action)
+			rc = ops->on_action(ops->ctx, job, &act, err);
+		if (rc == 0 && act.kind == MIX_ACT_FRESH)
+			rc = carry_out(ops, job, &act, err);
+		if (rc)
+			return rc;
+		*last = act;
+	}
+	/* A job stopped between emptying a cell and filling it: fill it. */
+	if (!job->finished && cell_empty(job)) {
+		rc = mix_refill(m, l, job, &act, err);
+		if (rc == 0 && ops->on_action)
+			rc = ops->on_action(ops->ctx, job, &act, err);
+		if (rc == 0)
+			rc = carry_out(ops, job, &act, err);
+		if (rc)
+			return rc;
+		*last = act;
+	}
+	/* A resumed job holds a dispensed cell: it is measured, never dispensed again. */
+	while (!job->finished) {
+		color_lab meas;
+
+		rc = ops->measure(ops->ctx, &meas, err);
+		if (rc == 0)
+			rc = mix_step(m, l, job, &meas, &act, err);
+		if (rc == 0 && ops->on_action)
+			rc = ops->on_action(ops->ctx, job, &act, err);
+		if (rc == 0 && (act.kind == MIX_ACT_FRESH || act.kind == MIX_ACT_ADD))
+			rc = carry_out(ops, job, &act, err);
+		if (rc)
+			return rc;
+		*last = act;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Nearest-rank percentile of n sorted values. */
+static double pct(const double *v, int n, double p)
+{
+	int k;
+
+	if (n == 0)
+		return 0.0;
+	k = (int)ceil(p * n) - 1;
+	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+/* A colour the paints mix: a random recipe of 1..max_paints distinct paints, 1..9 units each. */
+static void draw_target(const struct mix_model *m, const struct mix_limits *lim, rng *r,
+			color_lab *out)
+{
+	for (;;) {
+		double amt[MIX_MAX_PAINTS] = { 0 };
+		int k = 1 + (int)rng_below(r, (uint64_t)(lim->max_paints < 3 ? lim->max_paints : 3));
+		int total = 0;
+
+		for (int j = 0; j < k; j++) {
+			int i = (int)rng_below(r, (uint64_t)m->n_paints), u = 1 + (int)rng_below(r, 9);
+
+			if (lim->exclude >> i & 1 || amt[i] > 0.0)
+				continue;
+			amt[i] = u;
+			total += u;
+		}
+		if (total < lim->min_units || total > lim->max_units)
+			continue;
+		mix_predict(m, NULL, amt, out);
+		return;
+	}
+}
+
+int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const struct mix_ops *ops,
+	      int n_targets, uint64_t seed, int baseline, struct mix_trial_stats *st, bl_err *err)
+{
+	struct mix_learn *l = malloc(sizeof(*l));
+	double *att = malloc(sizeof(double) * (size_t)(n_targets > 0 ? n_targets : 1));
+	double *unc = malloc(sizeof(double) * (size_t)(n_targets > 0 ? n_targets : 1));
+	double *fin = malloc(sizeof(double) * (size_t)(n_targets > 0 ? n_targets : 1));
+	int rc = 0, nu = 0, discarded = 0, used = 0, ideal = 0;
+	rng r;
+
+	memset(st, 0, sizeof(*st));
+	if (!l || !att || !unc || !fin) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if (n_targets < 1) {
+		rc = bl_fail(err, BL_EINVAL, "a trial needs at least one target, not %d", n_targets);
+		goto out_free;
+	}
+	mix_learn_init(l, m->n_paints);
+	rng_init(&r, seed);
+	for (int t = 0; t < n_targets; t++) {
+		struct mix_job job;
+		struct mix_action last;
+		color_lab target;
+
+		draw_target(m, lim, &r, &target);
+		if (baseline) {
+			struct mix_solution sol;
+			color_lab meas;
+
+			rc = mix_solve(m, NULL, &target, lim, &sol, err);
+			if (rc == 0)
+				rc = ops->fresh_cell(ops->ctx, err);
+			if (rc == 0)
+				rc = ops->dispense(ops->ctx, sol.recipe.units, err);
+			if (rc == 0)
+				rc = ops->measure(ops->ctx, &meas, err);
+			if (rc)
+				goto out_free;
+			unc[nu] = color_de00(&meas, &target);
+			st->uncorrected_unreached += unc[nu] > lim->tol_de00;
+			nu++;
+		}
+		memset(&job, 0, sizeof(job));
+		rc = mix_run(m, l, &job, &target, lim, ops, &last, err);
+		if (rc)
+			goto out_free;
+		ideal += job.first_units;
+		st->cells += job.cells;
+		used += job.dispensed_units;
+		discarded += job.discarded_units;
+		fin[t] = last.measured_de00 >= 0.0 ? last.measured_de00 : INFINITY;
+		if (last.kind == MIX_ACT_DONE) {
+			att[st->reached++] = job.attempts;
+		} else {
+			st->unreached++;
+			if (st->n_reasons < MIX_TRIAL_REASONS) {
+				st->unreached_target[st->n_reasons] = target;
+				snprintf(st->reasons[st->n_reasons++], sizeof(st->reasons[0]),
+					 "target %d lab:%.2f,%.2f,%.2f: %s", t, target.L, target.a,
+					 target.b, last.reason);
+			}
+		}
+	}
+	st->targets = n_targets;
+	qsort(att, (size_t)st->reached, sizeof(double), cmp_double);
+	qsort(unc, (size_t)nu, sizeof(double), cmp_double);
+	qsort(fin, (size_t)n_targets, sizeof(double), cmp_double);
+	st->attempts_median = pct(att, st->reached, 0.5);
+	st->attempts_p95 = pct(att, st->reached, 0.95);
+	st->attempts_max = st->reached ? (int)att[st->reached - 1] : 0;
+	st->uncorrected_de00_median = pct(unc, nu, 0.5);
+	st->uncorrected_de00_p95 = pct(unc, nu, 0.95);
+	st->uncorrected_de00_max = nu ? unc[nu - 1] : 0.0;
+	st->final_de00_median = pct(fin, n_targets, 0.5);
+	st->final_de00_p95 = pct(fin, n_targets, 0.95);
+	st->final_de00_max = fin[n_targets - 1];
+	st->used_ml = used * lim->unit_ml;
+	st->discarded_ml = discarded * lim->unit_ml;
+	st->ideal_ml = ideal * lim->unit_ml;
+	rc = 0;
+out_free:
+	free(l);
+	free(att);
+	free(unc);
+	free(fin);
+	return rc;
+}
+
+cJSON *mix_trial_json(const struct mix_trial_stats *st)
+{
+	cJSON *o = cJSON_CreateObject(), *a, *u, *reasons;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "targets", st->targets);
+	a = cJSON_AddObjectToObject(o, "attempts");
+	if (a) {
+		cJSON_AddNumberToObject(a, "median", st->attempts_median);
+		cJSON_AddNumberToObject(a, "p95", st->attempts_p95);
+		cJSON_AddNumberToObject(a, "max", st->attempts_max);
+	}
+	cJSON_AddNumberToObject(o, "reached", st->reached);
+	cJSON_AddNumberToObject(o, "unreached", st->unreached);
+	a = cJSON_AddObjectToObject(o, "final_de00");
+	if (a) {
+		cJSON_AddNumberToObject(a, "median", st->final_de00_median);
+		cJSON_AddNumberToObject(a, "p95", st->final_de00_p95);
+		cJSON_AddNumberToObject(a, "max", isfinite(st->final_de00_max) ? st->final_de00_max : -1);
+	}
+	u = cJSON_AddObjectToObject(o, "uncorrected");
+	if (u) {
+		a = cJSON_AddObjectToObject(u, "attempts");
+		if (a) {
+			cJSON_AddNumberToObject(a, "median", 1);
+			cJSON_AddNumberToObject(a, "p95", 1);
+			cJSON_AddNumberToObject(a, "max", 1);
+		}
+		cJSON_AddNumberToObject(u, "unreached", st->uncorrected_unreached);
+		a = cJSON_AddObjectToObject(u, "de00");
+		if (a) {
+			cJSON_AddNumberToObject(a, "median", st->uncorrected_de00_median);
+			cJSON_AddNumberToObject(a, "p95", st->uncorrected_de00_p95);
+			cJSON_AddNumberToObject(a, "max", st->uncorrected_de00_max);
+		}
+	}
+	a = cJSON_AddObjectToObject(o, "paint_ml");
+	if (a) {
+		cJSON_AddNumberToObject(a, "used", st->used_ml);
+		cJSON_AddNumberToObject(a, "ideal", st->ideal_ml);
+		cJSON_AddNumberToObject(a, "discarded", st->discarded_ml);
+	}
+	cJSON_AddNumberToObject(o, "cells", st->cells);
+	reasons = cJSON_AddArrayToObject(o, "unreached_reasons");
+	for (int i = 0; reasons && i < st->n_reasons; i++)
+		cJSON_AddItemToArray(reasons, cJSON_CreateString(st->reasons[i]));
+	return o;
+}

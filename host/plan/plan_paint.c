@@ -209,6 +209,7 @@ struct pass {
 	const unsigned char *mask;
 	float *canvas;
 	float *err;
+	float *floor_err; /* the error left if the nearest colour covered the pixel: what no stroke can beat */
 	float *tb;  /* target blurred to the brush's scale */
 	float *tan; /* edge tangents */
 	float (*col)[3];
@@ -339,6 +340,14 @@ static int make_stroke(struct pass *p, double x, double y, int k, double *len_mm
 	return n;
 }
 
+/* The part of a pixel's error that painting can still remove. */
+static inline float fixable(const struct pass *p, size_t i)
+{
+	float f = p->err[i] - p->floor_err[i];
+
+	return f > 0.0f ? f : 0.0f;
+}
+
 /* How much the error over the footprint drops if colour k is painted there. */
 static double gain_of(const struct pass *p, int k)
 {
@@ -456,7 +465,7 @@ static int run_pass(struct pass *p, int pass_no, int budget, double min_gain_px,
 
 			for (int y = cy * cs; y < (cy + 1) * cs && y < g->h; y++)
 				for (int x = cx * cs; x < (cx + 1) * cs && x < g->w; x++)
-					s += p->err[(size_t)y * g->w + x];
+					s += fixable(p, (size_t)y * g->w + x);
 			if (heap_push(&h, (struct hent){ s * guess, cy * ncx + cx, 0, 1 })) {
 				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
 				goto out_free;
@@ -476,9 +485,9 @@ static int run_pass(struct pass *p, int pass_no, int budget, double min_gain_px,
 
 				if (p->mask && !p->mask[i])
 					continue;
-				s += p->err[i];
-				if (p->err[i] > emax) {
-					emax = p->err[i];
+				s += fixable(p, i);
+				if (fixable(p, i) > emax) {
+					emax = fixable(p, i);
 					bi = (int)i;
 				}
 			}
@@ -665,15 +674,25 @@ int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const f
 	p.err = malloc(n * sizeof(float));
 	p.tb = malloc(n * 3 * sizeof(float));
 	p.tan = malloc(n * 3 * sizeof(float));
-	if (!p.canvas || !p.err || !p.tb || !p.tan) {
+	p.floor_err = malloc(n * sizeof(float));
+	if (!p.canvas || !p.err || !p.tb || !p.tan || !p.floor_err) {
 		rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
 		goto out_free;
 	}
 	if ((rc = pm_fp_init(&p.fp, g, err)))
 		goto out_free;
 	memcpy(p.canvas, start_canvas, n * 3 * sizeof(float));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		float best = 1e30f;
+
 		p.err[i] = pm_dist(t, i, p.canvas + 3 * i);
+		for (int c = 0; c < n_colours; c++) {
+			float d = pm_dist(t, i, col[c]);
+
+			best = d < best ? d : best;
+		}
+		p.floor_err[i] = best < p.err[i] ? best : p.err[i];
+	}
 
 	nb = brush_order(m, order);
 	for (int b = 0; b < nb; b++)
@@ -737,6 +756,7 @@ out_free:
 	free(p.err);
 	free(p.tb);
 	free(p.tan);
+	free(p.floor_err);
 	free(p.buf);
 	return rc;
 }

@@ -11,6 +11,8 @@ const struct bench_case bench_cases[] = {
 	{ "safety.check_stroke_1k_us", "us", 9, bench_safety_check_stroke },
 	{ "safety.decision_json_us", "us", 7, bench_safety_decision_json },
 	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
+	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
+	{ "vision.de_map_ms", "ms", 15, bench_vision_de_map },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -27,5 +27,7 @@ int bench_config_load(double *value, bl_err *err);
 int bench_safety_check_stroke(double *value, bl_err *err);
 int bench_safety_decision_json(double *value, bl_err *err);
 int bench_mix_solve(double *value, bl_err *err);
+int bench_vision_observe(double *value, bl_err *err);
+int bench_vision_de_map(double *value, bl_err *err);
 
 #endif

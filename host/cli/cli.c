@@ -132,6 +132,38 @@ const struct cli_command cli_commands[] = {
 	  "ignores and reports such grants anyway. Every grant and every use of it is\n"
 	  "journaled.\n",
 	  cli_grant_main },
+	{ "camera", "list V4L2 cameras, capture a frame",
+	  "usage: brushloop camera list [--dir DIR] [--json]\n"
+	  "       brushloop camera capture [--machine M] -o FRAME.jpg|.png [--average N] [--json]\n"
+	  "\n"
+	  "list shows the V4L2 video capture devices in /dev (or DIR) with their native\n"
+	  "formats and frame sizes. capture opens the machine file's camera (v4l2 or\n"
+	  "replay; M defaults to $BRUSHLOOP_MACHINE, else the example simulator machine),\n"
+	  "locks its controls, throws away\n"
+	  "camera.discard_frames frames and writes one frame to FRAME, or the average of N\n"
+	  "frames (1..64). A single JPEG frame is written byte for byte; averaged or YUYV\n"
+	  "frames are encoded by the extension (.png lossless, .jpg quality 95).\n",
+	  cli_camera_main },
+	{ "measure", "measure colour: a region, truth patches, or the canvas against a target",
+	  "usage: brushloop measure IMAGE --roi X,Y,W,H [--profile P] [--machine M] [--json]\n"
+	  "       brushloop measure IMAGE --truth TRUTH.json [--profile P] [--machine M] [--json]\n"
+	  "       brushloop measure IMAGE --canvas --target TARGET [--machine M]\n"
+	  "                 [--geometry CANVAS.json] [--cell MM] [--px-per-mm N] [--worst N]\n"
+	  "                 [-o ERRMAP.png] [--raster CANVAS.png] [--profile P] [--json]\n"
+	  "\n"
+	  "--roi: the robust Lab of a region (pixels, origin top left), its spread and\n"
+	  "pixel count; --json gives \"lab\", \"stddev\" and \"pixels\".\n"
+	  "--truth: every patch of a truth file ({\"patches\": [{\"name\", \"roi\", \"lab\"}]})\n"
+	  "measured and compared with its true Lab (CIEDE2000, mean and max).\n"
+	  "--canvas: the canvas located by its corner markers or the canvas file\n"
+	  "(--geometry, else calibration.canvas), rectified at N px/mm (default 1),\n"
+	  "compared with TARGET cell by cell (default 5 mm) as a CIEDE2000 map: mean,\n"
+	  "95th percentile (\"mean_de00\", \"p95_de00\") and the worst cells; -o writes\n"
+	  "the map as a picture, --raster the rectified canvas.\n"
+	  "Colours go through the camera profile (--profile, else the machine file's\n"
+	  "calibration.camera_profile); without one, through sRGB with a warning. M\n"
+	  "defaults to $BRUSHLOOP_MACHINE, else the example simulator machine.\n",
+	  cli_measure_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -53,5 +53,7 @@ int cli_run_dir_ok(const char *dir, bl_err *err);
 void cli_operator_name(char *out, size_t n);
 int cli_palette_main(int argc, char **argv);
 int cli_mix_main(int argc, char **argv);
+int cli_camera_main(int argc, char **argv);
+int cli_measure_main(int argc, char **argv);
 
 #endif

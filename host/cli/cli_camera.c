@@ -1,0 +1,242 @@
+/* cli_camera.c: `brushloop camera`: list V4L2 devices with their formats, capture a (possibly averaged) frame to a file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "cli/cli.h"
+#include "vision/cam_open.h"
+
+static int camera_list(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = "/dev";
+	struct cam_v4l2_device *devs;
+	bl_err err = { 0 };
+	int json = 0, opt, n;
+	cJSON *root = NULL, *arr = NULL;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			dir = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return cli_usage(cmd, "bad option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage(cmd, "camera list takes no arguments");
+	if (cam_v4l2_list(dir, &devs, &n, &err))
+		return cli_fail(&err);
+	if (json) {
+		root = cJSON_CreateObject();
+		arr = root ? cJSON_AddArrayToObject(root, "devices") : NULL;
+		if (!arr) {
+			free(devs);
+			cJSON_Delete(root);
+			return BL_EXIT_FAIL;
+		}
+	} else if (n == 0) {
+		printf("no V4L2 video capture devices in %s\n", dir);
+	}
+	for (int i = 0; i < n; i++) {
+		const struct cam_v4l2_device *d = &devs[i];
+		cJSON *dj = NULL, *fa = NULL;
+
+		if (arr) {
+			dj = cJSON_CreateObject();
+			cJSON_AddItemToArray(arr, dj);
+			cJSON_AddStringToObject(dj, "path", d->path);
+			cJSON_AddStringToObject(dj, "card", d->card);
+			cJSON_AddStringToObject(dj, "driver", d->driver);
+			cJSON_AddStringToObject(dj, "bus", d->bus);
+			fa = cJSON_AddArrayToObject(dj, "formats");
+		} else {
+			printf("%s: %s (%s, %s)\n", d->path, d->card, d->driver, d->bus);
+		}
+		for (int k = 0; k < d->nformats; k++) {
+			const struct cam_v4l2_format *f = &d->formats[k];
+
+			if (fa) {
+				cJSON *fj = cJSON_CreateObject(), *sz;
+
+				cJSON_AddItemToArray(fa, fj);
+				cJSON_AddStringToObject(fj, "fourcc", f->fourcc);
+				cJSON_AddStringToObject(fj, "description", f->description);
+				sz = cJSON_AddArrayToObject(fj, "sizes");
+				for (int s = 0; sz && s < f->nsizes; s++)
+					cJSON_AddItemToArray(sz, cJSON_CreateIntArray(f->sizes[s], 2));
+				if (f->stepwise) {
+					const double mn[2] = { f->min_w, f->min_h };
+					const double mx[2] = { f->max_w, f->max_h };
+
+					json_add_vec(fj, "min_size", mn, 2);
+					json_add_vec(fj, "max_size", mx, 2);
+				}
+				continue;
+			}
+			printf("  %-4s %-24s", f->fourcc, f->description);
+			for (int s = 0; s < f->nsizes; s++)
+				printf(" %dx%d", f->sizes[s][0], f->sizes[s][1]);
+			if (f->stepwise)
+				printf(" %dx%d..%dx%d", f->min_w, f->min_h, f->max_w, f->max_h);
+			printf("\n");
+		}
+	}
+	free(devs);
+	return root ? cli_print_json(root) : 0;
+}
+
+static int has_ext(const char *path, const char *ext)
+{
+	size_t n = strlen(path), e = strlen(ext);
+
+	return n > e && strcasecmp(path + n - e, ext) == 0;
+}
+
+static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "machine", required_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "average", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *machine_path = NULL, *outp = NULL;
+	struct machine *m = NULL;
+	struct camera cam;
+	struct img im = { 0 };
+	bl_err err = { 0 };
+	long average = 1;
+	int json = 0, opt, rc, locked = 1, w = 0, h = 0;
+	char source[128] = "", mpath[CFG_PATH_MAX];
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			machine_path = optarg;
+			break;
+		case 'o':
+			outp = optarg;
+			break;
+		case 'a':
+			if (cli_parse_long("--average", optarg, 1, 64, &average, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return cli_usage(cmd, "bad option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage(cmd, "camera capture takes no arguments besides its options");
+	if (!outp)
+		return cli_usage(cmd, "camera capture needs -o FILE (.jpg or .png)");
+	if (!has_ext(outp, ".jpg") && !has_ext(outp, ".jpeg") && !has_ext(outp, ".png"))
+		return cli_usage(cmd, "-o %s: name the file .jpg or .png", outp);
+	cli_machine_path(machine_path, mpath, sizeof(mpath));
+	m = malloc(sizeof(*m));
+	if (!m)
+		return BL_EXIT_FAIL;
+	rc = machine_load(mpath, m, &err);
+	if (rc)
+		goto out_fail;
+	rc = cam_open(&cam, m, clk_monotonic(), &err);
+	if (rc)
+		goto out_fail;
+	rc = cam_lock_controls(&cam, &err);
+	if (rc)
+		goto out_close;
+	if (average == 1) {
+		struct cam_frame f;
+
+		rc = cam_capture(&cam, &f, &err);
+		if (rc)
+			goto out_close;
+		locked = f.controls_locked;
+		snprintf(source, sizeof(source), "%s", f.source);
+		/* A camera's JPEG is kept byte for byte: recompressing would lose detail. */
+		if (f.format == CAM_FMT_JPEG && !has_ext(outp, ".png")) {
+			w = f.width;
+			h = f.height;
+			rc = fs_write_atomic(outp, f.data, f.len, &err);
+		} else {
+			rc = img_decode_frame(&f, m->camera.max_pixels, &im, &err);
+			if (rc == 0) {
+				w = im.w;
+				h = im.h;
+				rc = img_save(outp, &im, &err);
+			}
+		}
+		cam_frame_free(&f);
+	} else {
+		rc = cam_capture_average(&cam, (int)average, &im, &locked, &err);
+		snprintf(source, sizeof(source), "%s", m->camera.device);
+		if (rc == 0) {
+			w = im.w;
+			h = im.h;
+			rc = img_save(outp, &im, &err);
+		}
+	}
+	if (rc)
+		goto out_close;
+	if (!locked)
+		log_warn("%s: taken with automatic camera controls: not fit for colour measurement",
+			 outp);
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+
+		if (o) {
+			cJSON_AddStringToObject(o, "file", outp);
+			cJSON_AddStringToObject(o, "source", source);
+			cJSON_AddNumberToObject(o, "width", w);
+			cJSON_AddNumberToObject(o, "height", h);
+			cJSON_AddNumberToObject(o, "frames", (double)average);
+			cJSON_AddBoolToObject(o, "controls_locked", locked);
+		}
+		rc = cli_print_json(o);
+	} else {
+		printf("%s: %dx%d, %ld frame%s from %s, controls %s\n", outp, w, h, average,
+		       average == 1 ? "" : "s averaged", source, locked ? "locked" : "automatic");
+	}
+	img_free(&im);
+	cam_close(&cam);
+	free(m);
+	return rc;
+out_close:
+	img_free(&im);
+	cam_close(&cam);
+out_fail:
+	free(m);
+	return cli_fail(&err);
+}
+
+int cli_camera_main(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find("camera");
+
+	if (argc < 2)
+		return cli_usage(cmd, "camera needs a subcommand: list or capture");
+	if (strcmp(argv[1], "list") == 0)
+		return camera_list(cmd, argc - 1, argv + 1);
+	if (strcmp(argv[1], "capture") == 0)
+		return camera_capture(cmd, argc - 1, argv + 1);
+	return cli_usage(cmd, "unknown camera subcommand '%s'", argv[1]);
+}

@@ -1,0 +1,553 @@
+/* canvas.c: the canvas geometry file, corner-marker location and rectification of the canvas to a raster in mm. */
+#include "vision/canvas.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/log.h"
+
+#define TRY(expr)                      \
+	do {                           \
+		int rc_ = (expr);      \
+		if (rc_ < 0)           \
+			return rc_;    \
+	} while (0)
+
+/* Frames and canvases beyond these are typos, not equipment. */
+#define MAX_IMAGE_PX 65536
+#define MAX_CANVAS_MM 10000.0
+
+void vis_canvas_init(struct vis_canvas *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->marker_offset_mm = VIS_MARKER_OFFSET_MM;
+	c->error_mm = -1.0;
+}
+
+/* Twice the signed area of the quad; positive when the corners run clockwise on screen. */
+static double quad_area2(const double *p)
+{
+	double s = 0.0;
+
+	for (int i = 0; i < 4; i++) {
+		int j = (i + 1) % 4;
+
+		s += p[2 * i] * p[2 * j + 1] - p[2 * j] * p[2 * i + 1];
+	}
+	return s;
+}
+
+static int quad_convex(const double *p)
+{
+	int sign = 0;
+
+	for (int i = 0; i < 4; i++) {
+		const double *a = p + 2 * i, *b = p + 2 * ((i + 1) % 4), *c = p + 2 * ((i + 2) % 4);
+		double cr = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]);
+		int s = cr > 0 ? 1 : cr < 0 ? -1 : 0;
+
+		if (s == 0 || (sign && s != sign))
+			return 0;
+		sign = s;
+	}
+	return 1;
+}
+
+static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
+{
+	json_obj o;
+	const cJSON *arr;
+	size_t n;
+	double f[2], ctr[2];
+	int rc;
+
+	rc = json_child(root, "camera", JSON_OPTIONAL, &o, err);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	TRY(json_vec(&o, "focal_px", JSON_REQUIRED, 2, 1.0, 1e6, f, err));
+	TRY(json_vec(&o, "centre_px", JSON_REQUIRED, 2, -1e5, 1e5, ctr, err));
+	rc = json_array(&o, "distortion", JSON_OPTIONAL, 8, &arr, &n, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		if (n != 4 && n != 5 && n != 8)
+			return json_fail(&o, "distortion", err, BL_EINVAL,
+					 "%zu coefficients; give 4 (k1 k2 p1 p2), 5 (+k3) or 8", n);
+		TRY(json_vec(&o, "distortion", JSON_REQUIRED, (int)n, -1e3, 1e3, c->camera.dist,
+			     err));
+		c->camera.ndist = (int)n;
+	}
+	c->camera.fx = f[0];
+	c->camera.fy = f[1];
+	c->camera.cx = ctr[0];
+	c->camera.cy = ctr[1];
+	c->has_camera = 1;
+	return json_end(&o, err);
+}
+
+int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
+{
+	static const char *const kinds[] = { "canvas", NULL };
+	cJSON *root = NULL;
+	json_obj o;
+	const cJSON *arr, *it;
+	double size_px[2];
+	size_t n, i = 0;
+	int kind, version, rc;
+
+	vis_canvas_init(c);
+	rc = json_parse_file(path, &root, err);
+	if (rc)
+		return rc;
+	rc = json_obj_open(root, path, "", &o, err);
+	if (rc)
+		goto out_free;
+	if ((rc = json_enum(&o, "kind", JSON_REQUIRED, kinds, &kind, err)) < 0)
+		goto out_free;
+	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0)
+		goto out_free;
+	if ((rc = json_vec(&o, "image_px", JSON_REQUIRED, 2, 16, MAX_IMAGE_PX, size_px, err)) < 0)
+		goto out_free;
+	if (size_px[0] != floor(size_px[0]) || size_px[1] != floor(size_px[1])) {
+		rc = json_fail(&o, "image_px", err, BL_EINVAL, "must be whole pixels");
+		goto out_free;
+	}
+	c->image_w = (int)size_px[0];
+	c->image_h = (int)size_px[1];
+	if ((rc = json_vec(&o, "size_mm", JSON_REQUIRED, 2, 1.0, MAX_CANVAS_MM, c->size_mm, err)) < 0)
+		goto out_free;
+	if ((rc = json_array(&o, "corners_px", JSON_REQUIRED, 4, &arr, &n, err)) < 0)
+		goto out_free;
+	if (n != 4) {
+		rc = json_fail(&o, "corners_px", err, BL_EINVAL,
+			       "%zu corners; give 4: canvas (0,0), (W,0), (W,H), (0,H)", n);
+		goto out_free;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		const cJSON *x = cJSON_GetArrayItem(it, 0), *y = cJSON_GetArrayItem(it, 1);
+
+		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 || !cJSON_IsNumber(x) ||
+		    !cJSON_IsNumber(y) || !isfinite(x->valuedouble) || !isfinite(y->valuedouble)) {
+			rc = json_fail(&o, "corners_px", err, BL_EINVAL,
+				       "corner %zu must be [x, y] in px", i);
+			goto out_free;
+		}
+		/* Corners may lie a little outside the frame (a canvas cut by the view), not far. */
+		if (fabs(x->valuedouble) > 4.0 * c->image_w || fabs(y->valuedouble) > 4.0 * c->image_h) {
+			rc = json_fail(&o, "corners_px", err, BL_EINVAL,
+				       "corner %zu (%g, %g) lies far outside the %dx%d image", i,
+				       x->valuedouble, y->valuedouble, c->image_w, c->image_h);
+			goto out_free;
+		}
+		c->corners_px[2 * i] = x->valuedouble;
+		c->corners_px[2 * i + 1] = y->valuedouble;
+		i++;
+	}
+	if (!quad_convex(c->corners_px) || fabs(quad_area2(c->corners_px)) < 2.0 * 16 * 16) {
+		rc = json_fail(&o, "corners_px", err, BL_EINVAL,
+			       "the four corners do not form a convex quadrilateral (order: canvas "
+			       "(0,0), (W,0), (W,H), (0,H))");
+		goto out_free;
+	}
+	if ((rc = load_camera(&o, c, err)) < 0)
+		goto out_free;
+	if ((rc = json_num(&o, "marker_offset_mm", JSON_OPTIONAL, 0.0, 1000.0, &c->marker_offset_mm,
+			   err)) < 0)
+		goto out_free;
+	if ((rc = json_num(&o, "error_mm", JSON_OPTIONAL, 0.0, 1000.0, &c->error_mm, err)) < 0)
+		goto out_free;
+	rc = json_end(&o, err);
+out_free:
+	cJSON_Delete(root);
+	return rc < 0 ? rc : 0;
+}
+
+int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err)
+{
+	cJSON *root = cJSON_CreateObject(), *corners;
+	const double img[2] = { c->image_w, c->image_h };
+	int rc;
+
+	if (!root)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	cJSON_AddStringToObject(root, "kind", "canvas");
+	cJSON_AddNumberToObject(root, "version", 1);
+	json_add_vec(root, "image_px", img, 2);
+	json_add_vec(root, "size_mm", c->size_mm, 2);
+	corners = cJSON_AddArrayToObject(root, "corners_px");
+	for (int i = 0; corners && i < 4; i++)
+		cJSON_AddItemToArray(corners, cJSON_CreateDoubleArray(c->corners_px + 2 * i, 2));
+	if (c->has_camera) {
+		cJSON *cam = cJSON_AddObjectToObject(root, "camera");
+		const double f[2] = { c->camera.fx, c->camera.fy };
+		const double ctr[2] = { c->camera.cx, c->camera.cy };
+
+		if (cam) {
+			json_add_vec(cam, "focal_px", f, 2);
+			json_add_vec(cam, "centre_px", ctr, 2);
+			if (c->camera.ndist)
+				json_add_vec(cam, "distortion", c->camera.dist, c->camera.ndist);
+		}
+	}
+	cJSON_AddNumberToObject(root, "marker_offset_mm", c->marker_offset_mm);
+	if (c->error_mm >= 0.0)
+		cJSON_AddNumberToObject(root, "error_mm", c->error_mm);
+	rc = json_write_file(path, root, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* Local scale of H (px per mm) at canvas point p: the mean of the two axis stretches. */
+static double local_scale(const double H[9], double x, double y)
+{
+	double p[6] = { x, y, x + 1.0, y, x, y + 1.0 }, q[6];
+
+	cv_apply_homography(H, p, q, 3);
+	return 0.5 * (hypot(q[2] - q[0], q[3] - q[1]) + hypot(q[4] - q[0], q[5] - q[1]));
+}
+
+/* Orders four marker centres as canvas (0,0), (W,0), (W,H), (0,H): by angle about their middle. */
+static void order_corners(const struct cv_marker *m, double out[8], double side[4])
+{
+	double cx = 0.0, cy = 0.0, ang[4];
+	int idx[4] = { 0, 1, 2, 3 };
+
+	for (int i = 0; i < 4; i++) {
+		cx += m[i].centre[0] / 4.0;
+		cy += m[i].centre[1] / 4.0;
+	}
+	for (int i = 0; i < 4; i++)
+		ang[i] = atan2(m[i].centre[1] - cy, m[i].centre[0] - cx);
+	/* Image y runs down: angles from -pi are top left, top right, bottom right, bottom left. */
+	for (int i = 1; i < 4; i++)
+		for (int j = i; j > 0 && ang[idx[j]] < ang[idx[j - 1]]; j--) {
+			int t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (int i = 0; i < 4; i++) {
+		out[2 * i] = m[idx[i]].centre[0];
+		out[2 * i + 1] = m[idx[i]].centre[1];
+		side[i] = m[idx[i]].side_px;
+	}
+}
+
+static int geometry_from_markers(const struct img *frame, const char *name,
+				 const struct vis_canvas *file, const double size_mm[2],
+				 struct vis_geometry *g, bl_err *err)
+{
+	struct cv_view rgb = { frame->px, frame->w, frame->h, frame->w * 3, 3 };
+	struct cv_view grey = { NULL, frame->w, frame->h, frame->w, 1 };
+	struct cv_marker mk[8];
+	double raw[8], ideal[8], side[4], canvas_pts[8];
+	double o = file ? file->marker_offset_mm : VIS_MARKER_OFFSET_MM;
+	const double *sz = file ? file->size_mm : size_mm;
+	int n = 0, rc;
+
+	grey.px = malloc((size_t)frame->w * frame->h);
+	if (!grey.px)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	rc = cv_grey(&rgb, &grey, err);
+	/* Markers smaller than 8 px across cannot be told from paint texture. */
+	if (rc == 0)
+		rc = cv_find_markers(&grey, 8.0, mk, 8, &n, err);
+	free(grey.px);
+	if (rc)
+		return rc;
+	g->markers_found = n;
+	if (n != 4) {
+		if (n)
+			log_info("%s: %d corner marker%s found, need 4", name, n, n == 1 ? "" : "s");
+		return 1;
+	}
+	if (!sz)
+		return bl_fail(err, BL_EINVAL,
+			       "%s: corner markers found but the canvas size is unknown (give a "
+			       "machine file)", name);
+	order_corners(mk, raw, side);
+	if (file && file->has_camera) {
+		rc = cv_undistort_points(&file->camera, raw, ideal, 4, err);
+		if (rc)
+			return rc;
+	} else {
+		memcpy(ideal, raw, sizeof(ideal));
+	}
+	{
+		const double pts[8] = { -o, -o, sz[0] + o, -o, sz[0] + o, sz[1] + o, -o, sz[1] + o };
+
+		memcpy(canvas_pts, pts, sizeof(pts));
+	}
+	rc = cv_homography(canvas_pts, ideal, 4, g->H, err);
+	if (rc)
+		return bl_err_prefix(err, "%s: corner markers", name);
+	/*
+	 * A marker's size must agree with the homography's scale where it sits:
+	 * four blobs that merely look like markers, or a wrong canvas size, fail here.
+	 */
+	for (int i = 0; i < 4; i++) {
+		double want = local_scale(g->H, canvas_pts[2 * i], canvas_pts[2 * i + 1]) *
+			      VIS_MARKER_SIDE_MM;
+
+		if (side[i] < 0.6 * want || side[i] > 1.6 * want) {
+			log_warn("%s: the corner markers do not fit a %gx%g mm canvas (marker %d is "
+				 "%.1f px across, expected %.1f); ignoring them",
+				 name, sz[0], sz[1], i, side[i], want);
+			return 1;
+		}
+	}
+	g->size_mm[0] = sz[0];
+	g->size_mm[1] = sz[1];
+	g->has_camera = file ? file->has_camera : 0;
+	if (g->has_camera)
+		g->camera = file->camera;
+	g->source = VIS_FROM_MARKERS;
+	{
+		const double cpts[8] = { 0, 0, sz[0], 0, sz[0], sz[1], 0, sz[1] };
+		double ip[8];
+
+		cv_apply_homography(g->H, cpts, ip, 4);
+		if (g->has_camera)
+			rc = cv_distort_points(&g->camera, ip, g->corners_px, 4, err);
+		else
+			memcpy(g->corners_px, ip, sizeof(ip));
+	}
+	return rc;
+}
+
+int vis_locate(const struct img *frame, const char *name, const struct vis_canvas *file,
+	       const double size_mm[2], struct vis_geometry *g, bl_err *err)
+{
+	double canvas_pts[8], ideal[8];
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	rc = geometry_from_markers(frame, name, file, size_mm, g, err);
+	if (rc <= 0)
+		return rc;
+	if (!file)
+		return bl_fail(err, BL_EINVAL,
+			       "%s: no canvas found: %d corner marker%s in the frame (4 needed) and no "
+			       "canvas file (calibration.canvas)",
+			       name, g->markers_found, g->markers_found == 1 ? "" : "s");
+	if (file->image_w != frame->w || file->image_h != frame->h)
+		return bl_fail(err, BL_EINVAL,
+			       "%s: frame is %dx%d but the canvas file describes %dx%d frames", name,
+			       frame->w, frame->h, file->image_w, file->image_h);
+	if (file->has_camera) {
+		rc = cv_undistort_points(&file->camera, file->corners_px, ideal, 4, err);
+		if (rc)
+			return rc;
+	} else {
+		memcpy(ideal, file->corners_px, sizeof(ideal));
+	}
+	{
+		const double pts[8] = { 0, 0, file->size_mm[0], 0, file->size_mm[0],
+					file->size_mm[1], 0, file->size_mm[1] };
+
+		memcpy(canvas_pts, pts, sizeof(pts));
+	}
+	rc = cv_homography(canvas_pts, ideal, 4, g->H, err);
+	if (rc)
+		return bl_err_prefix(err, "canvas file");
+	g->size_mm[0] = file->size_mm[0];
+	g->size_mm[1] = file->size_mm[1];
+	g->has_camera = file->has_camera;
+	g->camera = file->camera;
+	g->source = VIS_FROM_FILE;
+	memcpy(g->corners_px, file->corners_px, sizeof(g->corners_px));
+	return 0;
+}
+
+int vis_rectify(const struct img *frame, const struct vis_geometry *g, double px_per_mm,
+		struct img *out, bl_err *err)
+{
+	struct cv_view src = { frame->px, frame->w, frame->h, frame->w * 3, 3 };
+	struct cv_view small = { 0 }, dst;
+	unsigned char *small_px = NULL;
+	double scale = 1e30, off;
+	long ow, oh;
+	int f, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!(px_per_mm > 0.0) || px_per_mm > 100.0)
+		return bl_fail(err, BL_EINVAL, "raster resolution %g px/mm is outside 0..100",
+			       px_per_mm);
+	ow = lround(g->size_mm[0] * px_per_mm);
+	oh = lround(g->size_mm[1] * px_per_mm);
+	if (ow < 1 || oh < 1 || ow * oh > 100L * 1000 * 1000)
+		return bl_fail(err, BL_EINVAL, "canvas raster of %ldx%ld px is unreasonable", ow, oh);
+	/*
+	 * Shrink the frame by a whole factor first, so each raster pixel is an
+	 * average over the frame pixels it covers, not four of them sampled.
+	 */
+	for (int i = 0; i < 4; i++) {
+		double x = (i == 1 || i == 2) ? g->size_mm[0] : 0.0;
+		double y = i >= 2 ? g->size_mm[1] : 0.0;
+		double s = local_scale(g->H, x, y);
+
+		if (s < scale)
+			scale = s;
+	}
+	f = (int)floor(scale / px_per_mm);
+	if (f < 1)
+		f = 1;
+	if (f > 1 && (frame->w / f < 2 || frame->h / f < 2))
+		f = 1;
+	if (f > 1) {
+		struct cv_view crop = src;
+
+		crop.w = (frame->w / f) * f;
+		crop.h = (frame->h / f) * f;
+		small.w = crop.w / f;
+		small.h = crop.h / f;
+		small.channels = 3;
+		small.stride = small.w * 3;
+		small_px = malloc((size_t)small.w * small.h * 3);
+		if (!small_px)
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		small.px = small_px;
+		rc = cv_resize(&crop, &small, err);
+		if (rc)
+			goto out_free;
+	} else {
+		small = src;
+	}
+	/* A pixel centre u of the frame is at (u - (f - 1) / 2) / f in the shrunk one. */
+	off = (f - 1) / 2.0;
+	rc = img_alloc(out, (int)ow, (int)oh, err);
+	if (rc)
+		goto out_free;
+	dst = (struct cv_view){ out->px, out->w, out->h, out->w * 3, 3 };
+	if (!g->has_camera || g->camera.ndist == 0) {
+		/* raster px -> canvas mm -> frame px -> shrunk px, one matrix. */
+		const double S[9] = { 1.0 / px_per_mm, 0, 0.5 / px_per_mm,
+				      0, 1.0 / px_per_mm, 0.5 / px_per_mm,
+				      0, 0, 1 };
+		const double T[9] = { 1.0 / f, 0, -off / f, 0, 1.0 / f, -off / f, 0, 0, 1 };
+		double HS[9], M[9];
+
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 3; c++) {
+				HS[3 * r + c] = 0.0;
+				for (int k = 0; k < 3; k++)
+					HS[3 * r + c] += g->H[3 * r + k] * S[3 * k + c];
+			}
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 3; c++) {
+				M[3 * r + c] = 0.0;
+				for (int k = 0; k < 3; k++)
+					M[3 * r + c] += T[3 * r + k] * HS[3 * k + c];
+			}
+		rc = cv_warp(&small, M, &dst, err);
+	} else {
+		size_t n = (size_t)ow * (size_t)oh;
+		double *pts = malloc(n * 2 * sizeof(double));
+		float *mx = malloc(n * sizeof(float)), *my = malloc(n * sizeof(float));
+
+		if (!pts || !mx || !my) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		} else {
+			for (long j = 0; j < oh; j++)
+				for (long i = 0; i < ow; i++) {
+					size_t k = (size_t)j * ow + i;
+
+					pts[2 * k] = (i + 0.5) / px_per_mm;
+					pts[2 * k + 1] = (j + 0.5) / px_per_mm;
+				}
+			cv_apply_homography(g->H, pts, pts, (int)n);
+			rc = cv_distort_points(&g->camera, pts, pts, (int)n, err);
+			for (size_t k = 0; rc == 0 && k < n; k++) {
+				mx[k] = (float)((pts[2 * k] - off) / f);
+				my[k] = (float)((pts[2 * k + 1] - off) / f);
+			}
+			if (rc == 0)
+				rc = cv_remap(&small, mx, my, &dst, err);
+		}
+		free(pts);
+		free(mx);
+		free(my);
+	}
+	if (rc)
+		img_free(out);
+out_free:
+	free(small_px);
+	return rc;
+}
+
+int vis_marker_at(double x_mm, double y_mm, const double size_mm[2], double offset_mm)
+{
+	const double o = offset_mm;
+	const double cx[4] = { -o, size_mm[0] + o, size_mm[0] + o, -o };
+	const double cy[4] = { -o, -o, size_mm[1] + o, size_mm[1] + o };
+
+	for (int m = 0; m < 4; m++) {
+		double u = (x_mm - cx[m]) / VIS_MARKER_MODULE_MM, v = (y_mm - cy[m]) / VIS_MARKER_MODULE_MM;
+		double r = fmax(fabs(u), fabs(v)); /* in modules from the centre */
+
+		if (r < 4.5)
+			return r < 1.5 || (r >= 2.5 && r < 3.5);
+	}
+	return -1;
+}
+
+void vis_draw_markers(struct img *frame, const double H[9], const double size_mm[2],
+		      double offset_mm)
+{
+	const double o = offset_mm, half = 4.5 * VIS_MARKER_MODULE_MM; /* with a 1-module quiet zone */
+	const double ctr[8] = { -o, -o, size_mm[0] + o, -o, size_mm[0] + o, size_mm[1] + o,
+				-o, size_mm[1] + o };
+	double Hi[9];
+
+	if (cv_invert3(H, Hi, NULL))
+		return;
+	for (int m = 0; m < 4; m++) {
+		double box[8] = { ctr[2 * m] - half, ctr[2 * m + 1] - half, ctr[2 * m] + half,
+				  ctr[2 * m + 1] - half, ctr[2 * m] + half, ctr[2 * m + 1] + half,
+				  ctr[2 * m] - half, ctr[2 * m + 1] + half };
+		double ib[8];
+		double x0 = frame->w, y0 = frame->h, x1 = -1, y1 = -1;
+
+		cv_apply_homography(H, box, ib, 4);
+		for (int i = 0; i < 4; i++) {
+			x0 = fmin(x0, floor(ib[2 * i]) - 1);
+			x1 = fmax(x1, ceil(ib[2 * i]) + 1);
+			y0 = fmin(y0, floor(ib[2 * i + 1]) - 1);
+			y1 = fmax(y1, ceil(ib[2 * i + 1]) + 1);
+		}
+		x0 = fmax(x0, 0);
+		y0 = fmax(y0, 0);
+		x1 = fmin(x1, frame->w - 1);
+		y1 = fmin(y1, frame->h - 1);
+		for (int y = (int)y0; y <= (int)y1; y++)
+			for (int x = (int)x0; x <= (int)x1; x++) {
+				int dark = 0, inside = 0;
+
+				/* 4x4 samples a pixel: the edges come out anti-aliased, as a lens renders them. */
+				for (int sy = 0; sy < 4; sy++)
+					for (int sx = 0; sx < 4; sx++) {
+						double p[2] = { x - 0.375 + sx * 0.25, y - 0.375 + sy * 0.25 }, q[2];
+						int k;
+
+						cv_apply_homography(Hi, p, q, 1);
+						k = vis_marker_at(q[0], q[1], size_mm, offset_mm);
+						if (k < 0)
+							continue;
+						inside++;
+						dark += k;
+					}
+				if (!inside)
+					continue;
+				for (int k = 0; k < 3; k++) {
+					unsigned char *px = frame->px + ((size_t)y * frame->w + x) * 3 + k;
+					double cov = inside / 16.0;
+					double val = (dark * 25.0 + (inside - dark) * 235.0) / inside;
+
+					*px = (unsigned char)lround(cov * val + (1.0 - cov) * *px);
+				}
+			}
+	}
+}

@@ -1,0 +1,63 @@
+/* image.h: decoding and encoding of camera frames and target images: JPEG through TurboJPEG, PNG through libpng, packed RGB. */
+#ifndef BL_VISION_IMAGE_H
+#define BL_VISION_IMAGE_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "vision/camera.h"
+
+/*
+ * A decoded image: packed 8-bit RGB, rows top to bottom, stride 3 * w bytes.
+ * icc holds an embedded ICC profile when the file had one (PNG iCCP, JPEG
+ * APP2 ICC_PROFILE), else NULL.
+ */
+struct img {
+	int w, h;              /* px */
+	unsigned char *px;     /* 3 * w * h bytes, owned */
+	unsigned char *icc;    /* embedded ICC profile (owned) or NULL */
+	size_t icc_len;
+};
+
+/* Largest image file brushloop reads (a 16-bit 8K PNG stays well under it). */
+#define IMG_MAX_FILE_BYTES (512u << 20)
+
+/*
+ * Reads the format and size from the header of an encoded image without
+ * decoding it. name is used in messages (a file name or a frame source).
+ */
+int img_probe(const unsigned char *buf, size_t len, const char *name, enum cam_format *fmt,
+	      int *w, int *h, bl_err *err);
+
+/*
+ * Decodes a JPEG or PNG held in memory (the format is told from the first
+ * bytes). The header's size is checked against max_pixels before any pixel
+ * memory is allocated. A truncated or corrupt file is BL_EINVAL with a
+ * message naming it, never a partly grey image. Harmless libjpeg warnings
+ * (extraneous bytes before a marker, as some webcams send) are accepted.
+ */
+int img_decode(const unsigned char *buf, size_t len, const char *name, long max_pixels,
+	       struct img *out, bl_err *err);
+
+/* Reads and decodes an image file (refuses directories, empty files and files over IMG_MAX_FILE_BYTES). */
+int img_load(const char *path, long max_pixels, struct img *out, bl_err *err);
+
+/* Decodes a camera frame: JPEG, PNG or packed RGB24 of the frame's width and height. */
+int img_decode_frame(const struct cam_frame *f, long max_pixels, struct img *out, bl_err *err);
+
+/* Allocates a w x h image (contents undefined). */
+int img_alloc(struct img *im, int w, int h, bl_err *err);
+
+/* Compresses to JPEG (quality 1..100, 4:4:4 chroma); *out is malloc'd. */
+int img_encode_jpeg(const struct img *im, int quality, unsigned char **out, size_t *len,
+		    bl_err *err);
+
+/* Compresses to PNG (8-bit RGB); *out is malloc'd. */
+int img_encode_png(const struct img *im, unsigned char **out, size_t *len, bl_err *err);
+
+/* Writes the image atomically as PNG or JPEG (quality 95), chosen by the extension of path. */
+int img_save(const char *path, const struct img *im, bl_err *err);
+
+void img_free(struct img *im);
+
+#endif

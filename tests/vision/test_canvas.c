@@ -1,0 +1,380 @@
+/* test_canvas.c: the OpenCV shim, the canvas file, locating the canvas by its markers or the file, rectification with and without lens distortion. */
+#include "cv/cv.h"
+#include "vision/canvas.h"
+#include "vision/synth.h"
+#include "vtest.h"
+
+static const double SIZE[2] = { 400, 300 };
+static const double CORNERS[8] = { 210, 110, 1090, 90, 1120, 650, 180, 630 };
+
+/* Four flat quadrants split at x = 100 mm and y = 150 mm. */
+static void quadrants(void *ctx, double x, double y, unsigned char rgb[3])
+{
+	static const unsigned char q[4][3] = { { 190, 50, 50 }, { 50, 170, 70 }, { 60, 70, 180 },
+					       { 200, 190, 80 } };
+	int k = (x >= 100) + 2 * (y >= 150);
+
+	(void)ctx;
+	memcpy(rgb, q[k], 3);
+}
+
+static void synth_init(struct vis_synth *s, int markers)
+{
+	memset(s, 0, sizeof(*s));
+	s->w = 1280;
+	s->h = 720;
+	memcpy(s->corners_px, CORNERS, sizeof(CORNERS));
+	memcpy(s->size_mm, SIZE, sizeof(SIZE));
+	s->markers = markers;
+	memset(s->table, 60, 3);
+	memset(s->paper, 228, 3);
+	s->paper_margin_mm = 25;
+	s->paint = quadrants;
+	s->noise = 2.0;
+	s->seed = 3;
+}
+
+static void render(const struct vis_synth *s, struct img *im)
+{
+	bl_err err = { 0 };
+
+	if (vis_synth_frame(s, im, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+}
+
+/* The column in raster row y where red gives way to green (the x = 100 mm edge), sub-pixel. */
+static double edge_x(const struct img *r, int y)
+{
+	const unsigned char *row = r->px + (size_t)y * r->w * 3;
+
+	for (int x = 1; x < r->w; x++) {
+		int a = row[(x - 1) * 3 + 1], b = row[x * 3 + 1];
+
+		if (a < 110 && b >= 110)
+			return x - 1 + (110.0 - a) / (b - a) + 0.5; /* pixel centres at +0.5 mm */
+	}
+	return -1;
+}
+
+static double corner_error(const double *a, const double *b)
+{
+	double m = 0;
+
+	for (int i = 0; i < 4; i++)
+		m = fmax(m, hypot(a[2 * i] - b[2 * i], a[2 * i + 1] - b[2 * i + 1]));
+	return m;
+}
+
+TEST(homography_exact_and_degenerate)
+{
+	const double src[8] = { 0, 0, 400, 0, 400, 300, 0, 300 };
+	const double line[8] = { 0, 0, 1, 1, 2, 2, 0, 300 };
+	double H[9], Hi[9], p[2] = { 123, 45 }, q[2];
+	const double sing[9] = { 1, 2, 3, 2, 4, 6, 0, 0, 1 };
+	bl_err err = { 0 };
+	double bad[8];
+
+	CHECK(cv_homography(src, CORNERS, 4, H, &err) == 0);
+	cv_apply_homography(H, src + 4, q, 1);
+	CHECK_NEAR(q[0], CORNERS[4], 1e-6);
+	CHECK_NEAR(q[1], CORNERS[5], 1e-6);
+	CHECK(cv_invert3(H, Hi, &err) == 0);
+	cv_apply_homography(H, p, q, 1);
+	cv_apply_homography(Hi, q, q, 1);
+	CHECK_NEAR(q[0], 123, 1e-6);
+	CHECK_NEAR(q[1], 45, 1e-6);
+	CHECK(cv_homography(line, CORNERS, 4, H, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "on one line");
+	memcpy(bad, src, sizeof(bad));
+	bad[3] = NAN;
+	CHECK(cv_homography(bad, CORNERS, 4, H, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "not finite");
+	CHECK(cv_homography(src, CORNERS, 3, H, &err) == BL_EINVAL);
+	CHECK(cv_invert3(sing, Hi, &err) == BL_EINVAL);
+}
+
+TEST(opencv_exceptions_become_error_codes)
+{
+	struct cv_camera cam = { 1000, 1000, 640, 360, { -0.2, 0.05, 0, 0, 0 }, 5 };
+	double in[2] = { 1, 2 }, out[2];
+	bl_err err = { 0 };
+
+	/* OpenCV throws on an empty point set; the shim must hand back a code, not unwind into C. */
+	CHECK(cv_undistort_points(&cam, in, out, 0, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "OpenCV");
+	cam.ndist = 3;
+	CHECK(cv_undistort_points(&cam, in, out, 1, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "3 coefficients");
+}
+
+TEST(distortion_round_trip)
+{
+	struct cv_camera cam = { 900, 900, 640, 360, { -0.25, 0.08, 0.001, -0.001, 0 }, 5 };
+	double raw[8] = { 20, 20, 1260, 30, 640, 360, 100, 700 }, ideal[8], back[8];
+	bl_err err = { 0 };
+
+	CHECK(cv_undistort_points(&cam, raw, ideal, 4, &err) == 0);
+	CHECK(cv_distort_points(&cam, ideal, back, 4, &err) == 0);
+	CHECK(corner_error(raw, back) < 0.01);
+	/* Barrel distortion: corner points move outwards when undistorted. */
+	CHECK(ideal[0] < raw[0] && ideal[1] < raw[1]);
+	CHECK_NEAR(ideal[4], 640, 1e-6);
+}
+
+TEST(canvas_file_round_trip)
+{
+	struct vis_canvas c, d;
+	bl_err err = { 0 };
+	const char *p = vt_path("canvas.json");
+
+	vis_canvas_init(&c);
+	c.image_w = 1280;
+	c.image_h = 720;
+	memcpy(c.size_mm, SIZE, sizeof(SIZE));
+	memcpy(c.corners_px, CORNERS, sizeof(CORNERS));
+	c.has_camera = 1;
+	c.camera = (struct cv_camera){ 900, 905, 641, 359, { -0.2, 0.05, 0.001, 0.002, 0.01 }, 5 };
+	c.error_mm = 0.21;
+	CHECK(vis_canvas_save(p, &c, &err) == 0);
+	CHECK_MSG(vis_canvas_load(p, &d, &err) == 0, "%s", err.msg);
+	CHECK(d.image_w == 1280 && d.image_h == 720);
+	CHECK(corner_error(d.corners_px, CORNERS) < 1e-9);
+	CHECK(d.size_mm[0] == 400 && d.size_mm[1] == 300);
+	CHECK(d.has_camera && d.camera.ndist == 5 && d.camera.fy == 905 && d.camera.dist[4] == 0.01);
+	CHECK_NEAR(d.error_mm, 0.21, 1e-12);
+	CHECK_NEAR(d.marker_offset_mm, VIS_MARKER_OFFSET_MM, 1e-12);
+}
+
+TEST(example_canvas_file_loads)
+{
+	struct vis_canvas c;
+	bl_err err = { 0 };
+
+	CHECK_MSG(vis_canvas_load(BL_SOURCE_ROOT "/examples/canvas.json", &c, &err) == 0, "%s",
+		  err.msg);
+	CHECK(c.image_w == 1280 && c.has_camera && c.camera.ndist == 5);
+	CHECK_NEAR(c.error_mm, 0.18, 1e-12);
+}
+
+TEST(canvas_file_rejects_bad_files)
+{
+	static const struct {
+		const char *json, *want;
+	} cases[] = {
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]],\"colour\":1}", "colour" },
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100]]}", "3 corners" },
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,100],[100,0],[0,100]]}", "convex" },
+		{ "{\"kind\":\"canvas\",\"version\":2,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]}", "version" },
+		{ "{\"kind\":\"machine\",\"version\":1}", "kind" },
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,1e999],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]}", "size_mm" },
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,\"x\"],[0,100]]}", "corner 2" },
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]],"
+		  "\"camera\":{\"focal_px\":[900,900],\"centre_px\":[640,360],\"distortion\":[1,2,3]}}",
+		  "camera.distortion" },
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]} trailing", "canvas-bad.json" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = test_write_file("canvas-bad.json", cases[i].json);
+		struct vis_canvas c;
+		bl_err err = { 0 };
+		int rc = vis_canvas_load(p, &c, &err);
+
+		CHECK_MSG(rc == BL_EINVAL, "case %zu: rc %d", i, rc);
+		CHECK_MSG(strstr(err.msg, "canvas-bad.json") && strstr(err.msg, cases[i].want),
+			  "case %zu: '%s' lacks '%s'", i, err.msg, cases[i].want);
+	}
+}
+
+TEST(markers_locate_and_rectify_the_canvas)
+{
+	struct vis_synth s;
+	struct img im, r;
+	struct vis_geometry g;
+	bl_err err = { 0 };
+	int rc;
+
+	synth_init(&s, 1);
+	render(&s, &im);
+	rc = vis_locate(&im, "synthetic", NULL, SIZE, &g, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	if (rc) {
+		img_free(&im);
+		return;
+	}
+	CHECK(g.source == VIS_FROM_MARKERS);
+	CHECK(g.markers_found == 4);
+	CHECK_MSG(corner_error(g.corners_px, CORNERS) < 0.5, "corners off by %.3f px",
+		  corner_error(g.corners_px, CORNERS));
+	CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
+	CHECK(r.w == 400 && r.h == 300);
+	/* The quadrants where they belong, and the edge at 100 mm in every row. */
+	CHECK(abs(r.px[(50 * 400 + 50) * 3] - 190) <= 4);
+	CHECK(abs(r.px[(50 * 400 + 300) * 3 + 1] - 170) <= 4);
+	CHECK(abs(r.px[(250 * 400 + 50) * 3 + 2] - 180) <= 4);
+	CHECK(abs(r.px[(250 * 400 + 300) * 3] - 200) <= 4);
+	for (int y = 10; y < 150; y += 40)
+		CHECK_MSG(fabs(edge_x(&r, y) - 100.0) < 0.5, "row %d: edge at %.2f mm", y,
+			  edge_x(&r, y));
+	img_free(&r);
+	/* 2 px/mm doubles the raster. */
+	CHECK(vis_rectify(&im, &g, 2.0, &r, &err) == 0);
+	CHECK(r.w == 800 && r.h == 600);
+	img_free(&r);
+	CHECK(vis_rectify(&im, &g, NAN, &r, &err) == BL_EINVAL);
+	CHECK(vis_rectify(&im, &g, 0.0, &r, &err) == BL_EINVAL);
+	img_free(&im);
+}
+
+TEST(markers_survive_uneven_light)
+{
+	struct vis_synth s;
+	struct img im;
+	struct vis_geometry g;
+	bl_err err = { 0 };
+
+	synth_init(&s, 1);
+	s.noise = 4.0;
+	render(&s, &im);
+	/* Light falling off to 45% across the table. */
+	for (int y = 0; y < im.h; y++)
+		for (int x = 0; x < im.w; x++)
+			for (int k = 0; k < 3; k++) {
+				unsigned char *p = im.px + ((size_t)y * im.w + x) * 3 + k;
+
+				*p = (unsigned char)(*p * (1.0 - 0.55 * x / im.w));
+			}
+	CHECK_MSG(vis_locate(&im, "dim", NULL, SIZE, &g, &err) == 0, "%s", err.msg);
+	CHECK(g.source == VIS_FROM_MARKERS);
+	CHECK(corner_error(g.corners_px, CORNERS) < 0.7);
+	img_free(&im);
+}
+
+static struct vis_canvas file_for(const double *corners)
+{
+	struct vis_canvas c;
+
+	vis_canvas_init(&c);
+	c.image_w = 1280;
+	c.image_h = 720;
+	memcpy(c.size_mm, SIZE, sizeof(SIZE));
+	memcpy(c.corners_px, corners, sizeof(c.corners_px));
+	return c;
+}
+
+TEST(canvas_file_used_without_markers)
+{
+	struct vis_synth s;
+	struct img im, r;
+	struct vis_geometry g;
+	struct vis_canvas c = file_for(CORNERS);
+	bl_err err = { 0 };
+
+	synth_init(&s, 0);
+	render(&s, &im);
+	CHECK(vis_locate(&im, "plain.jpg", NULL, SIZE, &g, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "plain.jpg: no canvas found: 0 corner markers in the frame (4 needed)");
+	CHECK_MSG(vis_locate(&im, "plain.jpg", &c, SIZE, &g, &err) == 0, "%s", err.msg);
+	CHECK(g.source == VIS_FROM_FILE);
+	CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
+	CHECK(fabs(edge_x(&r, 75) - 100.0) < 0.5);
+	img_free(&r);
+	/* A file made for other frames is refused, not stretched. */
+	c.image_w = 1920;
+	c.image_h = 1080;
+	CHECK(vis_locate(&im, "plain.jpg", &c, SIZE, &g, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "1920x1080");
+	img_free(&im);
+}
+
+TEST(covered_marker_falls_back_to_the_file)
+{
+	struct vis_synth s;
+	struct img im;
+	struct vis_geometry g;
+	struct vis_canvas c = file_for(CORNERS);
+	bl_err err = { 0 };
+
+	synth_init(&s, 1);
+	render(&s, &im);
+	/* The arm's shadow over the top left marker. */
+	vt_fill(&im, 120, 40, 140, 120, 70, 60, 55);
+	CHECK(vis_locate(&im, "covered", &c, SIZE, &g, &err) == 0);
+	CHECK(g.source == VIS_FROM_FILE);
+	CHECK(g.markers_found == 3);
+	img_free(&im);
+}
+
+TEST(lens_distortion_is_undone)
+{
+	struct cv_camera cam = { 1000, 1000, 640, 360, { -0.28, 0.09, 0, 0, 0 }, 5 };
+	struct vis_synth s;
+	struct img im, r;
+	struct vis_geometry g;
+	struct vis_canvas c;
+	double raw[8], worst = 0, worst_plain = 0;
+	bl_err err = { 0 };
+
+	synth_init(&s, 1);
+	s.camera = &cam;
+	render(&s, &im);
+	/* Calibration saw the corners where the lens put them. */
+	CHECK(cv_distort_points(&cam, CORNERS, raw, 4, &err) == 0);
+	c = file_for(raw);
+	c.has_camera = 1;
+	c.camera = cam;
+	CHECK(vis_locate(&im, "bent", &c, SIZE, &g, &err) == 0);
+	CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
+	for (int y = 5; y < 150; y += 10)
+		worst = fmax(worst, fabs(edge_x(&r, y) - 100.0));
+	CHECK_MSG(worst < 0.6, "edge off by %.2f mm", worst);
+	img_free(&r);
+	/* Without the lens model the same edge bows: the test can tell. */
+	c.has_camera = 0;
+	CHECK(vis_locate(&im, "bent", &c, SIZE, &g, &err) == 0);
+	if (g.source == VIS_FROM_FILE || g.source == VIS_FROM_MARKERS) {
+		CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
+		for (int y = 5; y < 150; y += 10)
+			worst_plain = fmax(worst_plain, fabs(edge_x(&r, y) - 100.0));
+		img_free(&r);
+	}
+	CHECK_MSG(worst_plain > 1.5, "uncorrected edge off by only %.2f mm", worst_plain);
+	img_free(&im);
+}
+
+TEST(drawn_markers_are_found)
+{
+	struct vis_synth s;
+	struct img im;
+	struct vis_geometry g;
+	double H[9];
+	const double cpts[8] = { 0, 0, 400, 0, 400, 300, 0, 300 };
+	bl_err err = { 0 };
+
+	/* vis_draw_markers onto a frame rendered without them: what a simulator would do. */
+	synth_init(&s, 0);
+	render(&s, &im);
+	CHECK(cv_homography(cpts, CORNERS, 4, H, &err) == 0);
+	vis_draw_markers(&im, H, SIZE, VIS_MARKER_OFFSET_MM);
+	CHECK(vis_locate(&im, "drawn", NULL, SIZE, &g, &err) == 0);
+	CHECK(g.source == VIS_FROM_MARKERS);
+	CHECK(corner_error(g.corners_px, CORNERS) < 0.5);
+	img_free(&im);
+}
+
+TEST_MAIN(T(homography_exact_and_degenerate), T(opencv_exceptions_become_error_codes),
+	  T(distortion_round_trip), T(canvas_file_round_trip), T(example_canvas_file_loads),
+	  T(canvas_file_rejects_bad_files),
+	  T(markers_locate_and_rectify_the_canvas), T(markers_survive_uneven_light),
+	  T(canvas_file_used_without_markers), T(covered_marker_falls_back_to_the_file),
+	  T(lens_distortion_is_undone), T(drawn_markers_are_found))

@@ -6,6 +6,7 @@
 #include "examples/targets/targets.h"
 #include "test.h"
 #include "vision/image.h"
+#include "vision/synth.h"
 
 #define SRC BL_SOURCE_ROOT
 
@@ -241,6 +242,73 @@ TEST(correct_from_observed_canvas)
 	free(pic);
 }
 
+struct scene {
+	unsigned char *pic; /* the target at 1 px/mm over the picture's 375 x 300 mm */
+};
+
+/* The canvas as the camera sees it: the picture painted perfectly but for a green smudge. */
+static void paint_canvas(void *ctx, double x, double y, unsigned char rgb[3])
+{
+	const struct scene *sc = ctx;
+	int px = (int)(x - 12.5), py = (int)y;
+
+	if (x >= 330 && x < 380 && y >= 20 && y < 60) {
+		rgb[0] = 40;
+		rgb[1] = 160;
+		rgb[2] = 40;
+	} else if (px >= 0 && px < 375 && py >= 0 && py < 300) {
+		memcpy(rgb, sc->pic + ((size_t)py * 375 + px) * 3, 3);
+	} else {
+		rgb[0] = rgb[1] = rgb[2] = 242;
+	}
+}
+
+TEST(correct_from_camera_frame)
+{
+	const char *plan = tmp("p.json"), *frame = tmp("frame.png"), *more = tmp("more.json");
+	const char *a1[] = { "plan", SRC "/examples/targets/flat-shapes.png", "-o", plan,
+			     "--max-strokes", "100", NULL };
+	const char *a2[] = { "plan", "--correct", "--observed", frame, plan, "-o", more,
+			     "--max-strokes", "80", "--json", NULL };
+	struct scene sc = { malloc(375 * 300 * 3) };
+	struct vis_synth vs;
+	struct img im = { 0 };
+	bl_err err = { 0 };
+	char *out = NULL, *errs = NULL;
+	cJSON *j;
+	int st;
+
+	st = test_brushloop(a1, &out, &errs);
+	CHECK_MSG(st == 0, "%s", errs ? errs : "");
+	free(out);
+	free(errs);
+	CHECK(sc.pic && target_draw(1, 375, 300, sc.pic) == 0);
+	memset(&vs, 0, sizeof(vs));
+	vs.w = 1280;
+	vs.h = 960;
+	vs.size_mm[0] = 400;
+	vs.size_mm[1] = 300;
+	/* 2 px/mm, slightly turned: the frame must be rectified before it is compared. */
+	vs.corners_px[0] = 242; vs.corners_px[1] = 175;
+	vs.corners_px[2] = 1040; vs.corners_px[3] = 185;
+	vs.corners_px[4] = 1034; vs.corners_px[5] = 784;
+	vs.corners_px[6] = 236; vs.corners_px[7] = 776;
+	vs.markers = 1;
+	vs.table[0] = vs.table[1] = vs.table[2] = 60;
+	vs.paper[0] = vs.paper[1] = vs.paper[2] = 242;
+	vs.paper_margin_mm = 30;
+	vs.paint = paint_canvas;
+	vs.ctx = &sc;
+	CHECK_MSG(vis_synth_frame(&vs, &im, &err) == 0, "%s", err.msg);
+	CHECK_MSG(img_save(frame, &im, &err) == 0, "%s", err.msg);
+	j = run_json(a2, &st);
+	CHECK(st == 0);
+	CHECK(j && cJSON_GetObjectItem(j, "strokes")->valuedouble > 0);
+	cJSON_Delete(j);
+	img_free(&im);
+	free(sc.pic);
+}
+
 TEST(compare_with_grid)
 {
 	const char *args[] = { "plan", "--compare", SRC "/examples/targets/still-life.png",
@@ -261,4 +329,4 @@ TEST(compare_with_grid)
 }
 
 TEST_MAIN(T(plan_writes_a_plan_the_gate_allows), T(png_layouts_accepted), T(bad_targets_refused),
-	  T(usage_errors), T(correct_from_observed_canvas), T(compare_with_grid))
+	  T(usage_errors), T(correct_from_observed_canvas), T(correct_from_camera_frame), T(compare_with_grid))

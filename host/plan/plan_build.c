@@ -674,7 +674,8 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	/* Order: pass by pass (coarse to fine), light colours before dark, short travel inside a colour. */
 	for (size_t i = 0; i < n; i++)
 		strokes->s[i].batch = (int)i;
-	qsort(strokes->s, n, sizeof(*strokes->s), cmp_group);
+	if (n)
+		qsort(strokes->s, n, sizeof(*strokes->s), cmp_group);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		const struct machine_station *cell;

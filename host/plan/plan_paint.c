@@ -127,11 +127,13 @@ int pm_choose_colours(const struct pm_grid *g, const struct pm_target *t,
 	if (nc == 0)
 		goto out_free; /* the target is the blank canvas: nothing to paint */
 	/* The solver moves each centre into the gamut; reassigning to the reachable colours and solving again settles the choice. */
-	for (int round = 0; round < 3; round++) {
+	for (int rnd = 0; rnd < 3; rnd++) {
 		float reach[PLAN_MAX_COLOURS + 1][3];
 
 		for (int c = 0; c < nc; c++) {
-			color_lab want = { cent[c][0], cent[c][1], cent[c][2] };
+			/* Two decimals, as plan.json keeps it: the same colour is asked for again at every mix. */
+			color_lab want = { round(cent[c][0] * 100.0) / 100.0, round(cent[c][1] * 100.0) / 100.0,
+					   round(cent[c][2] * 100.0) / 100.0 };
 
 			rc = solver->solve(solver->ctx, &want, 0.0, &mix, err);
 			if (rc)
@@ -143,7 +145,7 @@ int pm_choose_colours(const struct pm_grid *g, const struct pm_target *t,
 			out[c].lab = mix.lab;
 		}
 		memcpy(reach[nc], canvas, sizeof(canvas));
-		if (round == 2)
+		if (rnd == 2)
 			break;
 		memset(sum, 0, sizeof(*sum) * ((size_t)nc + 1));
 		for (size_t s = 0; s < ns; s++) {

@@ -13,6 +13,7 @@ const struct bench_case bench_cases[] = {
 	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
 	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
 	{ "vision.de_map_ms", "ms", 15, bench_vision_de_map },
+	{ "arm.kin_scara_inverse_ns", "ns", 7, bench_arm_kin_scara },
 	{ "plan.strokes_2000_s", "s", 5, bench_plan_strokes },
 	{ NULL, NULL, 0, NULL },
 };

@@ -49,6 +49,7 @@ static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 	c->parity = MACHINE_PARITY_NONE;
 	c->address = 1;
 	c->timeout_ms = 200;
+	c->watchdog_ms = 1000;
 	TRY(json_str(&o, "port", JSON_OPTIONAL, c->port, sizeof(c->port), err));
 	TRY(json_str(&o, "host", JSON_OPTIONAL, c->host, sizeof(c->host), err));
 	if (!c->port[0] && !c->host[0])
@@ -63,8 +64,11 @@ static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 	TRY(json_i32(&o, "baud", JSON_OPTIONAL, 1200, 4000000, &c->baud, err));
 	TRY(json_enum(&o, "parity", JSON_OPTIONAL, parity_names, &c->parity, err));
 	/* A G-code controller has no address: the key is only read for Modbus. */
-	if (m->arm_backend == MACHINE_ARM_MODBUS)
+	if (m->arm_backend == MACHINE_ARM_MODBUS) {
 		TRY(json_i32(&o, "address", JSON_OPTIONAL, 1, 247, &c->address, err));
+		/* The firmware's range (firmware/include/regmap.h). */
+		TRY(json_i32(&o, "watchdog_ms", JSON_OPTIONAL, 20, 60000, &c->watchdog_ms, err));
+	}
 	TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
 	return json_end(&o, err);
 }

@@ -28,6 +28,8 @@ struct machine_connection {
 	int address;             /* Modbus slave address 1..247 */
 	char host[CFG_PATH_MAX]; /* "host:port" for Modbus TCP ("" for serial) */
 	int timeout_ms;          /* response timeout of one request */
+	int watchdog_ms;         /* modbus: host watchdog set in the firmware; silence longer than
+				    this while the arm moves stops it */
 };
 
 /*

@@ -705,7 +705,7 @@ TEST(journal_carries_actions_and_counts_on_across_processes)
 	if (text && *text && text[strlen(text) - 1] == '\n')
 		text[strlen(text) - 1] = '\0';
 	last = text ? strrchr(text, '\n') : NULL;
-	o = last ? cJSON_Parse(last) : NULL;
+	o = last ? cJSON_Parse(last + 1) : NULL;
 	/* gate_open, decision, executed: 3 lines; the torn one; its note as 4; gate_open again as 5. */
 	CHECK(o && cJSON_GetObjectItemCaseSensitive(o, "seq")->valuedouble == 5);
 	cJSON_Delete(o);

@@ -89,7 +89,7 @@ int journal_open(struct journal *j, const char *path, clk *clock, bl_err *err)
 		cJSON *d = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(d, "unreadable_lines", (double)bad);
-		return journal_event(j, "", "journal_torn_line_ignored", d, NULL, err);
+		return journal_write(j, "journal", "", "journal_torn_line_ignored", d, NULL, err);
 	}
 	return 0;
 }

@@ -694,7 +694,7 @@ TEST(journal_carries_actions_and_counts_on_across_processes)
 		/* A torn last line (a crash mid-append) is noted and skipped, not fatal. */
 		journal_close(&r.jr);
 		fd = open(r.journal, O_WRONLY | O_APPEND);
-		CHECK(fd >= 0 && write(fd, "{\"seq\": 99, \"event\": \"dec", 26) == 26);
+		CHECK(fd >= 0 && write(fd, "{\"seq\": 99, \"event\": \"dec", 25) == 25);
 		close(fd);
 		CHECK(journal_open(&r.jr, r.journal, &r.clock, &err) == 0 && r.jr.torn == 1);
 		CHECK(gate_open(&cfg, &r.g, &err) == 0);

@@ -32,6 +32,7 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		{ "fault", required_argument, NULL, 'f' },
 		{ "attended", no_argument, NULL, 'A' },
 		{ "accept-mix", required_argument, NULL, 'a' },
+		{ "accept-nearest", no_argument, NULL, 'N' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -85,6 +86,9 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 			break;
 		case 'a':
 			o->accept_mix = optarg;
+			break;
+		case 'N':
+			o->accept_nearest = 1;
 			break;
 		case 'j':
 			if (!json)

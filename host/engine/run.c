@@ -421,8 +421,13 @@ static int paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *er
 	}
 	/* Not as predicted: counted (a repeating failure stops the run), left to the corrections. */
 	{
-		enum run_brake b = run_brakes_failure(&r->st.brakes, &r->m.brakes,
-						      "a paint batch observed beyond its tolerance of its prediction");
+		char why[128];
+		enum run_brake b;
+
+		/* The same batch failing the same way is stuck; different batches are not the same failure. */
+		snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction", name,
+			 round(verdict * 2.0) / 2.0);
+		b = run_brakes_failure(&r->st.brakes, &r->m.brakes, why);
 
 		sub->attempts++;
 		sub->status = RUN_SUB_FAILED;
@@ -675,10 +680,10 @@ static int loop(struct run *r, bl_err *err)
 		if (waiting) {
 			snprintf(r->st.state, sizeof(r->st.state), "paused");
 			snprintf(r->st.reason, sizeof(r->st.reason),
-				 "%d subtask%s wait%s for the operator (see below); everything else is done",
+				 "%d subtask%s wait%s for the operator (see STATUS.md); everything else is done",
 				 waiting, waiting == 1 ? "" : "s", waiting == 1 ? "s" : "");
 			r->status_now = 1;
-			return BL_EPAUSED;
+			return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
 		}
 		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds)
 			break;
@@ -757,6 +762,7 @@ int run_start(const struct run_options *o, bl_err *err)
 	run_state_init(&r->st);
 	r->st.seed = o->seed;
 	r->st.open_loop = o->open_loop;
+	r->st.accept_nearest = o->accept_nearest;
 	if (snprintf(r->dir, sizeof(r->dir), "%s", o->out_dir) >= (int)sizeof(r->dir)) {
 		rc = bl_fail(err, BL_EINVAL, "%s: path too long", o->out_dir);
 		goto out;

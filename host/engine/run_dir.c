@@ -156,6 +156,7 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddNumberToObject(o, "wall_s", st->wall_s);
 	cJSON_AddNumberToObject(o, "clock_ns", (double)st->clock_ns);
 	cJSON_AddBoolToObject(o, "open_loop", st->open_loop);
+	cJSON_AddBoolToObject(o, "accept_nearest", st->accept_nearest);
 	cJSON_AddBoolToObject(o, "calibrated", st->calibrated);
 	cJSON_AddBoolToObject(o, "canvas_from_file", st->canvas_from_file);
 	cJSON_AddNumberToObject(o, "final_mean_de00", st->final_mean_de00);
@@ -380,6 +381,7 @@ int run_state_load(struct run *r, bl_err *err)
 	TRY(json_num(&o, "clock_ns", JSON_REQUIRED, -1e18, 1e18, &v, err));
 	st->clock_ns = (int64_t)v;
 	TRY(json_bool(&o, "open_loop", JSON_REQUIRED, &st->open_loop, err));
+	TRY(json_bool(&o, "accept_nearest", JSON_REQUIRED, &st->accept_nearest, err));
 	TRY(json_bool(&o, "calibrated", JSON_REQUIRED, &st->calibrated, err));
 	TRY(json_bool(&o, "canvas_from_file", JSON_REQUIRED, &st->canvas_from_file, err));
 	TRY(json_num(&o, "final_mean_de00", JSON_REQUIRED, -1, 1000, &st->final_mean_de00, err));

@@ -106,6 +106,7 @@ struct run_state {
 	double wall_s;           /* wall time spent over every process of the run */
 	int64_t clock_ns;        /* the run clock when last saved */
 	int open_loop;
+	int accept_nearest;      /* a mix that cannot reach its tolerance is accepted as reached (run option) */
 	uint64_t seed;
 	int calibrated;          /* a camera profile was in use */
 	int canvas_from_file;    /* the canvas was located from calibration.canvas */

@@ -376,6 +376,14 @@ int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 		run_brakes_success(&r->st.brakes);
 		return run_event(r, "mix_verified", dj, err);
 	}
+	if (r->st.accept_nearest) {
+		/* The operator said beforehand that the nearest the loop reaches will do. */
+		col->accepted = 1;
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note), "accepted (--accept-nearest) at %.2f: %.120s",
+			 col->measured_de00, last.reason);
+		return run_event(r, "mix_accepted_nearest", dj, err);
+	}
 	/* Given up: an operator may accept the nearest reachable colour; unattended, carry on. */
 	col->escalated = 1;
 	sub->status = RUN_SUB_DEFERRED;

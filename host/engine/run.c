@@ -191,6 +191,7 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 	cJSON_AddStringToObject(t, "hash", r->target.hash);
 	cJSON_AddNumberToObject(o, "seed", (double)r->st.seed);
 	cJSON_AddBoolToObject(o, "open_loop", r->opt.open_loop);
+	cJSON_AddBoolToObject(o, "accept_nearest", r->opt.accept_nearest);
 	cJSON_AddNumberToObject(o, "max_strokes", r->opt.max_strokes);
 	cJSON_AddNumberToObject(o, "colours", r->opt.colours);
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)clk_wall_ms());
@@ -744,14 +745,56 @@ static int drive(struct run *r, bl_err *err)
 	return rc;
 }
 
+/* Plans, writes the state and paints: a new run, or one stopped before its first state was saved. */
+static int begin_run(struct run *r, const char *target_src, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	struct plan_inputs in;
+	struct plan_options po;
+	int rc;
+
+	/* The plan, its expected results written before anything runs. */
+	plan_inputs_for(r, &in);
+	in.target_file = target_src;
+	plan_options_for(r, &po);
+	r->st.cost.planner_calls++;
+	if ((rc = plan_make(&in, &po, &r->plan, err)) || (rc = plan_check(&r->plan, &r->m, err)) ||
+	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
+		return rc;
+	r->st.n_colours = r->plan.n_colours;
+	for (int c = 0; c < r->plan.n_colours; c++)
+		r->st.colours[c].measured_de00 = -1.0;
+	r->st.strokes_total = plan_strokes(&r->plan);
+	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)) ||
+	    (rc = open_world(r, 1, err)))
+		return rc;
+	{
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(d, "target", target_src);
+		cJSON_AddStringToObject(d, "machine", r->m.file);
+		cJSON_AddNumberToObject(d, "seed", (double)r->st.seed);
+		cJSON_AddBoolToObject(d, "open_loop", r->st.open_loop);
+		cJSON_AddBoolToObject(d, "calibrated", r->st.calibrated);
+		cJSON_AddNumberToObject(d, "subtasks", (double)r->plan.n_subtasks);
+		cJSON_AddNumberToObject(d, "strokes", r->plan.n_strokes);
+		cJSON_AddNumberToObject(d, "colours", r->plan.n_colours);
+		cJSON_AddNumberToObject(d, "predicted_mean_de00", r->plan.mean_de00);
+		if ((rc = run_event(r, "run_start", d, err)))
+			return rc;
+	}
+	r->status_now = 1;
+	if ((rc = run_state_save(r, err)))
+		return rc;
+	return drive(r, err);
+}
+
 int run_start(const struct run_options *o, bl_err *err)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
 	const char *ext;
 	cJSON *machine_copy = NULL;
-	struct plan_inputs in;
-	struct plan_options po;
 	DIR *dir;
 	int rc;
 
@@ -800,44 +843,11 @@ int run_start(const struct run_options *o, bl_err *err)
 	    (rc = run_path(r, "palette.json", p, sizeof(p), err)) ||
 	    (rc = copy_file(o->palette_path, p, err)))
 		goto out;
-	/* The plan, its expected results written before anything runs. */
-	plan_inputs_for(r, &in);
-	in.target_file = o->target;
-	plan_options_for(r, &po);
-	r->st.cost.planner_calls++;
-	if ((rc = plan_make(&in, &po, &r->plan, err)) || (rc = plan_check(&r->plan, &r->m, err)) ||
-	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
-		goto out;
+	/* run.json first: from here on the directory is a run that `resume` can start again. */
 	if ((rc = write_run_json(r, o->target, machine_copy, err)))
 		goto out;
 	machine_copy = NULL;
-	r->st.n_colours = r->plan.n_colours;
-	for (int c = 0; c < r->plan.n_colours; c++)
-		r->st.colours[c].measured_de00 = -1.0;
-	r->st.strokes_total = plan_strokes(&r->plan);
-	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)) ||
-	    (rc = open_world(r, 1, err)))
-		goto out;
-	{
-		cJSON *d = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(d, "target", o->target);
-		cJSON_AddStringToObject(d, "machine", o->machine_path);
-		cJSON_AddStringToObject(d, "palette", o->palette_path);
-		cJSON_AddNumberToObject(d, "seed", (double)o->seed);
-		cJSON_AddBoolToObject(d, "open_loop", o->open_loop);
-		cJSON_AddBoolToObject(d, "calibrated", r->st.calibrated);
-		cJSON_AddNumberToObject(d, "subtasks", (double)r->plan.n_subtasks);
-		cJSON_AddNumberToObject(d, "strokes", r->plan.n_strokes);
-		cJSON_AddNumberToObject(d, "colours", r->plan.n_colours);
-		cJSON_AddNumberToObject(d, "predicted_mean_de00", r->plan.mean_de00);
-		if ((rc = run_event(r, "run_start", d, err)))
-			goto out;
-	}
-	r->status_now = 1;
-	if ((rc = run_state_save(r, err)))
-		goto out;
-	rc = drive(r, err);
+	rc = begin_run(r, o->target, err);
 out:
 	cJSON_Delete(machine_copy);
 	if (r->gate == NULL && rc && r->dir[0] && r->st.n_sub) {
@@ -868,6 +878,7 @@ static int read_run_json(struct run *r, bl_err *err)
 	    (rc = json_end(&t, err)) < 0 ||
 	    (rc = json_num(&o, "seed", JSON_REQUIRED, 0, 1.8e19, &seed, err)) < 0 ||
 	    (rc = json_bool(&o, "open_loop", JSON_REQUIRED, &r->opt.open_loop, err)) < 0 ||
+	    (rc = json_bool(&o, "accept_nearest", JSON_REQUIRED, &r->opt.accept_nearest, err)) < 0 ||
 	    (rc = json_i32(&o, "max_strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &r->opt.max_strokes, err)) < 0 ||
 	    (rc = json_i32(&o, "colours", JSON_REQUIRED, 0, PLAN_MAX_COLOURS, &r->opt.colours, err)) < 0)
 		goto out;
@@ -931,7 +942,19 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	if ((rc = read_run_json(r, err)) || (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
-	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)) ||
+	    (rc = run_path(r, "state.json", p, sizeof(p), err)))
+		goto out;
+	if (access(p, F_OK) != 0) {
+		/* Stopped before its first state was saved: nothing has moved; plan and start again. */
+		char target_src[CFG_PATH_MAX];
+
+		snprintf(target_src, sizeof(target_src), "%s", r->target_copy);
+		r->st.open_loop = r->opt.open_loop;
+		r->st.accept_nearest = r->opt.accept_nearest;
+		rc = begin_run(r, target_src, err);
+		goto out;
+	}
+	if ((rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)) ||
 	    (rc = run_state_load(r, err)) || (rc = load_correction(r, r->st.round, err)))
 		goto out;
 	if (r->st.n_sub != run_plan(r)->n_subtasks) {

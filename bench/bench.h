@@ -32,5 +32,6 @@ int bench_vision_de_map(double *value, bl_err *err);
 int bench_arm_kin_scara(double *value, bl_err *err);
 int bench_sim_render(double *value, bl_err *err);
 int bench_sim_overnight(double *value, bl_err *err);
+int bench_plan_strokes(double *value, bl_err *err);
 
 #endif

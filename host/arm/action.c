@@ -71,7 +71,7 @@ static int read_zones(json_obj *o, struct arm_action *a, bl_err *err)
 			return json_fail(o, "zones", err, BL_EINVAL,
 					 "missing: a %s must declare the zones it enters",
 					 arm_kind_names[a->kind]);
-		return 0;
+		return 1; /* defaulted: a dip into a mixing cell adjusts them */
 	}
 	a->zones = 0;
 	cJSON_ArrayForEach(it, arr) {
@@ -153,7 +153,7 @@ static int read_points(json_obj *o, struct arm_action *a, bl_err *err)
 static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 {
 	long long id = -1;
-	int kind, rc;
+	int kind, rc, zones_defaulted;
 
 	TRY(json_enum(o, "type", JSON_REQUIRED, arm_kind_names, &kind, err));
 	a->kind = (enum arm_kind)kind;
@@ -164,7 +164,9 @@ static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 	TRY(json_num(o, "speed_mm_s", JSON_REQUIRED, 0.0, ARM_MAX_SPEED_MM_S, &a->speed_mm_s, err));
 	if (a->speed_mm_s <= 0.0)
 		return json_fail(o, "speed_mm_s", err, BL_EINVAL, "must be positive");
-	TRY(read_zones(o, a, err));
+	zones_defaulted = read_zones(o, a, err);
+	if (zones_defaulted < 0)
+		return zones_defaulted;
 	TRY(read_bounds(o, a, err));
 
 	switch (a->kind) {
@@ -181,8 +183,15 @@ static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 		TRY(read_points(o, a, err));
 		break;
 	case ARM_DIP:
+		/* A brush loads from a paint well, or from a mixing cell holding a mixed colour. */
 		TRY(json_str(o, "brush", JSON_REQUIRED, a->brush, sizeof(a->brush), err));
-		TRY(json_str(o, "well", JSON_REQUIRED, a->well, sizeof(a->well), err));
+		TRY(json_str(o, "well", JSON_OPTIONAL, a->well, sizeof(a->well), err));
+		TRY(json_str(o, "cell", JSON_OPTIONAL, a->cell, sizeof(a->cell), err));
+		if (!a->well[0] == !a->cell[0])
+			return json_fail(o, "well", err, BL_EINVAL,
+					 "a dip names exactly one of \"well\" and \"cell\"");
+		if (a->cell[0] && zones_defaulted)
+			a->zones = ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_CELL);
 		TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 1000.0, &a->depth_mm, err));
 		break;
 	case ARM_DISPENSE:
@@ -277,7 +286,10 @@ cJSON *arm_action_to_json(const struct arm_action *a)
 	}
 	case ARM_DIP:
 		cJSON_AddStringToObject(o, "brush", a->brush);
-		cJSON_AddStringToObject(o, "well", a->well);
+		if (a->cell[0])
+			cJSON_AddStringToObject(o, "cell", a->cell);
+		else
+			cJSON_AddStringToObject(o, "well", a->well);
 		cJSON_AddNumberToObject(o, "depth_mm", a->depth_mm);
 		break;
 	case ARM_DISPENSE:

@@ -193,6 +193,32 @@ const struct cli_command cli_commands[] = {
 	  "runtime failure (a failed command, a dropped frame), 2 invalid input, 3 held,\n"
 	  "5 the arm stalled or refused to move unhomed.\n",
 	  cli_sim_main },
+	{ "plan", "plan a painting: colours, recipes, strokes and checks, or corrections",
+	  "usage: brushloop plan TARGET [--machine M] [--palette P] [-o plan.json] [--colours K]\n"
+	  "                      [--max-strokes N] [--preview preview.png] [--baseline] [--json]\n"
+	  "       brushloop plan --correct --observed CANVAS PLAN.json [--rectified] [-o more.json]\n"
+	  "                      [--max-strokes N] [--preview P] [--machine M] [--palette P] [--json]\n"
+	  "       brushloop plan --compare [TARGET...] [--budgets 100,300,1000] [--json]\n"
+	  "\n"
+	  "Plans TARGET (JPEG or PNG, fitted to the canvas keeping its aspect ratio) for the\n"
+	  "machine (default: $BRUSHLOOP_MACHINE or examples/machine-sim.json) and palette\n"
+	  "(default palettes/kimera-13.json) and writes plan.json (docs/plan.md): the colours\n"
+	  "to mix with their recipes, every stroke, mixes, paint batches with their expected\n"
+	  "results and checkpoints, in order. Prints the colours, stroke counts, paint per\n"
+	  "colour, estimated arm time and the predicted mean and 95th-percentile CIEDE2000\n"
+	  "against the target. --colours K fixes the number of mixed colours (default: as\n"
+	  "many as the picture needs, at most one a mixing cell); --max-strokes N the stroke\n"
+	  "budget (default 1000); --preview writes the target and the predicted painting\n"
+	  "side by side; --baseline plans strokes on a regular grid instead (for comparison).\n"
+	  "--correct plans corrective strokes for the cells of an observed canvas (a camera\n"
+	  "frame, or with --rectified an image of the canvas alone) still beyond the paint\n"
+	  "tolerance, and lists the cells no colour of the plan can fix (default output\n"
+	  "corrections.json, 300 strokes). --compare plans each target (default: the five\n"
+	  "examples/targets) at each budget with the planner and the grid baseline and prints\n"
+	  "the predicted mean CIEDE2000 of both.\n"
+	  "--json: {\"plan\", \"predicted\": {\"mean_de00\", \"p95_de00\"}, \"strokes\",\n"
+	  "\"colours\": [{\"name\", \"lab\", \"recipe\", \"paint_ml\", ...}], \"arm_time_s\", ...}.\n",
+	  cli_plan_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -56,5 +56,6 @@ int cli_mix_main(int argc, char **argv);
 int cli_camera_main(int argc, char **argv);
 int cli_measure_main(int argc, char **argv);
 int cli_sim_main(int argc, char **argv);
+int cli_plan_main(int argc, char **argv);
 
 #endif

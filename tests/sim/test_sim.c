@@ -367,6 +367,45 @@ TEST(dispensed_and_stirred_cells_become_swatches)
 	close_world(&w);
 }
 
+/* The planner paints mixed colours: a brush loads from a mixing cell as from a well. */
+TEST(a_brush_loads_a_mixed_colour_from_a_cell)
+{
+	struct world w;
+	double cell[3], painted[3], bare[3];
+	bl_err err;
+
+	open_world(&w, 5, NULL);
+	MUST(w.s, HOME);
+	lab_at(w.s, 350, 200, bare);
+	MUST(w.s, "{\"type\": \"dispense\", \"speed_mm_s\": 150, \"well\": \"w1\", \"cell\": \"m2\", "
+		  "\"units\": 6}");
+	MUST(w.s, "{\"type\": \"dispense\", \"speed_mm_s\": 150, \"well\": \"w10\", \"cell\": \"m2\", "
+		  "\"units\": 3}");
+	MUST(w.s, "{\"type\": \"stir\", \"speed_mm_s\": 40, \"cell\": \"m2\", \"depth_mm\": 3, "
+		  "\"ms\": 6000}");
+	CHECK(sim_station_lab(w.s, "m2", cell, &err) == 0);
+	{
+		double before = sim_station_ml(w.s, "m2");
+
+		MUST(w.s, "{\"type\": \"dip\", \"speed_mm_s\": 150, \"brush\": \"round-6\", "
+			  "\"cell\": \"m2\", \"depth_mm\": 2.5}");
+		/* The load came out of the cell. */
+		CHECK_MSG(sim_station_ml(w.s, "m2") < before - 0.01, "m2 %.3f -> %.3f ml", before,
+			  sim_station_ml(w.s, "m2"));
+	}
+	MUST(w.s, stroke_json(330, 380, 200));
+	lab_at(w.s, 350, 200, painted);
+	/* The stroke carries the cell's colour, not bare canvas and not a well's. */
+	CHECK_MSG(de(painted, cell) < 6.0, "stroke %.1f,%.1f,%.1f vs cell %.1f,%.1f,%.1f", painted[0],
+		  painted[1], painted[2], cell[0], cell[1], cell[2]);
+	CHECK(de(painted, bare) > 15.0);
+	/* An unknown cell is refused and nothing moves. */
+	CHECK(act(w.s, "{\"type\": \"dip\", \"speed_mm_s\": 150, \"brush\": \"round-6\", "
+		       "\"cell\": \"m99\", \"depth_mm\": 2}") == BL_EINVAL);
+	CHECK_STR_CONTAINS(last_err.msg, "m99");
+	close_world(&w);
+}
+
 /* ---- determinism and the world file ---- */
 
 static void script(struct sim *s)
@@ -1390,6 +1429,7 @@ TEST(cli_exec_reports_simulated_time_and_saves_frames)
 TEST_MAIN(T(strokes_put_paint_where_the_brush_went), T(the_load_runs_out_along_the_stroke),
 	  T(wet_paint_mixes_and_dry_paint_layers), T(an_unwashed_brush_carries_colour_over),
 	  T(a_clean_brush_smears_wet_paint), T(dispensed_and_stirred_cells_become_swatches),
+	  T(a_brush_loads_a_mixed_colour_from_a_cell),
 	  T(same_machine_seed_and_actions_give_the_same_bytes), T(a_saved_world_loads_as_it_was),
 	  T(a_damaged_world_file_is_refused), T(a_run_resumes_after_a_power_loss_on_the_same_canvas),
 	  T(fault_dropped_frames), T(fault_corrupt_frames), T(fault_command_failures),

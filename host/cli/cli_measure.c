@@ -235,7 +235,7 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 	float *obs = NULL, *tgt = NULL;
 	bl_err err = { 0 };
 	const char *geom = o->geometry;
-	const double *size = m->canvas.size_mm;
+	struct vis_markers markers;
 	long max_pixels = m->camera.max_pixels;
 	size_t n;
 	int rc;
@@ -251,7 +251,8 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 				 "%.2f", geom, file.error_mm, m->calibration.max_canvas_error_mm);
 		filep = &file;
 	}
-	rc = vis_locate(im, o->image, filep, size, &g, &err);
+	vis_markers_from_machine(m, &markers);
+	rc = vis_locate(im, o->image, filep, &markers, &g, &err);
 	if (rc)
 		goto out_fail;
 	rc = vis_rectify(im, &g, o->px_per_mm, &raster, &err);

@@ -1128,8 +1128,8 @@ TEST(the_sim_section_is_read_strictly)
 	CHECK_STR_CONTAINS(err.msg, "sim.paints.w13: unknown paint 'blak'");
 	CHECK(load_with("c.json", "\"w13\": \"black\"", "\"w15\": \"black\"", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "'w15' is not a well");
-	CHECK(load_with("d.json", "\"offset_mm\": 25", "\"offset_mm\": 10", &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "sim.markers.offset_mm");
+	CHECK(load_with("d.json", "\"offset_mm\": 25", "\"offset_mm\": 19", &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "zones.canvas.markers.offset_mm: 19 is less than 2/3 of size_mm");
 	CHECK(load_with("e.json", "\"jpeg_quality\": 90", "\"jpeg_quality\": 101", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "jpeg_quality");
 	CHECK(load_with("f.json", "\"drop_frames\": 0,", "\"drop_frames\": 1.5,", &err) == BL_EINVAL);

@@ -137,9 +137,9 @@ const struct cli_command cli_commands[] = {
 	  "       brushloop camera capture [--machine M] -o FRAME.jpg|.png [--average N] [--json]\n"
 	  "\n"
 	  "list shows the V4L2 video capture devices in /dev (or DIR) with their native\n"
-	  "formats and frame sizes. capture opens the machine file's camera (v4l2 or\n"
+	  "formats and frame sizes. capture opens the machine file's camera (sim, v4l2 or\n"
 	  "replay; M defaults to $BRUSHLOOP_MACHINE, else the example simulator machine),\n"
-	  "locks its controls, throws away\n"
+	  "and no arm, locks its controls, throws away\n"
 	  "camera.discard_frames frames and writes one frame to FRAME, or the average of N\n"
 	  "frames (1..64). A single JPEG frame is written byte for byte; averaged or YUYV\n"
 	  "frames are encoded by the extension (.png lossless, .jpg quality 95).\n",

@@ -1254,9 +1254,13 @@ static int canvas_region(struct sim *s, int gx, int gy, double cells_per, double
 	return 1;
 }
 
+/*
+ * An image point for the truth, with pixel centres at integer coordinates as
+ * vision and the canvas file count them (the renderer's pixel u spans [u, u+1)).
+ */
 static cJSON *point_json(double u, double v)
 {
-	const double p[2] = { round(u * 100.0) / 100.0, round(v * 100.0) / 100.0 };
+	const double p[2] = { round((u - 0.5) * 100.0) / 100.0, round((v - 0.5) * 100.0) / 100.0 };
 
 	return cJSON_CreateDoubleArray(p, 2);
 }

@@ -363,9 +363,14 @@ extern "C" int cv_find_markers(const struct cv_view *grey, double min_side_px,
 		bool origin = k >= 0 && a2 > 0.02 * a0;
 		if (extra || (origin && (a2 < 0.05 * a0 || a2 > 0.2 * a0)))
 			continue;
+		/*
+		 * Squares, not round things with a rim (a water pot, a wipe pad): the
+		 * four-point approximation of a four-cornered outline covers all of
+		 * it, of a circle only 64 %.
+		 */
 		std::vector<cv::Point> hole;
 		cv::approxPolyDP(contours[j], hole, 0.08 * cv::arcLength(contours[j], true), true);
-		if (hole.size() != 4)
+		if (hole.size() != 4 || std::fabs(cv::contourArea(hole) - a1) > 0.12 * a1)
 			continue;
 		cv::Moments mo = cv::moments(contours[i]), mj = cv::moments(contours[j]);
 		if (mo.m00 <= 0 || mj.m00 <= 0)
@@ -382,7 +387,8 @@ extern "C" int cv_find_markers(const struct cv_view *grey, double min_side_px,
 		}
 		std::vector<cv::Point> quad;
 		cv::approxPolyDP(contours[i], quad, 0.06 * cv::arcLength(contours[i], true), true);
-		if (quad.size() != 4 || !cv::isContourConvex(quad))
+		if (quad.size() != 4 || !cv::isContourConvex(quad) ||
+		    std::fabs(cv::contourArea(quad) - a0) > 0.12 * a0)
 			continue;
 
 		cv::Point2f q[4];

@@ -1,4 +1,5 @@
 /* cli_sim.c: `brushloop sim render` and `brushloop sim exec`: camera frames with their truth, and actions executed on the simulated arm through the safety gate. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -229,7 +230,7 @@ static int run_dir(const struct sim_args *a, char *out, size_t n, bl_err *err)
 	if (snprintf(out, n, "%s/brushloop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)n)
 		return bl_fail(err, BL_EINVAL, "$TMPDIR: path too long");
 	if (!mkdtemp(out))
-		return bl_fail(err, BL_EIO, "cannot make a run directory %s: %m", out);
+		return bl_fail(err, BL_EIO, "cannot make a run directory %s: %s", out, strerror(errno));
 	return 0;
 }
 
@@ -259,10 +260,8 @@ static void print_continue(const struct sim_args *a, const char *dir, const stru
 	fprintf(stderr, "brushloop: %s %zu needs an operator: request %s is filed in %s\n"
 		"  approve it:  brushloop approve %s %s\n"
 		"  then go on:  brushloop sim exec %s --run %s --from %zu%s%s\n",
-		homing ? "the homing cycle before action" : "action", i,
-		d->request_id,
-		dir, dir, d->request_id, a->actions, dir, i, a->world ? " --world " : "",
-		a->world ? a->world : "");
+		homing ? "the homing cycle before action" : "action", i, d->request_id, dir, dir,
+		d->request_id, a->actions, dir, i, a->world ? " --world " : "", a->world ? a->world : "");
 	if (!a->world)
 		fprintf(stderr, "  (without --world the simulated world is not kept between runs)\n");
 }

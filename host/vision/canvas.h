@@ -103,11 +103,4 @@ int vis_locate(const struct img *frame, const char *name, const struct vis_canva
 int vis_rectify(const struct img *frame, const struct vis_geometry *g, double px_per_mm,
 		struct img *out, bl_err *err);
 
-/*
- * Draws the corner markers into a frame through H (canvas mm -> image px),
- * anti-aliased, ink and paper over whatever is there: for tests and
- * benchmarks that need the camera's view of them.
- */
-void vis_draw_markers(struct img *frame, const double H[9], const struct vis_markers *mk);
-
 #endif

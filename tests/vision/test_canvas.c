@@ -359,27 +359,6 @@ TEST(lens_distortion_is_undone)
 	img_free(&im);
 }
 
-TEST(drawn_markers_are_found)
-{
-	struct vis_synth s;
-	struct img im;
-	struct vis_geometry g;
-	double H[9];
-	const double cpts[8] = { 0, 0, 400, 0, 400, 300, 0, 300 };
-	bl_err err = { 0 };
-
-	/* vis_draw_markers onto a frame rendered without them: what a simulator would do. */
-	synth_init(&s, 0);
-	render(&s, &im);
-	CHECK(cv_homography(cpts, CORNERS, 4, H, &err) == 0);
-	vis_draw_markers(&im, H, &MK);
-	CHECK(vis_locate(&im, "drawn", NULL, &MK, &g, &err) == 0);
-	CHECK(g.source == VIS_FROM_MARKERS);
-	CHECK(corner_error(g.corners_px, CORNERS) < 0.5);
-	img_free(&im);
-}
-
-
 /* The camera turned by 0, 90, 180 and 270 degrees about its axis: the origin marker says which corner is which. */
 TEST(markers_tell_the_corners_in_any_rotation)
 {
@@ -462,6 +441,6 @@ TEST_MAIN(T(homography_exact_and_degenerate), T(opencv_exceptions_become_error_c
 	  T(canvas_file_rejects_bad_files),
 	  T(markers_locate_and_rectify_the_canvas), T(markers_survive_uneven_light),
 	  T(canvas_file_used_without_markers), T(covered_marker_falls_back_to_the_file),
-	  T(lens_distortion_is_undone), T(drawn_markers_are_found),
+	  T(lens_distortion_is_undone),
 	  T(markers_tell_the_corners_in_any_rotation), T(markers_without_the_origin_are_not_trusted),
 	  T(marker_pattern_is_the_documented_one))

@@ -289,6 +289,7 @@ static int sim_execute(struct arm *arm, const struct arm_action *a, const struct
 	struct run r = { 0 };
 	int rc = 0;
 
+	s->last_paint_ml = 0.0;
 	if (s->w.held)
 		return bl_fail(err, BL_EPAUSED, "sim arm: held; resume it first");
 	if (s->w.fault)

@@ -163,6 +163,31 @@ static int load_station_list(json_obj *zones, const char *key, struct machine_st
 	return 0;
 }
 
+/*
+ * The corner markers beside the canvas (their pattern: vision/canvas.h). The
+ * printed sheet reaches 2/3 of the side from the centre, quiet zone included,
+ * and must stay off the canvas.
+ */
+static int load_markers(json_obj *canvas, struct machine_canvas *c, bl_err *err)
+{
+	json_obj o;
+	int rc;
+
+	c->marker_size_mm = 30.0;
+	c->marker_offset_mm = 25.0;
+	rc = json_child(canvas, "markers", JSON_OPTIONAL, &o, err);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	TRY(json_num(&o, "size_mm", JSON_REQUIRED, 5.0, 200.0, &c->marker_size_mm, err));
+	TRY(json_num(&o, "offset_mm", JSON_REQUIRED, 0.0, 500.0, &c->marker_offset_mm, err));
+	if (c->marker_offset_mm < 2.0 / 3.0 * c->marker_size_mm)
+		return json_fail(&o, "offset_mm", err, BL_EINVAL,
+				 "%g is less than 2/3 of size_mm (%g): the markers' sheets would "
+				 "lie on the canvas", c->marker_offset_mm,
+				 2.0 / 3.0 * c->marker_size_mm);
+	return json_end(&o, err);
+}
+
 static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 {
 	json_obj z, o;
@@ -187,6 +212,7 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 			return json_fail(&z, "canvas", err, BL_EINVAL,
 					 "the canvas does not lie inside work_area");
 	}
+	TRY(load_markers(&o, &m->canvas, err));
 	TRY(json_end(&o, err));
 
 	TRY(load_station_list(&z, "wells", m->wells, CFG_MAX_WELLS, &m->n_wells, m, err));
@@ -611,9 +637,6 @@ static void sim_defaults(struct machine *m)
 	s->chart_center_mm[1] = co[1] + 0.5 * cs[1];
 	s->chart_patch_mm = floor(patch);
 	s->chart_gap_mm = floor(patch / 5.0);
-	s->has_markers = 1;
-	s->marker_size_mm = 30.0;
-	s->marker_offset_mm = 25.0;
 	s->faults.dry_well_ml = 0.05;
 }
 
@@ -755,18 +778,6 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 			     s->chart_center_mm, err));
 		TRY(json_num(&c, "patch_mm", JSON_REQUIRED, 5.0, 200.0, &s->chart_patch_mm, err));
 		TRY(json_num(&c, "gap_mm", JSON_REQUIRED, 0.0, 50.0, &s->chart_gap_mm, err));
-		TRY(json_end(&c, err));
-	}
-	rc = json_child(&o, "markers", JSON_OPTIONAL, &c, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		TRY(json_num(&c, "size_mm", JSON_REQUIRED, 5.0, 200.0, &s->marker_size_mm, err));
-		TRY(json_num(&c, "offset_mm", JSON_REQUIRED, 0.0, 500.0, &s->marker_offset_mm, err));
-		if (s->marker_offset_mm < 0.5 * s->marker_size_mm)
-			return json_fail(&c, "offset_mm", err, BL_EINVAL,
-					 "%g is less than half of size_mm: the markers would lie on "
-					 "the canvas", s->marker_offset_mm);
 		TRY(json_end(&c, err));
 	}
 	TRY(load_sim_faults(&o, m, err));

@@ -1167,8 +1167,8 @@ TEST(the_sim_section_is_read_strictly)
 	CHECK_STR_CONTAINS(err.msg, "sim.paints.w13: unknown paint 'blak'");
 	CHECK(load_with("c.json", "\"w13\": \"black\"", "\"w15\": \"black\"", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "'w15' is not a well");
-	CHECK(load_with("d.json", "\"offset_mm\": 25", "\"offset_mm\": 10", &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "sim.markers.offset_mm");
+	CHECK(load_with("d.json", "\"offset_mm\": 25", "\"offset_mm\": 19", &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "zones.canvas.markers.offset_mm: 19 is less than 2/3 of size_mm");
 	CHECK(load_with("e.json", "\"jpeg_quality\": 90", "\"jpeg_quality\": 101", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "jpeg_quality");
 	CHECK(load_with("f.json", "\"drop_frames\": 0,", "\"drop_frames\": 1.5,", &err) == BL_EINVAL);
@@ -1331,14 +1331,23 @@ TEST(the_rig_opens_what_the_machine_names)
 	CHECK(r->m.sim.faults.drop_frames == 1.0 && m->sim.faults.drop_frames == 0.0);
 	CHECK(cam_capture(r->cam, &f, &err) == BL_ETIMEDOUT);
 	rig_close(r);
-	m->arm_backend = MACHINE_ARM_MODBUS;
-	CHECK(rig_open(m, NULL, r, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "arm backend 'modbus' is not built into");
-	m->arm_backend = MACHINE_ARM_SIM;
+	/* Only the camera, and the world it films: no arm. */
+	CHECK_MSG(rig_open_camera(m, NULL, r, &err) == 0, "%s", err.msg);
+	CHECK(r->sim && r->cam && !r->arm);
+	CHECK(cam_capture(r->cam, &f, &err) == 0 && f.width == 1280);
+	cam_frame_free(&f);
+	rig_close(r);
+	/* The v4l2 camera is registered too: a missing device is its error, and nothing stays open. */
 	m->camera.backend = MACHINE_CAM_V4L2;
-	CHECK(rig_open(m, NULL, r, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "camera backend 'v4l2'");
-	CHECK(r->arm == NULL && r->sim == NULL);
+	snprintf(m->camera.device, sizeof(m->camera.device), "%s/no-video", test_tmpdir());
+	CHECK(rig_open(m, NULL, r, &err) != 0);
+	CHECK_STR_CONTAINS(err.msg, "no-video");
+	CHECK(r->arm == NULL && r->sim == NULL && r->cam == NULL);
+	/* The simulator's camera films the simulated world only. */
+	m->camera.backend = MACHINE_CAM_SIM;
+	m->arm_backend = MACHINE_ARM_MODBUS;
+	CHECK(rig_open_camera(m, NULL, r, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "needs arm.backend \"sim\"");
 	free(r);
 	free(m);
 }

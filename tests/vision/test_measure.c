@@ -614,7 +614,8 @@ TEST(canvas_against_target_end_to_end)
 {
 	struct vis_synth s = { 0 };
 	struct img frame, target, pic;
-	const double corners[8] = { 210, 110, 1090, 90, 1120, 650, 180, 630 };
+	/* As a camera above the table sees the canvas: origin bottom left. */
+	const double corners[8] = { 250, 600, 1030, 615, 1000, 150, 280, 165 };
 	const char *frame_path, *target_path, *map = vt_path("errmap.png");
 	const char *args[] = { "measure", NULL, "--canvas", "--target", NULL, "--machine",
 			       BL_SOURCE_ROOT "/examples/machine-sim.json", "-o", map, "--json", NULL };
@@ -628,6 +629,8 @@ TEST(canvas_against_target_end_to_end)
 	s.size_mm[0] = 400;
 	s.size_mm[1] = 300;
 	s.markers = 1;
+	s.marker_size_mm = 30; /* the example machine's zones.canvas.markers */
+	s.marker_offset_mm = 25;
 	memset(s.table, 60, 3);
 	memset(s.paper, 228, 3);
 	s.paper_margin_mm = 25;

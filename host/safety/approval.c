@@ -242,17 +242,12 @@ out:
 static int load_fields(json_obj *o, struct gate_request *r, bl_err *err)
 {
 	const cJSON *arr, *it, *action;
-	char kind[32], status[16];
+	char status[16];
 	long long v;
 	size_t n, i = 0;
 	int rc, k;
 
-	if ((rc = json_str(o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)))
-		return rc;
-	if (strcmp(kind, "approval_request") != 0)
-		return json_fail(o, "kind", err, BL_EINVAL, "is '%s', expected 'approval_request'",
-				 kind);
-	if ((rc = json_int(o, "version", JSON_REQUIRED, 1, 1, &v, err)))
+	if ((rc = json_kind(o, "approval_request", 1, err)))
 		return rc;
 	{
 		char id[GATE_ID_MAX];

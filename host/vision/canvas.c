@@ -9,13 +9,6 @@
 #include "base/json.h"
 #include "base/log.h"
 
-#define TRY(expr)                      \
-	do {                           \
-		int rc_ = (expr);      \
-		if (rc_ < 0)           \
-			return rc_;    \
-	} while (0)
-
 /* Frames and canvases beyond these are typos, not equipment. */
 #define MAX_IMAGE_PX 65536
 #define MAX_CANVAS_MM 10000.0
@@ -66,8 +59,8 @@ static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
 	rc = json_child(root, "camera", JSON_OPTIONAL, &o, err);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	TRY(json_vec(&o, "focal_px", JSON_REQUIRED, 2, 1.0, 1e6, f, err));
-	TRY(json_vec(&o, "centre_px", JSON_REQUIRED, 2, -1e5, 1e5, ctr, err));
+	BL_TRY(json_vec(&o, "focal_px", JSON_REQUIRED, 2, 1.0, 1e6, f, err));
+	BL_TRY(json_vec(&o, "centre_px", JSON_REQUIRED, 2, -1e5, 1e5, ctr, err));
 	rc = json_array(&o, "distortion", JSON_OPTIONAL, 8, &arr, &n, err);
 	if (rc < 0)
 		return rc;
@@ -75,7 +68,7 @@ static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
 		if (n != 4 && n != 5 && n != 8)
 			return json_fail(&o, "distortion", err, BL_EINVAL,
 					 "%zu coefficients; give 4 (k1 k2 p1 p2), 5 (+k3) or 8", n);
-		TRY(json_vec(&o, "distortion", JSON_REQUIRED, (int)n, -1e3, 1e3, c->camera.dist,
+		BL_TRY(json_vec(&o, "distortion", JSON_REQUIRED, (int)n, -1e3, 1e3, c->camera.dist,
 			     err));
 		c->camera.ndist = (int)n;
 	}

@@ -201,6 +201,11 @@ int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *in
 	return rc;
 }
 
+double sim_last_paint_ml(const struct sim *s)
+{
+	return s->last_paint_ml;
+}
+
 void sim_get_stats(struct sim *s, struct sim_stats *st)
 {
 	size_t n = (size_t)s->w.nx * s->w.ny;

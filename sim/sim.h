@@ -54,11 +54,14 @@ struct sim_exec_info {
 
 /*
  * Expands action a from the arm's position (arm_motion) and executes it on
- * the simulated arm: the simulator's own bench entry for `sim exec`, tests
- * and benchmarks, with no safety gate in between. Every other caller moves
- * the arm through the gate.
+ * the simulated arm with no safety gate in between: for the simulator's own
+ * tests and benchmarks only. Every command (`sim exec` included) moves the
+ * arm through gate_execute.
  */
 int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *info, bl_err *err);
+
+/* Paint (ml) the last action the simulated arm executed left on the canvas or in cells. */
+double sim_last_paint_ml(const struct sim *s);
 
 /* The scene the camera shows on capture (default canvas). */
 void sim_set_scene(struct sim *s, enum sim_scene scene);

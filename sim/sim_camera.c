@@ -10,6 +10,7 @@
 #include "color/cie.h"
 #include "color/color.h"
 #include "sim/sim_internal.h"
+#include "vision/canvas.h"
 
 /*
  * How a frame is made. Spectra are integrated once per surface, never per
@@ -603,36 +604,16 @@ static void map_stations(const struct sim *s, struct sim_cam *c, const struct ma
 	}
 }
 
-/* Corner markers: centre and the canvas corner each belongs to, machine mm. */
-static void marker_center(const struct machine *m, int id, double out[2])
+/* Corner markers (their one definition is vision/canvas.h): centre of marker id, machine mm. */
+static void marker_center(const struct machine *m, const struct vis_markers *mk, int id,
+			  double out[2])
 {
-	const double *o = m->canvas.origin_mm, *sz = m->canvas.size_mm, off = m->sim.marker_offset_mm;
-	static const int sx[4] = { 0, 1, 1, 0 }, sy[4] = { 0, 0, 1, 1 };
-
-	out[0] = o[0] + sx[id] * sz[0] + (sx[id] ? off : -off);
-	out[1] = o[1] + sy[id] * sz[1] + (sy[id] ? off : -off);
+	vis_marker_centre(mk, id, out);
+	out[0] += m->canvas.origin_mm[0];
+	out[1] += m->canvas.origin_mm[1];
 }
 
 static const char *const marker_names[4] = { "origin", "x", "xy", "y" };
-
-/*
- * A marker of side S is brushloop's corner marker (host/vision/canvas.h,
- * vis_marker_at) scaled to S: 7 modules of S/7, a dark ring one module wide,
- * a light ring, a dark 3x3 core, and a light quiet zone of one module round
- * it, all four alike, so the controller's own detection finds them.
- */
-#define MARKER_HALF_MODULES 4.5
-
-static int marker_src(double mx, double my, double size, int id, int *src)
-{
-	double a = fmax(fabs(mx), fabs(my)) / (size / 7.0); /* modules from the centre */
-
-	(void)id;
-	if (a >= MARKER_HALF_MODULES)
-		return 0;
-	*src = a < 1.5 || (a >= 2.5 && a < 3.5) ? SRC_INK : SRC_PAPER;
-	return 1;
-}
 
 static void chart_geometry(const struct machine *m, double *x0, double *y1, double *w, double *h)
 {
@@ -699,23 +680,29 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 			set_px(s, c, u, v, (uint32_t)iy * s->w.nx + ix, p);
 		}
 
-	if (m->sim.has_markers)
-		for (int id = 0; id < 4; id++) {
-			double mc[2], hs = MARKER_HALF_MODULES / 7.0 * m->sim.marker_size_mm;
+	{
+		struct vis_markers mk;
 
-			marker_center(m, id, mc);
+		vis_markers_from_machine(m, &mk);
+		for (int id = 0; id < 4; id++) {
+			double mc[2], hs = vis_marker_reach_mm(&mk);
+
+			marker_center(m, &mk, id, mc);
 			b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);
 			for (int v = b.y0; v <= b.y1; v++)
 				for (int u = b.x0; u <= b.x1; u++) {
 					double p[3];
-					int src;
+					int k;
 
-					if (hit(c, u + 0.5, v + 0.5, cz, p) &&
-					    marker_src(p[0] - mc[0], p[1] - mc[1], m->sim.marker_size_mm,
-						       id, &src))
-						set_px(s, c, u, v, (uint32_t)(c->ncell + src), p);
+					if (!hit(c, u + 0.5, v + 0.5, cz, p))
+						continue;
+					k = vis_marker_pattern(id, p[0] - mc[0], p[1] - mc[1], mk.size_mm);
+					if (k >= 0)
+						set_px(s, c, u, v,
+						       (uint32_t)(c->ncell + (k ? SRC_INK : SRC_PAPER)), p);
 				}
 		}
+	}
 
 	if (scene == SIM_SCENE_CHART && m->sim.has_chart) {
 		double x0, y1, w, h, z = cz + 1.0;
@@ -1267,9 +1254,13 @@ static int canvas_region(struct sim *s, int gx, int gy, double cells_per, double
 	return 1;
 }
 
+/*
+ * An image point for the truth, with pixel centres at integer coordinates as
+ * vision and the canvas file count them (the renderer's pixel u spans [u, u+1)).
+ */
 static cJSON *point_json(double u, double v)
 {
-	const double p[2] = { round(u * 100.0) / 100.0, round(v * 100.0) / 100.0 };
+	const double p[2] = { round((u - 0.5) * 100.0) / 100.0, round((v - 0.5) * 100.0) / 100.0 };
 
 	return cJSON_CreateDoubleArray(p, 2);
 }
@@ -1286,6 +1277,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 	int gny = (int)ceil(m->canvas.size_mm[1] / TRUTH_GRID_MM - 1e-9);
 	double cells_per = TRUTH_GRID_MM / s->w.cell_mm, ceramic = sim_saunderson_inv(SIM_R_CERAMIC);
 	cJSON *root, *patches, *markers;
+	struct vis_markers mk;
 	int rc;
 
 	rc = prepare(s, scene, err);
@@ -1394,35 +1386,35 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 		cJSON_AddItemToArray(patches, o);
 	}
 	markers = cJSON_AddArrayToObject(root, "markers");
-	if (m->sim.has_markers)
-		for (int id = 0; id < 4; id++) {
-			double mc[2], hs = 0.5 * m->sim.marker_size_mm, z = m->canvas.surface_z_mm;
-			double p[3] = { 0, 0, z }, u, v;
-			static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
-			cJSON *o = cJSON_CreateObject(), *corners;
-			int visible = 1;
+	vis_markers_from_machine(m, &mk);
+	for (int id = 0; id < 4; id++) {
+		double mc[2], hs = 0.5 * mk.size_mm, z = m->canvas.surface_z_mm;
+		double p[3] = { 0, 0, z }, u, v;
+		static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
+		cJSON *o = cJSON_CreateObject(), *corners;
+		int visible = 1;
 
-			marker_center(m, id, mc);
-			cJSON_AddNumberToObject(o, "id", id);
-			cJSON_AddStringToObject(o, "corner", marker_names[id]);
-			p[0] = mc[0];
-			p[1] = mc[1];
-			cJSON_AddItemToObject(o, "center_mm", cJSON_CreateDoubleArray(mc, 2));
-			if (project(c, p, &u, &v, NULL))
-				cJSON_AddItemToObject(o, "center", point_json(u, v));
-			corners = cJSON_AddArrayToObject(o, "corners");
-			for (int k = 0; k < 4; k++) {
-				p[0] = mc[0] + sx[k] * hs;
-				p[1] = mc[1] + sy[k] * hs;
-				if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
-				    v >= c->h)
-					visible = 0;
-				else
-					cJSON_AddItemToArray(corners, point_json(u, v));
-			}
-			cJSON_AddBoolToObject(o, "visible", visible);
-			cJSON_AddItemToArray(markers, o);
+		marker_center(m, &mk, id, mc);
+		cJSON_AddNumberToObject(o, "id", id);
+		cJSON_AddStringToObject(o, "corner", marker_names[id]);
+		p[0] = mc[0];
+		p[1] = mc[1];
+		cJSON_AddItemToObject(o, "center_mm", cJSON_CreateDoubleArray(mc, 2));
+		if (project(c, p, &u, &v, NULL))
+			cJSON_AddItemToObject(o, "center", point_json(u, v));
+		corners = cJSON_AddArrayToObject(o, "corners");
+		for (int k = 0; k < 4; k++) {
+			p[0] = mc[0] + sx[k] * hs;
+			p[1] = mc[1] + sy[k] * hs;
+			if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
+			    v >= c->h)
+				visible = 0;
+			else
+				cJSON_AddItemToArray(corners, point_json(u, v));
 		}
+		cJSON_AddBoolToObject(o, "visible", visible);
+		cJSON_AddItemToArray(markers, o);
+	}
 	*out = root;
 	rc = 0;
 out_free:

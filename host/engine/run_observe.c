@@ -97,35 +97,6 @@ out_free:
 	return rc;
 }
 
-/* The geometry a canvas file gives (as vis_locate does when it sees no markers). */
-static int geometry_from_file(const struct vis_canvas *f, const struct img *frame, const char *name,
-			      struct vis_geometry *g, bl_err *err)
-{
-	const double pts[8] = { 0, 0, f->size_mm[0], 0, f->size_mm[0], f->size_mm[1], 0, f->size_mm[1] };
-	double ideal[8];
-	int rc;
-
-	memset(g, 0, sizeof(*g));
-	if (f->image_w != frame->w || f->image_h != frame->h)
-		return bl_fail(err, BL_EINVAL, "%s: frame is %dx%d but the canvas file describes %dx%d frames",
-			       name, frame->w, frame->h, f->image_w, f->image_h);
-	if (f->has_camera) {
-		if ((rc = cv_undistort_points(&f->camera, f->corners_px, ideal, 4, err)))
-			return rc;
-	} else {
-		memcpy(ideal, f->corners_px, sizeof(ideal));
-	}
-	if ((rc = cv_homography(pts, ideal, 4, g->H, err)))
-		return bl_err_prefix(err, "canvas file");
-	g->size_mm[0] = f->size_mm[0];
-	g->size_mm[1] = f->size_mm[1];
-	g->has_camera = f->has_camera;
-	g->camera = f->camera;
-	g->source = VIS_FROM_FILE;
-	memcpy(g->corners_px, f->corners_px, sizeof(g->corners_px));
-	return 0;
-}
-
 /*
  * Where the canvas is. The camera and the canvas stay put for a run, so once
  * found the geometry is kept: calibration.canvas when the machine has one,
@@ -137,6 +108,7 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 		  bl_err *err)
 {
 	char p[RUN_PATH_MAX];
+	struct vis_markers mk;
 	struct vis_canvas f;
 	int rc;
 
@@ -144,16 +116,17 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 		r->st.canvas_from_file = 1;
 		if ((rc = vis_canvas_load(r->m.calibration.canvas, &f, err)))
 			return rc;
-		return geometry_from_file(&f, frame, name, g, err);
+		return vis_locate(frame, name, &f, NULL, g, err);
 	}
 	if ((rc = run_path(r, "canvas.json", p, sizeof(p), err)))
 		return rc;
 	if (access(p, F_OK) == 0) {
 		if ((rc = vis_canvas_load(p, &f, err)))
 			return rc;
-		return geometry_from_file(&f, frame, name, g, err);
+		return vis_locate(frame, name, &f, NULL, g, err);
 	}
-	if ((rc = vis_locate(frame, name, NULL, r->m.canvas.size_mm, g, err)))
+	vis_markers_from_machine(&r->m, &mk);
+	if ((rc = vis_locate(frame, name, NULL, &mk, g, err)))
 		return rc;
 	vis_canvas_init(&f);
 	f.image_w = frame->w;
@@ -172,18 +145,6 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 		cJSON_AddStringToObject(d, "saved", "canvas.json");
 		return run_event(r, "canvas_located", d, err);
 	}
-}
-
-/*
- * vis_locate's canvas frame has y running down the image. A camera above the
- * table with image x along machine x sees machine +y up the image, so the
- * plan's canvas y (along machine y, docs/plan.md) is that frame turned over:
- * plan (x, y) = vision (x, H - y). This is the one place that knows it.
- */
-static void plan_to_vision(const struct machine *m, double x, double y, double out[2])
-{
-	out[0] = x;
-	out[1] = m->canvas.size_mm[1] - y;
 }
 
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
@@ -215,24 +176,6 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
 	if ((rc = vis_rectify(&avg, &g, 1.0, &rect, err)))
 		goto out_free;
-	/* Turned over into plan coordinates (see plan_to_vision). */
-	{
-		size_t row = (size_t)rect.w * 3;
-		unsigned char *tmp = malloc(row);
-
-		if (!tmp) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out_free;
-		}
-		for (int y = 0; y < rect.h / 2; y++) {
-			unsigned char *a = rect.px + (size_t)y * row, *b = rect.px + (size_t)(rect.h - 1 - y) * row;
-
-			memcpy(tmp, a, row);
-			memcpy(a, b, row);
-			memcpy(b, tmp, row);
-		}
-		free(tmp);
-	}
 	lab = malloc((size_t)rect.w * rect.h * 3 * sizeof(float));
 	if (!lab) {
 		rc = bl_fail(err, BL_ENOMEM, "out of memory");
@@ -271,7 +214,7 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		return bl_fail(err, BL_EINVAL, "%s: no mixing cell '%s'", r->m.file, cell);
 	snprintf(what, sizeof(what), "cell-%s", cell);
 	for (;;) {
-		double pts[4], img_pts[4], c0[2], c1[2];
+		double pts[4], img_pts[4];
 		struct meas_roi roi;
 		double half;
 		enum run_brake b;
@@ -281,15 +224,14 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 			return rc;
 		rc = locate(r, &avg, frame, &g, err);
 		if (rc == 0) {
-			/* The cell's centre and a point 0.45 of its radius out, through the canvas plane. */
-			plan_to_vision(&r->m, st->center_mm[0] - r->m.canvas.origin_mm[0],
-				       st->center_mm[1] - r->m.canvas.origin_mm[1], c0);
-			plan_to_vision(&r->m, st->center_mm[0] - r->m.canvas.origin_mm[0] + 0.45 * st->radius_mm,
-				       st->center_mm[1] - r->m.canvas.origin_mm[1], c1);
-			pts[0] = c0[0];
-			pts[1] = c0[1];
-			pts[2] = c1[0];
-			pts[3] = c1[1];
+			/*
+			 * The cell's centre and a point 0.45 of its radius out, in canvas mm
+			 * (machine x, y less the canvas origin), through the canvas plane.
+			 */
+			pts[0] = st->center_mm[0] - r->m.canvas.origin_mm[0];
+			pts[1] = st->center_mm[1] - r->m.canvas.origin_mm[1];
+			pts[2] = pts[0] + 0.45 * st->radius_mm;
+			pts[3] = pts[1];
 			cv_apply_homography(g.H, pts, img_pts, 2);
 			if (g.has_camera)
 				rc = cv_distort_points(&g.camera, img_pts, img_pts, 2, err);

@@ -87,13 +87,15 @@ int plan_observed_load(const char *path, const struct machine *m, const struct p
 	if (!rectified) {
 		/* A camera frame: the canvas is found from its markers, or from the calibration. */
 		const struct vis_canvas *fp = NULL;
+		struct vis_markers mk;
 
+		vis_markers_from_machine(m, &mk);
 		if (m->calibration.canvas[0]) {
 			if ((rc = vis_canvas_load(m->calibration.canvas, &file, err)))
 				goto out_free;
 			fp = &file;
 		}
-		if ((rc = vis_locate(&im, path, fp, m->canvas.size_mm, &g, err)) ||
+		if ((rc = vis_locate(&im, path, fp, &mk, &g, err)) ||
 		    (rc = vis_rectify(&im, &g, VIS_DEFAULT_PX_PER_MM, &raster, err)))
 			goto out_free;
 		canvas = &raster;

@@ -6,13 +6,6 @@
 #include "base/json.h"
 #include "plan/plan.h"
 
-#define TRY(expr)                      \
-	do {                           \
-		int rc_ = (expr);      \
-		if (rc_ < 0)           \
-			return rc_;    \
-	} while (0)
-
 /* Most of anything a plan may list: refused before anything is allocated. */
 #define PLAN_MAX_SUBTASKS 1000000
 #define PLAN_MAX_ACTIONS 100000
@@ -179,7 +172,7 @@ static int read_lab(json_obj *o, const char *key, color_lab *c, bl_err *err)
 {
 	double v[3];
 
-	TRY(json_vec(o, key, JSON_REQUIRED, 3, -500.0, 500.0, v, err));
+	BL_TRY(json_vec(o, key, JSON_REQUIRED, 3, -500.0, 500.0, v, err));
 	if (v[0] < 0.0 || v[0] > 100.0)
 		return json_fail(o, key, err, BL_EINVAL, "L=%g is outside 0..100", v[0]);
 	c->L = v[0];
@@ -192,7 +185,7 @@ static int find_colour(json_obj *o, const struct plan *p, int *out, bl_err *err)
 {
 	char name[CFG_NAME_MAX];
 
-	TRY(json_str(o, "colour", JSON_REQUIRED, name, sizeof(name), err));
+	BL_TRY(json_str(o, "colour", JSON_REQUIRED, name, sizeof(name), err));
 	for (int i = 0; i < p->n_colours; i++)
 		if (strcmp(p->colours[i].name, name) == 0) {
 			*out = i;
@@ -206,7 +199,7 @@ static int read_cells(json_obj *o, const struct plan *p, struct plan_subtask *s,
 	const cJSON *arr, *it;
 	size_t n, i = 0;
 
-	TRY(json_array(o, "cells", JSON_REQUIRED, PLAN_MAX_CELLS, &arr, &n, err));
+	BL_TRY(json_array(o, "cells", JSON_REQUIRED, PLAN_MAX_CELLS, &arr, &n, err));
 	s->cells = calloc(n ? n : 1, sizeof(*s->cells));
 	if (!s->cells)
 		return json_fail(o, "cells", err, BL_ENOMEM, "out of memory");
@@ -215,8 +208,8 @@ static int read_cells(json_obj *o, const struct plan *p, struct plan_subtask *s,
 		json_obj co;
 		double rc[2];
 
-		TRY(json_item_obj(o, "cells", it, i, &co, err));
-		TRY(json_vec(&co, "cell", JSON_REQUIRED, 2, 0, 1e6, rc, err));
+		BL_TRY(json_item_obj(o, "cells", it, i, &co, err));
+		BL_TRY(json_vec(&co, "cell", JSON_REQUIRED, 2, 0, 1e6, rc, err));
 		if (rc[0] != (int)rc[0] || rc[1] != (int)rc[1] || rc[0] >= p->grid_cols ||
 		    rc[1] >= p->grid_rows)
 			return json_fail(&co, "cell", err, BL_EINVAL,
@@ -224,9 +217,9 @@ static int read_cells(json_obj *o, const struct plan *p, struct plan_subtask *s,
 					 p->grid_cols, p->grid_rows);
 		c->col = (int)rc[0];
 		c->row = (int)rc[1];
-		TRY(json_num(&co, "coverage", JSON_REQUIRED, 0.0, 1.0, &c->coverage, err));
-		TRY(read_lab(&co, "lab", &c->lab, err));
-		TRY(json_end(&co, err));
+		BL_TRY(json_num(&co, "coverage", JSON_REQUIRED, 0.0, 1.0, &c->coverage, err));
+		BL_TRY(read_lab(&co, "lab", &c->lab, err));
+		BL_TRY(json_end(&co, err));
 		s->n_cells = ++i;
 	}
 	return 0;
@@ -237,18 +230,18 @@ static int read_recipe(json_obj *o, struct plan_recipe *r, bl_err *err)
 	const cJSON *arr, *it;
 	size_t n, i = 0;
 
-	TRY(json_array(o, "recipe", JSON_REQUIRED, PLAN_MAX_RECIPE, &arr, &n, err));
+	BL_TRY(json_array(o, "recipe", JSON_REQUIRED, PLAN_MAX_RECIPE, &arr, &n, err));
 	if (n == 0)
 		return json_fail(o, "recipe", err, BL_EINVAL, "a mix needs at least one paint");
 	cJSON_ArrayForEach(it, arr) {
 		struct plan_recipe_item *ri = &r->item[i];
 		json_obj io;
 
-		TRY(json_item_obj(o, "recipe", it, i, &io, err));
-		TRY(json_str(&io, "paint", JSON_REQUIRED, ri->paint, sizeof(ri->paint), err));
-		TRY(json_str(&io, "well", JSON_REQUIRED, ri->well, sizeof(ri->well), err));
-		TRY(json_i32(&io, "units", JSON_REQUIRED, 1, ARM_MAX_UNITS, &ri->units, err));
-		TRY(json_end(&io, err));
+		BL_TRY(json_item_obj(o, "recipe", it, i, &io, err));
+		BL_TRY(json_str(&io, "paint", JSON_REQUIRED, ri->paint, sizeof(ri->paint), err));
+		BL_TRY(json_str(&io, "well", JSON_REQUIRED, ri->well, sizeof(ri->well), err));
+		BL_TRY(json_i32(&io, "units", JSON_REQUIRED, 1, ARM_MAX_UNITS, &ri->units, err));
+		BL_TRY(json_end(&io, err));
 		r->n = (int)++i;
 	}
 	return 0;
@@ -265,58 +258,58 @@ static int read_subtask(json_obj *o, struct plan *p, struct plan_subtask *s, bl_
 
 	s->colour = -1;
 	s->batch = -1;
-	TRY(json_int(o, "id", JSON_REQUIRED, 1, 1000000000LL, &id, err));
+	BL_TRY(json_int(o, "id", JSON_REQUIRED, 1, 1000000000LL, &id, err));
 	s->id = (int)id;
-	TRY(json_enum(o, "type", JSON_REQUIRED, plan_subtask_names, &type, err));
+	BL_TRY(json_enum(o, "type", JSON_REQUIRED, plan_subtask_names, &type, err));
 	s->type = (enum plan_subtask_type)type;
 	if (s->type != PLAN_CHECKPOINT)
-		TRY(find_colour(o, p, &s->colour, err));
+		BL_TRY(find_colour(o, p, &s->colour, err));
 	switch (s->type) {
 	case PLAN_MIX: {
 		color_lab target;
 
-		TRY(read_lab(o, "target_lab", &target, err));
+		BL_TRY(read_lab(o, "target_lab", &target, err));
 		if (target.L != p->colours[s->colour].lab.L || target.a != p->colours[s->colour].lab.a ||
 		    target.b != p->colours[s->colour].lab.b)
 			return json_fail(o, "target_lab", err, BL_EINVAL,
 					 "differs from the lab of colour '%s'",
 					 p->colours[s->colour].name);
-		TRY(json_num(o, "volume_ml", JSON_REQUIRED, 0.0, 1000.0, &s->volume_ml, err));
-		TRY(read_recipe(o, &s->mix.recipe, err));
-		TRY(read_lab(o, "predicted_lab", &s->mix.lab, err));
-		TRY(json_num(o, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
+		BL_TRY(json_num(o, "volume_ml", JSON_REQUIRED, 0.0, 1000.0, &s->volume_ml, err));
+		BL_TRY(read_recipe(o, &s->mix.recipe, err));
+		BL_TRY(read_lab(o, "predicted_lab", &s->mix.lab, err));
+		BL_TRY(json_num(o, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
 		break;
 	}
 	case PLAN_PAINT:
-		TRY(json_i32(o, "batch", JSON_REQUIRED, 0, 100000000, &s->batch, err));
-		TRY(json_str(o, "brush", JSON_REQUIRED, s->brush, sizeof(s->brush), err));
-		TRY(json_i32(o, "strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &s->n_strokes, err));
-		TRY(json_vec(o, "region_mm", JSON_REQUIRED, 4, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
+		BL_TRY(json_i32(o, "batch", JSON_REQUIRED, 0, 100000000, &s->batch, err));
+		BL_TRY(json_str(o, "brush", JSON_REQUIRED, s->brush, sizeof(s->brush), err));
+		BL_TRY(json_i32(o, "strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &s->n_strokes, err));
+		BL_TRY(json_vec(o, "region_mm", JSON_REQUIRED, 4, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
 			     s->region_mm, err));
-		TRY(json_child(o, "expected", JSON_REQUIRED, &ex, err));
-		TRY(json_num(&ex, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
-		TRY(read_cells(&ex, p, s, err));
-		TRY(json_end(&ex, err));
+		BL_TRY(json_child(o, "expected", JSON_REQUIRED, &ex, err));
+		BL_TRY(json_num(&ex, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
+		BL_TRY(read_cells(&ex, p, s, err));
+		BL_TRY(json_end(&ex, err));
 		break;
 	case PLAN_CHECKPOINT:
-		TRY(json_child(o, "expected", JSON_REQUIRED, &ex, err));
-		TRY(json_num(&ex, "predicted_mean_de00", JSON_REQUIRED, 0.0, 1000.0,
+		BL_TRY(json_child(o, "expected", JSON_REQUIRED, &ex, err));
+		BL_TRY(json_num(&ex, "predicted_mean_de00", JSON_REQUIRED, 0.0, 1000.0,
 			     &s->predicted_mean_de00, err));
-		TRY(json_num(&ex, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
-		TRY(read_cells(&ex, p, s, err));
-		TRY(json_end(&ex, err));
+		BL_TRY(json_num(&ex, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
+		BL_TRY(read_cells(&ex, p, s, err));
+		BL_TRY(json_end(&ex, err));
 		break;
 	}
 	if (s->tolerance_de00 <= 0.0)
 		return json_fail(o, "tolerance_de00", err, BL_EINVAL, "must be positive");
-	TRY(json_array(o, "actions", JSON_REQUIRED, PLAN_MAX_ACTIONS, &arr, &n, err));
+	BL_TRY(json_array(o, "actions", JSON_REQUIRED, PLAN_MAX_ACTIONS, &arr, &n, err));
 	s->actions = calloc(n ? n : 1, sizeof(*s->actions));
 	if (!s->actions)
 		return json_fail(o, "actions", err, BL_ENOMEM, "out of memory");
 	/* The actions are in exactly the form an actions file holds; messages name the subtask. */
 	snprintf(file, sizeof(file), "%s: %s", o->file, o->path);
 	cJSON_ArrayForEach(it, arr) {
-		TRY(arm_action_parse(it, file, i, &s->actions[i], err));
+		BL_TRY(arm_action_parse(it, file, i, &s->actions[i], err));
 		s->n_actions = ++i;
 		if (s->actions[i - 1].kind == ARM_STROKE && s->type != PLAN_PAINT)
 			return json_fail(o, "actions", err, BL_EINVAL,
@@ -330,76 +323,67 @@ static int read_plan(json_obj *root, const char *file, struct plan *p, bl_err *e
 {
 	json_obj t, m, md, g, pr;
 	const cJSON *arr, *it;
-	char kind[32];
-	long long version;
 	double size[2];
 	size_t n, i;
 
-	TRY(json_str(root, "kind", JSON_REQUIRED, kind, sizeof(kind), err));
-	if (strcmp(kind, "plan") != 0)
-		return json_fail(root, "kind", err, BL_EINVAL, "is '%s', expected 'plan'", kind);
-	TRY(json_int(root, "version", JSON_REQUIRED, 0, 1000000, &version, err));
-	if (version != 1)
-		return json_fail(root, "version", err, BL_EINVAL,
-				 "schema version %lld is not supported (this brushloop reads 1)",
-				 version);
-	TRY(json_bool(root, "correction", JSON_REQUIRED, &p->correction, err));
-	TRY(json_child(root, "target", JSON_REQUIRED, &t, err));
-	TRY(json_str(&t, "file", JSON_REQUIRED, p->target_file, sizeof(p->target_file), err));
-	TRY(json_str(&t, "hash", JSON_REQUIRED, p->target_hash, sizeof(p->target_hash), err));
-	TRY(json_vec(&t, "size_px", JSON_REQUIRED, 2, 1, 1e6, size, err));
+	BL_TRY(json_kind(root, "plan", 1, err));
+	BL_TRY(json_bool(root, "correction", JSON_REQUIRED, &p->correction, err));
+	BL_TRY(json_child(root, "target", JSON_REQUIRED, &t, err));
+	BL_TRY(json_str(&t, "file", JSON_REQUIRED, p->target_file, sizeof(p->target_file), err));
+	BL_TRY(json_str(&t, "hash", JSON_REQUIRED, p->target_hash, sizeof(p->target_hash), err));
+	BL_TRY(json_vec(&t, "size_px", JSON_REQUIRED, 2, 1, 1e6, size, err));
 	p->target_w = (int)size[0];
 	p->target_h = (int)size[1];
-	TRY(json_vec(&t, "rect_mm", JSON_REQUIRED, 4, 0.0, ARM_MAX_COORD_MM, p->image_mm, err));
-	TRY(json_end(&t, err));
-	TRY(json_child(root, "machine", JSON_REQUIRED, &m, err));
-	TRY(json_str(&m, "name", JSON_REQUIRED, p->machine_name, sizeof(p->machine_name), err));
-	TRY(json_vec(&m, "canvas_origin_mm", JSON_REQUIRED, 2, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
+	BL_TRY(json_vec(&t, "rect_mm", JSON_REQUIRED, 4, 0.0, ARM_MAX_COORD_MM, p->image_mm, err));
+	BL_TRY(json_end(&t, err));
+	BL_TRY(json_child(root, "machine", JSON_REQUIRED, &m, err));
+	BL_TRY(json_str(&m, "name", JSON_REQUIRED, p->machine_name, sizeof(p->machine_name), err));
+	BL_TRY(json_vec(&m, "canvas_origin_mm", JSON_REQUIRED, 2, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
 		     p->canvas_origin_mm, err));
-	TRY(json_vec(&m, "canvas_size_mm", JSON_REQUIRED, 2, 0.0, ARM_MAX_COORD_MM,
+	BL_TRY(json_vec(&m, "canvas_size_mm", JSON_REQUIRED, 2, 0.0, ARM_MAX_COORD_MM,
 		     p->canvas_size_mm, err));
-	TRY(json_num(&m, "canvas_surface_z_mm", JSON_REQUIRED, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
+	BL_TRY(json_num(&m, "canvas_surface_z_mm", JSON_REQUIRED, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
 		     &p->canvas_surface_z_mm, err));
-	TRY(json_end(&m, err));
-	TRY(json_child(root, "model", JSON_REQUIRED, &md, err));
-	TRY(read_lab(&md, "canvas_lab", &p->canvas_lab, err));
-	TRY(json_num(&md, "opacity", JSON_REQUIRED, 0.0, 1.0, &p->opacity, err));
-	TRY(json_end(&md, err));
-	TRY(json_child(root, "grid", JSON_REQUIRED, &g, err));
-	TRY(json_num(&g, "cell_mm", JSON_REQUIRED, 0.5, 1000.0, &p->cell_mm, err));
-	TRY(json_i32(&g, "cols", JSON_REQUIRED, 1, 100000, &p->grid_cols, err));
-	TRY(json_i32(&g, "rows", JSON_REQUIRED, 1, 100000, &p->grid_rows, err));
-	TRY(json_end(&g, err));
-	TRY(json_child(root, "predicted", JSON_REQUIRED, &pr, err));
-	TRY(json_num(&pr, "mean_de00", JSON_REQUIRED, 0.0, 1000.0, &p->mean_de00, err));
-	TRY(json_num(&pr, "p95_de00", JSON_REQUIRED, 0.0, 1000.0, &p->p95_de00, err));
-	TRY(json_end(&pr, err));
-	TRY(json_i32(root, "strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &p->n_strokes, err));
-	TRY(json_num(root, "arm_time_s", JSON_REQUIRED, 0.0, 1e9, &p->arm_time_s, err));
+	BL_TRY(json_end(&m, err));
+	BL_TRY(json_child(root, "model", JSON_REQUIRED, &md, err));
+	BL_TRY(read_lab(&md, "canvas_lab", &p->canvas_lab, err));
+	BL_TRY(json_num(&md, "opacity", JSON_REQUIRED, 0.0, 1.0, &p->opacity, err));
+	BL_TRY(json_end(&md, err));
+	BL_TRY(json_child(root, "grid", JSON_REQUIRED, &g, err));
+	BL_TRY(json_num(&g, "cell_mm", JSON_REQUIRED, 0.5, 1000.0, &p->cell_mm, err));
+	BL_TRY(json_i32(&g, "cols", JSON_REQUIRED, 1, 100000, &p->grid_cols, err));
+	BL_TRY(json_i32(&g, "rows", JSON_REQUIRED, 1, 100000, &p->grid_rows, err));
+	BL_TRY(json_end(&g, err));
+	BL_TRY(json_child(root, "predicted", JSON_REQUIRED, &pr, err));
+	BL_TRY(json_num(&pr, "mean_de00", JSON_REQUIRED, 0.0, 1000.0, &p->mean_de00, err));
+	BL_TRY(json_num(&pr, "p95_de00", JSON_REQUIRED, 0.0, 1000.0, &p->p95_de00, err));
+	BL_TRY(json_end(&pr, err));
+	BL_TRY(json_i32(root, "strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &p->n_strokes, err));
+	BL_TRY(json_num(root, "arm_time_s", JSON_REQUIRED, 0.0, 1e9, &p->arm_time_s, err));
 
-	TRY(json_array(root, "colours", JSON_REQUIRED, PLAN_MAX_COLOURS, &arr, &n, err));
+	BL_TRY(json_array(root, "colours", JSON_REQUIRED, PLAN_MAX_COLOURS, &arr, &n, err));
 	i = 0;
 	cJSON_ArrayForEach(it, arr) {
 		struct plan_colour *c = &p->colours[i];
 		json_obj co;
 
-		TRY(json_item_obj(root, "colours", it, i, &co, err));
-		TRY(json_str(&co, "name", JSON_REQUIRED, c->name, sizeof(c->name), err));
+		BL_TRY(json_item_obj(root, "colours", it, i, &co, err));
+		BL_TRY(json_str(&co, "name", JSON_REQUIRED, c->name, sizeof(c->name), err));
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(p->colours[k].name, c->name) == 0)
 				return json_fail(&co, "name", err, BL_EINVAL, "'%s' is used twice",
 						 c->name);
-		TRY(read_lab(&co, "want_lab", &c->want, err));
-		TRY(read_lab(&co, "lab", &c->lab, err));
-		TRY(json_str(&co, "cell", JSON_REQUIRED, c->cell, sizeof(c->cell), err));
-		TRY(json_num(&co, "paint_ml", JSON_REQUIRED, 0.0, 1e6, &c->paint_ml, err));
-		TRY(json_i32(&co, "strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &c->strokes, err));
-		TRY(json_num(&co, "stroke_mm", JSON_REQUIRED, 0.0, 1e9, &c->stroke_mm, err));
-		TRY(json_end(&co, err));
+		BL_TRY(read_lab(&co, "want_lab", &c->want, err));
+		BL_TRY(read_lab(&co, "lab", &c->lab, err));
+		BL_TRY(json_str(&co, "cell", JSON_REQUIRED, c->cell, sizeof(c->cell), err));
+		BL_TRY(json_num(&co, "paint_ml", JSON_REQUIRED, 0.0, 1e6, &c->paint_ml, err));
+		BL_TRY(json_i32(&co, "strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &c->strokes, err));
+		BL_TRY(json_num(&co, "stroke_mm", JSON_REQUIRED, 0.0, 1e9, &c->stroke_mm, err));
+		BL_TRY(json_end(&co, err));
 		p->n_colours = (int)++i;
 	}
 
-	TRY(json_array(root, "subtasks", JSON_REQUIRED, PLAN_MAX_SUBTASKS, &arr, &n, err));
+	BL_TRY(json_array(root, "subtasks", JSON_REQUIRED, PLAN_MAX_SUBTASKS, &arr, &n, err));
 	p->subtasks = calloc(n ? n : 1, sizeof(*p->subtasks));
 	if (!p->subtasks)
 		return bl_fail(err, BL_ENOMEM, "%s: out of memory", file);
@@ -407,9 +391,9 @@ static int read_plan(json_obj *root, const char *file, struct plan *p, bl_err *e
 	cJSON_ArrayForEach(it, arr) {
 		json_obj so;
 
-		TRY(json_item_obj(root, "subtasks", it, i, &so, err));
+		BL_TRY(json_item_obj(root, "subtasks", it, i, &so, err));
 		p->n_subtasks = i + 1;
-		TRY(read_subtask(&so, p, &p->subtasks[i], err));
+		BL_TRY(read_subtask(&so, p, &p->subtasks[i], err));
 		for (size_t k = 0; k < i; k++)
 			if (p->subtasks[k].id == p->subtasks[i].id)
 				return json_fail(&so, "id", err, BL_EINVAL, "%d is used twice",
@@ -417,7 +401,7 @@ static int read_plan(json_obj *root, const char *file, struct plan *p, bl_err *e
 		i++;
 	}
 
-	TRY(json_array(root, "unfixable", JSON_REQUIRED, PLAN_MAX_CELLS, &arr, &n, err));
+	BL_TRY(json_array(root, "unfixable", JSON_REQUIRED, PLAN_MAX_CELLS, &arr, &n, err));
 	p->unfixable = calloc(n ? n : 1, sizeof(*p->unfixable));
 	if (!p->unfixable)
 		return bl_fail(err, BL_ENOMEM, "%s: out of memory", file);
@@ -427,14 +411,14 @@ static int read_plan(json_obj *root, const char *file, struct plan *p, bl_err *e
 		json_obj uo;
 		double rc[2];
 
-		TRY(json_item_obj(root, "unfixable", it, i, &uo, err));
-		TRY(json_vec(&uo, "cell", JSON_REQUIRED, 2, 0, 1e6, rc, err));
+		BL_TRY(json_item_obj(root, "unfixable", it, i, &uo, err));
+		BL_TRY(json_vec(&uo, "cell", JSON_REQUIRED, 2, 0, 1e6, rc, err));
 		u->col = (int)rc[0];
 		u->row = (int)rc[1];
-		TRY(read_lab(&uo, "target_lab", &u->target, err));
-		TRY(read_lab(&uo, "best_lab", &u->best, err));
-		TRY(json_num(&uo, "de00", JSON_REQUIRED, 0.0, 1000.0, &u->de00, err));
-		TRY(json_end(&uo, err));
+		BL_TRY(read_lab(&uo, "target_lab", &u->target, err));
+		BL_TRY(read_lab(&uo, "best_lab", &u->best, err));
+		BL_TRY(json_num(&uo, "de00", JSON_REQUIRED, 0.0, 1000.0, &u->de00, err));
+		BL_TRY(json_end(&uo, err));
 		p->n_unfixable = ++i;
 	}
 	return json_end(root, err);

@@ -294,9 +294,12 @@ TEST(correct_from_camera_frame)
 	vs.corners_px[4] = 1034; vs.corners_px[5] = 784;
 	vs.corners_px[6] = 236; vs.corners_px[7] = 776;
 	vs.markers = 1;
+	/* The example machine's markers (zones.canvas.markers), on paper wide enough to carry them. */
+	vs.marker_size_mm = 30;
+	vs.marker_offset_mm = 25;
 	vs.table[0] = vs.table[1] = vs.table[2] = 60;
 	vs.paper[0] = vs.paper[1] = vs.paper[2] = 242;
-	vs.paper_margin_mm = 30;
+	vs.paper_margin_mm = 50;
 	vs.paint = paint_canvas;
 	vs.ctx = &sc;
 	CHECK_MSG(vis_synth_frame(&vs, &im, &err) == 0, "%s", err.msg);

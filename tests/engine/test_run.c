@@ -160,9 +160,10 @@ static void kill_and_resume(const char *name, int ms)
 	const char *dir = run_dir(name);
 	const char *bin = getenv("BRUSHLOOP");
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
-	pid_t pid = fork();
-	int status = 0, n = 0, rc;
+	/* The reference run first: the clock of the kill starts when the run under test does. */
 	double ref = reference(), got;
+	int status = 0, n = 0, rc;
+	pid_t pid = fork();
 
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);

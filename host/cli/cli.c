@@ -164,6 +164,45 @@ const struct cli_command cli_commands[] = {
 	  "calibration.camera_profile); without one, through sRGB with a warning. M\n"
 	  "defaults to $BRUSHLOOP_MACHINE, else the example simulator machine.\n",
 	  cli_measure_main },
+	{ "calib", "calibration sessions: camera profile, canvas, arm registration, paints",
+	  "usage: brushloop calib camera [--machine M] [--frame F] [--chart colorchecker24|FILE]\n"
+	  "                              [--corners X,Y;X,Y;X,Y;X,Y] [--flat F] [--no-light-correction]\n"
+	  "                              [--model matrix|affine|root-polynomial] [--truth T]\n"
+	  "                              [-o PROFILE.icc] [--force] [--json]\n"
+	  "       brushloop calib canvas [--machine M] [--frame F] [--corners X,Y;...] [--size WxH]\n"
+	  "                              [--truth T] [-o CANVAS.json] [--force] [--json]\n"
+	  "       brushloop calib arm --points PAIRS.json [--machine M] [--model similarity|affine]\n"
+	  "                              [-o ARM.json] [--json]\n"
+	  "       brushloop calib paints --palette P --card CARD.json --layout [--tints F,F] [--svg S]\n"
+	  "       brushloop calib paints --palette P --card CARD.json -o PALETTE.json [--frame F]\n"
+	  "                              [--profile ICC] [--machine M] [--truth T] [--force] [--json]\n"
+	  "\n"
+	  "Each session tells the operator what to place where, works on --frame F (or a\n"
+	  "frame captured from the machine's camera), writes its result where the machine\n"
+	  "file's calibration section points (or -o), and ends with its residuals and PASS\n"
+	  "or FAIL against the machine's thresholds: a result that fails is not written\n"
+	  "(camera, canvas, paints: --force writes it; an arm registration never).\n"
+	  "\n"
+	  "camera: finds the chart (or takes its corners, clockwise from its top left as it\n"
+	  "lies upright), measures every patch, corrects uneven light (from the chart's dark\n"
+	  "frame, or --flat: a frame of a light uniform card where the chart lay), fits\n"
+	  "tone curves and a matrix to XYZ, keeps a richer model only if it predicts\n"
+	  "held-out patches better, writes an ICC v4 profile and prints CIEDE2000 per patch:\n"
+	  "fit, held out (leave-one-out) and the uncalibrated sRGB assumption. It also\n"
+	  "reports the drift against the profile it replaces. Passes when the held-out mean\n"
+	  "is within calibration.max_camera_de00. --truth compares with a simulator truth\n"
+	  "file. --json: {\"fit\", \"held_out\", \"srgb\" (each \"mean_de00\", \"max_de00\"),\n"
+	  "\"model\", \"candidates\", \"patches\", \"drift\", \"pass\", ...}.\n"
+	  "canvas: fits the canvas homography to the corner markers' centres and corners\n"
+	  "(or 4 --corners), writes the canvas file, reports the reprojection error in mm.\n"
+	  "arm: fits the canvas-to-arm map to point pairs ({\"kind\": \"arm-points\", ...})\n"
+	  "and refuses one whose worst residual exceeds calibration.max_arm_residual_mm.\n"
+	  "paints: --layout writes a card to print (and paint); measuring it derives each\n"
+	  "paint's measured masstone and tints through the camera profile and writes a\n"
+	  "palette the mixing model accepts. See docs/calibration.md.\n"
+	  "Exit: 0 pass, 1 fail (not written), 2 bad input or a frame where something was\n"
+	  "not found.\n",
+	  cli_calib_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

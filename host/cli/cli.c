@@ -203,6 +203,35 @@ const struct cli_command cli_commands[] = {
 	  "Exit: 0 pass, 1 fail (not written), 2 bad input or a frame where something was\n"
 	  "not found.\n",
 	  cli_calib_main },
+	{ "sim", "the simulator: render camera frames, execute actions on the simulated arm",
+	  "usage: brushloop sim render [--machine M] [--seed S] [--scene canvas|swatches|chart]\n"
+	  "                            [--world FILE] [--fault KEY=VALUE]... -o FRAME.jpg\n"
+	  "                            [--truth TRUTH.json] [--json]\n"
+	  "       brushloop sim exec ACTIONS.json [--machine M] [--seed S] [--world FILE]\n"
+	  "                            [--frames DIR] [--scene S] [--fault KEY=VALUE]... [--json]\n"
+	  "\n"
+	  "render captures one frame of the simulated camera as JPEG. --scene picks what it\n"
+	  "shows: canvas (the world as it is, default), swatches (its wells and mixing cells;\n"
+	  "a fresh world shows seeded test mixes in them) or chart (a ColorChecker 24 laid on\n"
+	  "the canvas). --truth writes where each patch lies in the image and its true\n"
+	  "colour: {\"patches\": [{\"name\", \"roi\": [x, y, w, h], \"lab\": [L, a, b]}], ...}\n"
+	  "(CIELAB D50, what a spectrophotometer reads). See docs/sim.md.\n"
+	  "\n"
+	  "exec executes an actions file (docs/actions.md) on the simulated arm and reports\n"
+	  "the simulated time it took; nothing runs unless the whole file is valid. The arm\n"
+	  "starts unhomed: the file begins with a \"home\" action. --frames saves a frame\n"
+	  "after each action in DIR (after-NNNN.jpg).\n"
+	  "\n"
+	  "--machine defaults to examples/machine-sim.json; --seed (default 1) seeds the\n"
+	  "paint batch and every noise. --world FILE loads the simulated world from FILE if\n"
+	  "it exists, and exec saves it after every action, so a run continues where the\n"
+	  "last one stopped (a world keeps its seed). --fault KEY=VALUE overrides one of\n"
+	  "sim.faults: drop_frames, corrupt_frames, command_failures (rates 0..1),\n"
+	  "stall_at_s, dry_well, dry_well_ml, power_loss_after (the process exits at once\n"
+	  "with status 86 after that many actions of the world). Exit status: 0 done, 1 a\n"
+	  "runtime failure (a failed command, a dropped frame), 2 invalid input, 3 held,\n"
+	  "5 the arm stalled or refused to move unhomed.\n",
+	  cli_sim_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -28,6 +28,8 @@ struct machine_connection {
 	int address;             /* Modbus slave address 1..247 */
 	char host[CFG_PATH_MAX]; /* "host:port" for Modbus TCP ("" for serial) */
 	int timeout_ms;          /* response timeout of one request */
+	int watchdog_ms;         /* modbus: host watchdog set in the firmware; silence longer than
+				    this while the arm moves stops it */
 };
 
 /*
@@ -164,6 +166,53 @@ struct machine_brakes {
 	double heartbeat_stale_s;   /* status calls a run dead past this */
 };
 
+/* Spectrum of the simulator's bench light. */
+enum machine_sim_light { MACHINE_SIM_LIGHT_LED, MACHINE_SIM_LIGHT_D50, MACHINE_SIM_LIGHT_D65,
+			 MACHINE_SIM_LIGHT_TUNGSTEN };
+
+/* Faults the simulator injects (also settable with `--fault KEY=VALUE`). */
+struct machine_sim_faults {
+	double drop_frames;          /* probability a capture times out, 0..1 */
+	double corrupt_frames;       /* probability a frame's JPEG bytes arrive corrupted, 0..1 */
+	double command_failures;     /* probability an arm command fails before it moves, 0..1 */
+	double stall_at_s;           /* the arm stalls when the simulated clock passes this, s (0: never) */
+	char dry_well[CFG_NAME_MAX]; /* a well that starts nearly empty ("" for none) */
+	double dry_well_ml;          /* what that well holds at the start, ml */
+	long power_loss_after;       /* power fails right after the world's Nth action (0: never) */
+};
+
+/* The simulated world: camera, light, sensor, paints and faults (backend "sim"). */
+struct machine_sim {
+	double cell_mm;              /* canvas simulation cell, mm */
+	double cam_position_mm[3];   /* camera centre of projection */
+	double cam_look_at_mm[3];    /* the point at the image centre */
+	double cam_hfov_deg;         /* horizontal field of view */
+	int light_spectrum;          /* enum machine_sim_light */
+	double light_position_mm[3]; /* a point light: its falloff makes the field uneven */
+	double drift_intensity_per_h;/* relative change of the light's intensity per hour */
+	double drift_tilt_per_h;     /* spectral tilt per hour: + warmer, - bluer (relative at 700 nm) */
+	double sensor_peaks_nm[3];   /* R, G, B spectral sensitivity peaks */
+	double sensor_widths_nm[3];  /* their standard deviations */
+	double wb_error[2];          /* relative error of the red and blue white-balance gains */
+	double full_well_e;          /* electrons at full scale: sets the shot noise */
+	double read_noise_e;         /* read noise, electrons RMS */
+	double vignetting;           /* fraction of the lens's cos^4 falloff left uncorrected, 0..1 */
+	int jpeg_quality;            /* 1..100 */
+	int n_paints;                /* wells named in "paints" */
+	char paint_well[CFG_MAX_WELLS][CFG_NAME_MAX];
+	char paint_name[CFG_MAX_WELLS][CFG_NAME_MAX]; /* a measured paint's name, e.g. "cold yellow" */
+	double batch_variation;      /* relative spread of each run's K and S from the datasheet */
+	double arm_noise_mm;         /* standard deviation of the tool position, each axis */
+	double dispense_sd;          /* relative spread of one dispensed unit's volume */
+	double drying_s;             /* wet paint on the canvas is dry after this long, s */
+	int has_chart;               /* a colour chart for the "chart" scene */
+	double chart_center_mm[2];
+	double chart_patch_mm, chart_gap_mm;
+	int has_markers;             /* corner markers beside the canvas */
+	double marker_size_mm, marker_offset_mm;
+	struct machine_sim_faults faults;
+};
+
 struct machine {
 	char file[CFG_PATH_MAX];   /* the path it was loaded from */
 	char dir[CFG_PATH_MAX];    /* its directory, for relative paths */
@@ -196,10 +245,14 @@ struct machine {
 	struct machine_calibration calibration;
 	struct machine_costs costs;
 	struct machine_brakes brakes;
+	struct machine_sim sim;         /* the simulator (defaults unless a "sim" section is given) */
 };
 
 /* Loads and validates a machine file; every message names the file and key path. */
 int machine_load(const char *path, struct machine *m, bl_err *err);
+
+/* Applies one fault override "KEY=VALUE" (the keys of sim.faults) to m->sim.faults, checked like the file. */
+int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err);
 
 /* Finds a station by name among wells and cells (NULL when absent). */
 const struct machine_station *machine_find_well(const struct machine *m, const char *name);
@@ -212,5 +265,6 @@ char *machine_summary(const struct machine *m);
 extern const char *const machine_arm_backend_names[];
 extern const char *const machine_cam_backend_names[];
 extern const char *const machine_kin_type_names[];
+extern const char *const machine_sim_light_names[];
 
 #endif

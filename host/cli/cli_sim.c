@@ -1,0 +1,348 @@
+/* cli_sim.c: `brushloop sim render` and `brushloop sim exec`: camera frames with their truth, and actions executed on the simulated arm. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arm/action.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "cli/cli.h"
+#include "config/machine.h"
+#include "rig/rig.h"
+#include "sim/sim.h"
+
+#define DEFAULT_MACHINE BL_SOURCE_ROOT "/examples/machine-sim.json"
+
+struct sim_args {
+	const char *machine;
+	const char *world;
+	const char *out;         /* render: -o */
+	const char *truth;       /* render: --truth */
+	const char *frames;      /* exec: --frames */
+	const char *actions;     /* exec: the positional file */
+	int scene;
+	int json;
+	struct rig_options ro;
+};
+
+static int parse_args(const struct cli_command *cmd, int exec, int argc, char **argv,
+		      struct sim_args *a)
+{
+	static const struct option opts[] = {
+		{ "machine", required_argument, NULL, 'm' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "scene", required_argument, NULL, 'c' },
+		{ "world", required_argument, NULL, 'w' },
+		{ "fault", required_argument, NULL, 'f' },
+		{ "truth", required_argument, NULL, 't' },
+		{ "frames", required_argument, NULL, 'F' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bl_err err = { 0 };
+	long seed;
+	int opt, k;
+
+	memset(a, 0, sizeof(*a));
+	a->machine = DEFAULT_MACHINE;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			a->machine = optarg;
+			break;
+		case 's':
+			if (cli_parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &seed, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			a->ro.seed = (uint64_t)seed;
+			a->ro.seed_given = 1;
+			break;
+		case 'c':
+			for (k = 0; sim_scene_names[k] && strcmp(sim_scene_names[k], optarg); k++)
+				;
+			if (!sim_scene_names[k])
+				return cli_usage(cmd, "--scene: '%s' is not one of canvas, swatches, "
+						 "chart", optarg);
+			a->scene = k;
+			break;
+		case 'w':
+			a->world = optarg;
+			break;
+		case 'f':
+			if (a->ro.n_faults == RIG_MAX_FAULTS)
+				return cli_usage(cmd, "--fault: at most %d", RIG_MAX_FAULTS);
+			a->ro.faults[a->ro.n_faults++] = optarg;
+			break;
+		case 't':
+			if (exec)
+				return cli_usage(cmd, "--truth belongs to 'sim render'");
+			a->truth = optarg;
+			break;
+		case 'F':
+			if (!exec)
+				return cli_usage(cmd, "--frames belongs to 'sim exec'");
+			a->frames = optarg;
+			break;
+		case 'o':
+			if (exec)
+				return cli_usage(cmd, "-o belongs to 'sim render'");
+			a->out = optarg;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		default:
+			return cli_usage(cmd, "bad option");
+		}
+	}
+	if (exec) {
+		if (optind != argc - 1)
+			return cli_usage(cmd, "sim exec takes one actions file");
+		a->actions = argv[optind];
+	} else {
+		if (optind != argc)
+			return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+		if (!a->out)
+			return cli_usage(cmd, "sim render needs -o FRAME.jpg");
+	}
+	a->ro.world_file = a->world;
+	return 0;
+}
+
+static int open_rig(const struct sim_args *a, struct machine *m, struct rig *r, bl_err *err)
+{
+	int rc = machine_load(a->machine, m, err);
+
+	if (rc)
+		return rc;
+	if (m->arm_backend != MACHINE_ARM_SIM || m->camera.backend != MACHINE_CAM_SIM)
+		return bl_fail(err, BL_EINVAL, "%s: 'sim' needs arm.backend and camera.backend "
+			       "\"sim\"", a->machine);
+	rc = rig_open(m, &a->ro, r, err);
+	if (rc == 0)
+		sim_set_scene(r->sim, (enum sim_scene)a->scene);
+	return rc;
+}
+
+static int render_main(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct sim_args a;
+	struct machine *m = malloc(sizeof(*m));
+	struct rig *r = malloc(sizeof(*r));
+	struct cam_frame f = { 0 };
+	cJSON *truth = NULL;
+	bl_err err = { 0 };
+	int rc, n_patches = 0;
+
+	if (!m || !r) {
+		free(m);
+		free(r);
+		return cli_fail(&(bl_err){ BL_ENOMEM, "out of memory" });
+	}
+	rc = parse_args(cmd, 0, argc, argv, &a);
+	if (rc)
+		goto out_free;
+	rc = open_rig(&a, m, r, &err);
+	if (rc) {
+		rc = cli_fail(&err);
+		goto out_free;
+	}
+	rc = cam_capture(r->cam, &f, &err);
+	if (rc == 0)
+		rc = fs_write_atomic(a.out, f.data, f.len, &err);
+	if (rc == 0 && a.truth) {
+		rc = sim_truth(r->sim, (enum sim_scene)a.scene, &truth, &err);
+		if (rc == 0)
+			rc = json_write_file(a.truth, truth, &err);
+		if (rc == 0)
+			n_patches = cJSON_GetArraySize(cJSON_GetObjectItem(truth, "patches"));
+	}
+	if (rc) {
+		rc = cli_fail(&err);
+		goto out_close;
+	}
+	if (a.json) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "frame", a.out);
+		cJSON_AddNumberToObject(o, "bytes", (double)f.len);
+		cJSON_AddNumberToObject(o, "width", f.width);
+		cJSON_AddNumberToObject(o, "height", f.height);
+		cJSON_AddStringToObject(o, "scene", sim_scene_names[a.scene]);
+		cJSON_AddNumberToObject(o, "time_s", (double)f.t_ns * 1e-9);
+		if (a.truth) {
+			cJSON_AddStringToObject(o, "truth", a.truth);
+			cJSON_AddNumberToObject(o, "patches", n_patches);
+		}
+		rc = cli_print_json(o);
+	} else {
+		printf("wrote %s: %dx%d JPEG, %zu bytes, scene %s, simulated time %.3f s\n", a.out,
+		       f.width, f.height, f.len, sim_scene_names[a.scene], (double)f.t_ns * 1e-9);
+		if (a.truth)
+			printf("wrote %s: %d patches\n", a.truth, n_patches);
+		rc = 0;
+	}
+out_close:
+	cJSON_Delete(truth);
+	cam_frame_free(&f);
+	rig_close(r);
+out_free:
+	free(m);
+	free(r);
+	return rc;
+}
+
+static int exec_main(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct sim_args a;
+	struct machine *m = malloc(sizeof(*m));
+	struct rig *r = malloc(sizeof(*r));
+	struct arm_action_list list = { 0 };
+	cJSON *per = NULL;
+	bl_err err = { 0 };
+	struct sim_stats st0, st;
+	long saved = 0, dropped = 0;
+	size_t done = 0;
+	int rc, fail = 0;
+
+	if (!m || !r) {
+		free(m);
+		free(r);
+		return cli_fail(&(bl_err){ BL_ENOMEM, "out of memory" });
+	}
+	rc = parse_args(cmd, 1, argc, argv, &a);
+	if (rc)
+		goto out_free;
+	/* The whole file is read before anything moves: a bad action runs nothing. */
+	rc = arm_actions_load(a.actions, &list, &err);
+	if (rc == 0)
+		rc = open_rig(&a, m, r, &err);
+	if (rc) {
+		rc = cli_fail(&err);
+		goto out_list;
+	}
+	if (a.frames && (rc = fs_mkdirs(a.frames, &err)) != 0) {
+		rc = cli_fail(&err);
+		goto out_close;
+	}
+	sim_get_stats(r->sim, &st0);
+	per = cJSON_CreateArray();
+	for (size_t i = 0; i < list.n; i++) {
+		const struct arm_action *act = &list.items[i];
+		struct sim_exec_info info = { 0 };
+		cJSON *o;
+
+		rc = sim_exec(r->sim, act, &info, &err);
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "index", (double)i);
+		if (act->id >= 0)
+			cJSON_AddNumberToObject(o, "id", (double)act->id);
+		cJSON_AddStringToObject(o, "type", arm_kind_names[act->kind]);
+		cJSON_AddNumberToObject(o, "time_s", info.time_s);
+		cJSON_AddNumberToObject(o, "segments", info.segments);
+		cJSON_AddNumberToObject(o, "paint_ml", info.paint_ml);
+		cJSON_AddBoolToObject(o, "ok", rc == 0);
+		if (rc)
+			cJSON_AddStringToObject(o, "error", err.msg);
+		cJSON_AddItemToArray(per, o);
+		if (!a.json)
+			printf("%4zu %-9s %9.3f s%s%s\n", i, arm_kind_names[act->kind], info.time_s,
+			       rc ? "  FAILED: " : "", rc ? err.msg : "");
+		if (rc) {
+			fail = rc;
+			break;
+		}
+		done++;
+		if (a.frames) {
+			struct cam_frame f = { 0 };
+			char name[64], path[CFG_PATH_MAX + 64];
+			bl_err fe = { 0 };
+
+			if (cam_capture(r->cam, &f, &fe) != 0) {
+				dropped++;
+				if (!a.json)
+					printf("     frame after action %zu not saved: %s\n", i, fe.msg);
+				continue;
+			}
+			snprintf(name, sizeof(name), "after-%04zu.jpg", i);
+			if (fs_join(path, sizeof(path), a.frames, name, &fe) == 0 &&
+			    fs_write_atomic(path, f.data, f.len, &fe) == 0) {
+				saved++;
+			} else {
+				cam_frame_free(&f);
+				err = fe;
+				fail = fe.code;
+				break;
+			}
+			cam_frame_free(&f);
+		}
+	}
+	/* Frames taken after the last action moved the clock and the camera's noise: keep them too. */
+	if (a.world && done > 0) {
+		bl_err se = { 0 };
+
+		if (sim_save(r->sim, NULL, &se) != 0 && !fail) {
+			err = se;
+			fail = se.code;
+		}
+	}
+	sim_get_stats(r->sim, &st);
+	if (a.json) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "actions", (double)list.n);
+		cJSON_AddNumberToObject(o, "executed", (double)done);
+		cJSON_AddNumberToObject(o, "sim_time_s", st.time_s - st0.time_s);
+		cJSON_AddNumberToObject(o, "arm_time_s", st.arm_time_s - st0.arm_time_s);
+		cJSON_AddNumberToObject(o, "world_time_s", st.time_s);
+		cJSON_AddNumberToObject(o, "canvas_paint_ml", st.canvas_paint_ml);
+		cJSON_AddNumberToObject(o, "seed", (double)st.seed);
+		if (a.frames) {
+			cJSON_AddNumberToObject(o, "frames_saved", (double)saved);
+			cJSON_AddNumberToObject(o, "frames_dropped", (double)dropped);
+		}
+		if (fail)
+			cJSON_AddStringToObject(o, "error", err.msg);
+		cJSON_AddItemToObject(o, "per_action", per);
+		per = NULL;
+		rc = cli_print_json(o);
+		if (fail)
+			fprintf(stderr, "brushloop: error: %s\n", err.msg);
+	} else {
+		printf("executed %zu of %zu actions in %.3f s simulated (arm moving %.3f s); world "
+		       "time %.3f s, %.4f ml of paint on the canvas\n", done, list.n,
+		       st.time_s - st0.time_s, st.arm_time_s - st0.arm_time_s, st.time_s,
+		       st.canvas_paint_ml);
+		if (a.frames)
+			printf("frames: %ld saved in %s, %ld dropped\n", saved, a.frames, dropped);
+		if (fail)
+			fprintf(stderr, "brushloop: error: action %zu: %s\n", done, err.msg);
+		rc = 0;
+	}
+	if (fail)
+		rc = bl_exit_status(fail);
+out_close:
+	cJSON_Delete(per);
+	rig_close(r);
+out_list:
+	arm_actions_free(&list);
+out_free:
+	free(m);
+	free(r);
+	return rc;
+}
+
+int cli_sim_main(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find("sim");
+
+	if (argc < 2)
+		return cli_usage(cmd, "sim needs a subcommand: render or exec");
+	if (strcmp(argv[1], "render") == 0)
+		return render_main(cmd, argc - 1, argv + 1);
+	if (strcmp(argv[1], "exec") == 0)
+		return exec_main(cmd, argc - 1, argv + 1);
+	return cli_usage(cmd, "unknown sim subcommand '%s' (render or exec)", argv[1]);
+}

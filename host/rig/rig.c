@@ -1,0 +1,106 @@
+/* rig.c: chooses the arm and camera backends of a machine file from a table, so new backends register in one place. */
+#include "rig/rig.h"
+
+#include <string.h>
+
+#include "sim/sim.h"
+
+static int open_sim_world(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	struct sim_options so = { 0 };
+
+	if (r->sim)
+		return 0;
+	if (o) {
+		so.seed = o->seed;
+		so.seed_given = o->seed_given;
+		so.world_file = o->world_file;
+	}
+	r->clock = &r->vclock;
+	return sim_open(&r->m, &so, r->clock, &r->sim, err);
+}
+
+static int open_sim_arm(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	int rc = open_sim_world(r, o, err);
+
+	if (rc == 0)
+		r->arm = sim_arm(r->sim);
+	return rc;
+}
+
+static int open_sim_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	if (!r->sim)
+		return bl_fail(err, BL_EINVAL, "%s: the sim camera films the simulated world and "
+			       "needs arm.backend \"sim\"", r->m.file);
+	(void)o;
+	r->cam = sim_camera(r->sim);
+	return 0;
+}
+
+/* Backends by the machine file's names; others (modbus, gcode, v4l2, replay) add their entry here. */
+static const struct {
+	int backend;
+	int (*open)(struct rig *r, const struct rig_options *o, bl_err *err);
+} arm_backends[] = {
+	{ MACHINE_ARM_SIM, open_sim_arm },
+}, cam_backends[] = {
+	{ MACHINE_CAM_SIM, open_sim_camera },
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r, bl_err *err)
+{
+	size_t i;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->m = *m;
+	r->clock = clk_monotonic();
+	for (int k = 0; o && k < o->n_faults; k++) {
+		if (m->arm_backend != MACHINE_ARM_SIM && m->camera.backend != MACHINE_CAM_SIM)
+			return bl_fail(err, BL_EINVAL, "--fault: %s simulates nothing, so it has no "
+				       "faults to inject", m->file);
+		rc = machine_sim_fault_set(&r->m, o->faults[k], err);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < N_OF(arm_backends) && arm_backends[i].backend != m->arm_backend; i++)
+		;
+	if (i == N_OF(arm_backends))
+		return bl_fail(err, BL_EINVAL, "%s: arm backend '%s' is not built into this "
+			       "brushloop", m->file, machine_arm_backend_names[m->arm_backend]);
+	rc = arm_backends[i].open(r, o, err);
+	if (rc)
+		goto out_close;
+	for (i = 0; i < N_OF(cam_backends) && cam_backends[i].backend != m->camera.backend; i++)
+		;
+	if (i == N_OF(cam_backends)) {
+		rc = bl_fail(err, BL_EINVAL, "%s: camera backend '%s' is not built into this "
+			     "brushloop", m->file, machine_cam_backend_names[m->camera.backend]);
+		goto out_close;
+	}
+	rc = cam_backends[i].open(r, o, err);
+	if (rc)
+		goto out_close;
+	return 0;
+
+out_close:
+	rig_close(r);
+	return rc;
+}
+
+void rig_close(struct rig *r)
+{
+	if (r->cam)
+		cam_close(r->cam);
+	if (r->arm)
+		arm_close(r->arm);
+	if (r->sim)
+		sim_close(r->sim);
+	r->cam = NULL;
+	r->arm = NULL;
+	r->sim = NULL;
+}

@@ -1,0 +1,43 @@
+/* rig.h: opens the arm, the camera and the clock a machine file names, through a small table of backends. */
+#ifndef BL_RIG_RIG_H
+#define BL_RIG_RIG_H
+
+#include <stdint.h>
+
+#include "arm/arm.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "config/machine.h"
+#include "vision/camera.h"
+
+#define RIG_MAX_FAULTS 16
+
+struct rig_options {
+	uint64_t seed;                     /* simulator seed */
+	int seed_given;
+	const char *world_file;            /* simulator world file (NULL: none) */
+	int n_faults;
+	const char *faults[RIG_MAX_FAULTS];/* "KEY=VALUE" overrides of sim.faults */
+};
+
+struct sim;
+
+/* What rig_open opened; the machine copy carries the fault overrides. */
+struct rig {
+	struct machine m;
+	clk vclock;                /* the simulator's virtual clock */
+	clk *clock;                /* vclock, or the monotonic clock for hardware */
+	struct arm *arm;
+	struct camera *cam;
+	struct sim *sim;           /* the simulated world when a backend is "sim", else NULL */
+};
+
+/*
+ * Opens the arm and camera backends m names, and the clock they share. A
+ * backend that is not built in is an error naming it. On failure nothing
+ * stays open.
+ */
+int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r, bl_err *err);
+void rig_close(struct rig *r);
+
+#endif

@@ -1,0 +1,357 @@
+/* sim_store.c: the world file: the simulated world's whole state in one checksummed binary file, written atomically. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "sim/sim_internal.h"
+
+/*
+ * Layout (host byte order: a world file belongs to the machine that made
+ * it, like a core file): magic, version, seed, fingerprint, then the world
+ * field by field, the touched canvas cells only, and an FNV-1a checksum of
+ * everything before it. Saving is atomic (fs_write_atomic): after a power
+ * loss the file holds the world after the last completed action.
+ */
+static const unsigned char magic[8] = { 'B', 'L', 'S', 'I', 'M', 'W', 'L', 'D' };
+#define WORLD_VERSION 1u
+#define WORLD_MAX_BYTES (1u << 30)
+
+struct wbuf {
+	unsigned char *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void put(struct wbuf *b, const void *v, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		unsigned char *np;
+
+		while (cap < b->n + n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, v, n);
+	b->n += n;
+}
+
+#define PUT(b, v) put((b), &(v), sizeof(v))
+
+struct rbuf {
+	const unsigned char *p;
+	size_t n, off;
+	int bad;
+};
+
+static void get(struct rbuf *r, void *v, size_t n)
+{
+	if (r->bad || r->off + n > r->n) {
+		r->bad = 1;
+		memset(v, 0, n);
+		return;
+	}
+	memcpy(v, r->p + r->off, n);
+	r->off += n;
+}
+
+#define GET(r, v) get((r), &(v), sizeof(v))
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void put_rng(struct wbuf *b, const rng *r)
+{
+	int32_t spare = r->has_spare;
+
+	put(b, r->s, sizeof(r->s));
+	PUT(b, spare);
+	PUT(b, r->spare);
+}
+
+static void get_rng(struct rbuf *b, rng *r)
+{
+	int32_t spare;
+
+	get(b, r->s, sizeof(r->s));
+	GET(b, spare);
+	GET(b, r->spare);
+	r->has_spare = spare != 0;
+}
+
+static void put_pots(struct wbuf *b, const struct sim_pot *p, int n)
+{
+	uint32_t k = (uint32_t)n;
+
+	PUT(b, k);
+	for (int i = 0; i < n; i++) {
+		put(b, p[i].ml, sizeof(p[i].ml));
+		PUT(b, p[i].mixed);
+	}
+}
+
+static void get_pots(struct rbuf *b, struct sim_pot *p, int n)
+{
+	uint32_t k;
+
+	GET(b, k);
+	if (k != (uint32_t)n) {
+		b->bad = 1;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		get(b, p[i].ml, sizeof(p[i].ml));
+		GET(b, p[i].mixed);
+	}
+}
+
+int sim_world_serialize(struct sim *s, unsigned char **out, size_t *len, bl_err *err)
+{
+	struct sim_world *w = &s->w;
+	struct wbuf b = { 0 };
+	uint32_t ver = WORLD_VERSION, nx = (uint32_t)w->nx, ny = (uint32_t)w->ny, ntouched = 0;
+	int64_t t_ns = clk_now_ns(s->clock), actions = w->actions, frames = w->frames;
+	uint8_t flags[3] = { (uint8_t)w->homed, (uint8_t)w->held, (uint8_t)w->fault };
+	int32_t tool = w->cur_tool;
+	size_t ncell = (size_t)w->nx * w->ny;
+	uint64_t sum;
+
+	/* Paint past its drying time is dry, whenever the last look at it was: one canonical state. */
+	sim_world_dry(s);
+	put(&b, magic, sizeof(magic));
+	PUT(&b, ver);
+	PUT(&b, s->seed);
+	PUT(&b, s->fingerprint);
+	PUT(&b, t_ns);
+	PUT(&b, w->arm_time_s);
+	PUT(&b, actions);
+	PUT(&b, frames);
+	PUT(&b, w->pos);
+	put(&b, flags, sizeof(flags));
+	put(&b, w->fault_msg, sizeof(w->fault_msg));
+	put_rng(&b, &w->r_arm);
+	put_rng(&b, &w->r_cmd);
+	put_rng(&b, &w->r_frame);
+	put_rng(&b, &w->r_cam);
+	put_rng(&b, &w->r_disp);
+	PUT(&b, tool);
+	put_pots(&b, w->wells, s->m.n_wells);
+	put_pots(&b, w->mix, s->m.n_cells);
+	put_pots(&b, &w->water, 1);
+	put_pots(&b, w->tools, SIM_N_TOOLS);
+	put_pots(&b, w->deep, SIM_N_TOOLS);
+	PUT(&b, nx);
+	PUT(&b, ny);
+	for (size_t i = 0; i < ncell; i++)
+		ntouched += w->cells[i].touched ? 1u : 0u;
+	PUT(&b, ntouched);
+	for (size_t i = 0; i < ncell; i++) {
+		const struct sim_cell *c = &w->cells[i];
+		uint32_t idx = (uint32_t)i;
+
+		if (!c->touched)
+			continue;
+		PUT(&b, idx);
+		put(&b, c->base, sizeof(c->base));
+		put(&b, c->wet, sizeof(c->wet));
+		PUT(&b, c->wet_mm);
+		PUT(&b, c->dry_mm);
+		PUT(&b, c->t_wet_s);
+	}
+	if (!b.oom) {
+		sum = fnv1a(b.p, b.n);
+		PUT(&b, sum);
+	}
+	if (b.oom) {
+		free(b.p);
+		return bl_fail(err, BL_ENOMEM, "sim: out of memory saving the world");
+	}
+	*out = b.p;
+	*len = b.n;
+	return 0;
+}
+
+/* Reads the header of a world file: checks magic, version and checksum, returns its seed. */
+static int check_header(const char *path, const unsigned char *p, size_t n, struct rbuf *r,
+			uint64_t *seed, uint64_t *fp, bl_err *err)
+{
+	unsigned char mg[8];
+	uint32_t ver;
+	uint64_t sum;
+
+	if (n < sizeof(magic) + 4 + 16 + 8)
+		return bl_fail(err, BL_EINVAL, "%s: not a brushloop world file (too short)", path);
+	memcpy(&sum, p + n - 8, 8);
+	*r = (struct rbuf){ p, n - 8, 0, 0 };
+	get(r, mg, sizeof(mg));
+	if (memcmp(mg, magic, sizeof(magic)) != 0)
+		return bl_fail(err, BL_EINVAL, "%s: not a brushloop world file", path);
+	GET(r, ver);
+	if (ver != WORLD_VERSION)
+		return bl_fail(err, BL_EINVAL, "%s: world file version %u, this brushloop reads %u",
+			       path, ver, WORLD_VERSION);
+	if (fnv1a(p, n - 8) != sum)
+		return bl_fail(err, BL_EINVAL, "%s: the world file is damaged (checksum mismatch)",
+			       path);
+	GET(r, *seed);
+	GET(r, *fp);
+	return 0;
+}
+
+int sim_world_peek_seed(const char *path, int *exists, uint64_t *seed, bl_err *err)
+{
+	char *buf;
+	size_t len;
+	struct rbuf r;
+	uint64_t fp;
+	int rc;
+
+	*exists = access(path, F_OK) == 0;
+	if (!*exists)
+		return 0;
+	rc = fs_read_file(path, WORLD_MAX_BYTES, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = check_header(path, (unsigned char *)buf, len, &r, seed, &fp, err);
+	free(buf);
+	return rc;
+}
+
+int sim_world_load(struct sim *s, const char *path, bl_err *err)
+{
+	struct sim_world *w = &s->w;
+	char *buf;
+	size_t len, ncell = (size_t)w->nx * w->ny;
+	struct rbuf r;
+	uint64_t seed, fp;
+	int64_t t_ns, actions, frames;
+	uint8_t flags[3];
+	int32_t tool;
+	uint32_t nx, ny, ntouched, prev = 0;
+	int rc;
+
+	rc = fs_read_file(path, WORLD_MAX_BYTES, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = check_header(path, (unsigned char *)buf, len, &r, &seed, &fp, err);
+	if (rc)
+		goto out_buf;
+	if (seed != s->seed || fp != s->fingerprint) {
+		rc = bl_fail(err, BL_EINVAL, "%s: the world was made for another machine file (its "
+			     "canvas, cell size, wells, paints or batch variation differ)", path);
+		goto out_buf;
+	}
+	GET(&r, t_ns);
+	GET(&r, w->arm_time_s);
+	GET(&r, actions);
+	GET(&r, frames);
+	GET(&r, w->pos);
+	get(&r, flags, sizeof(flags));
+	get(&r, w->fault_msg, sizeof(w->fault_msg));
+	w->fault_msg[sizeof(w->fault_msg) - 1] = '\0';
+	get_rng(&r, &w->r_arm);
+	get_rng(&r, &w->r_cmd);
+	get_rng(&r, &w->r_frame);
+	get_rng(&r, &w->r_cam);
+	get_rng(&r, &w->r_disp);
+	GET(&r, tool);
+	get_pots(&r, w->wells, s->m.n_wells);
+	get_pots(&r, w->mix, s->m.n_cells);
+	get_pots(&r, &w->water, 1);
+	get_pots(&r, w->tools, SIM_N_TOOLS);
+	get_pots(&r, w->deep, SIM_N_TOOLS);
+	GET(&r, nx);
+	GET(&r, ny);
+	GET(&r, ntouched);
+	if (r.bad || nx != (uint32_t)w->nx || ny != (uint32_t)w->ny || ntouched > ncell ||
+	    tool < -1 || tool >= SIM_N_TOOLS) {
+		rc = bl_fail(err, BL_EINVAL, "%s: the world file does not fit this machine (or was "
+			     "written by another brushloop)", path);
+		goto out_buf;
+	}
+	for (uint32_t k = 0; k < ntouched; k++) {
+		uint32_t idx;
+		struct sim_cell *c;
+
+		GET(&r, idx);
+		if (r.bad || idx >= ncell || (k && idx <= prev)) {
+			r.bad = 1;
+			break;
+		}
+		prev = idx;
+		c = &w->cells[idx];
+		get(&r, c->base, sizeof(c->base));
+		get(&r, c->wet, sizeof(c->wet));
+		GET(&r, c->wet_mm);
+		GET(&r, c->dry_mm);
+		GET(&r, c->t_wet_s);
+		c->touched = 1;
+		w->dirty[idx] = 1;
+		if (c->wet_mm > 0.0f) {
+			sim_world_mark_wet(w, idx);
+			if (c->t_wet_s < w->oldest_wet_s)
+				w->oldest_wet_s = c->t_wet_s;
+		}
+	}
+	if (r.bad || r.off != r.n) {
+		rc = bl_fail(err, BL_EINVAL, "%s: the world file is damaged (bad layout)", path);
+		goto out_buf;
+	}
+	/*
+	 * A process starts like a machine after power-up: the paint is where it
+	 * was, but the arm must be homed again and no hold or fault is latched.
+	 */
+	w->actions = (long)actions;
+	w->frames = (long)frames;
+	w->cur_tool = tool;
+	w->homed = 0;
+	w->held = 0;
+	w->fault = 0;
+	w->fault_msg[0] = '\0';
+	(void)flags;
+	clk_virtual_init(s->clock, t_ns);
+	rc = 0;
+out_buf:
+	free(buf);
+	return rc;
+}
+
+int sim_save(struct sim *s, const char *path, bl_err *err)
+{
+	unsigned char *buf;
+	size_t len;
+	int rc;
+
+	if (!path)
+		path = s->world_file;
+	if (!path[0])
+		return bl_fail(err, BL_EINVAL, "sim: no world file to save to");
+	rc = sim_world_serialize(s, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = fs_write_atomic(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int sim_state_bytes(struct sim *s, unsigned char **buf, size_t *len, bl_err *err)
+{
+	return sim_world_serialize(s, buf, len, err);
+}

@@ -244,7 +244,8 @@ struct calib_canvas_result {
 	int source;                    /* enum vis_source: VIS_FROM_MARKERS, or VIS_FROM_FILE for given corners */
 	int markers_found;
 	int n_points;                  /* points the homography was fitted to */
-	double rms_mm, max_mm;         /* their reprojection error on the canvas */
+	double rms_mm, max_mm;         /* their reprojection error on the canvas (detection noise of single corners) */
+	double map_error_mm;           /* the fitted map's error over the canvas, propagated from that noise (what is stored and checked) */
 	double mm_per_px;              /* the frame's scale at the canvas centre */
 };
 

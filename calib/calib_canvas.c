@@ -5,9 +5,17 @@
 
 #include "base/json.h"
 #include "calib/calib.h"
+#include "calib/calib_markers.h"
 #include "cv/cv.h"
 
 #define MAX_MARKERS 16
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
 
 /* Twice the signed area of four points in order. */
 static double area2(const double *p)
@@ -43,6 +51,27 @@ static void order4(const struct cv_marker *m, int idx[4])
 			idx[j] = idx[j - 1];
 			idx[j - 1] = k;
 		}
+}
+
+/* A marker's outer corners clockwise on screen from the top left. */
+static void marker_corners_cw(const struct cv_marker *m, double out[8])
+{
+	double ang[4];
+	int idx[4] = { 0, 1, 2, 3 };
+
+	for (int i = 0; i < 4; i++)
+		ang[i] = atan2(m->corners[2 * i + 1] - m->centre[1], m->corners[2 * i] - m->centre[0]);
+	for (int i = 1; i < 4; i++)
+		for (int j = i; j > 0 && ang[idx[j]] < ang[idx[j - 1]]; j--) {
+			int t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (int i = 0; i < 4; i++) {
+		out[2 * i] = m->corners[2 * idx[i]];
+		out[2 * i + 1] = m->corners[2 * idx[i] + 1];
+	}
 }
 
 static int find_markers(const struct img *frame, struct cv_marker *mk, int *n, bl_err *err)
@@ -101,6 +130,132 @@ static void apply(const double H[9], double x, double y, double *u, double *v)
 	*v = (H[3] * x + H[4] * y + H[5]) / w;
 }
 
+/* Inverts an n x n matrix in place by Gauss-Jordan with partial pivoting; 0 when singular. */
+static int invert(double *a, int n)
+{
+	double inv[64];
+
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			inv[i * n + j] = i == j;
+	for (int p = 0; p < n; p++) {
+		int piv = p;
+
+		for (int q = p + 1; q < n; q++)
+			if (fabs(a[q * n + p]) > fabs(a[piv * n + p]))
+				piv = q;
+		if (fabs(a[piv * n + p]) < 1e-300)
+			return 0;
+		for (int k = 0; k < n; k++) {
+			double t = a[p * n + k];
+
+			a[p * n + k] = a[piv * n + k];
+			a[piv * n + k] = t;
+			t = inv[p * n + k];
+			inv[p * n + k] = inv[piv * n + k];
+			inv[piv * n + k] = t;
+		}
+		for (int q = 0; q < n; q++) {
+			double f;
+
+			if (q == p)
+				continue;
+			f = a[q * n + p] / a[p * n + p];
+			for (int k = 0; k < n; k++) {
+				a[q * n + k] -= f * a[p * n + k];
+				inv[q * n + k] -= f * inv[p * n + k];
+			}
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		double d = a[i * n + i];
+
+		for (int k = 0; k < n; k++)
+			a[i * n + k] = inv[i * n + k] / d;
+	}
+	return 1;
+}
+
+/* d(x', y') / d(h0..h7) of the homography at canvas point (x, y). */
+static void jac(const double H[9], double x, double y, double g[2][8])
+{
+	double w = H[6] * x + H[7] * y + H[8], u, v;
+
+	apply(H, x, y, &u, &v);
+	memset(g, 0, sizeof(double) * 16);
+	g[0][0] = x / w;
+	g[0][1] = y / w;
+	g[0][2] = 1 / w;
+	g[1][3] = x / w;
+	g[1][4] = y / w;
+	g[1][5] = 1 / w;
+	g[0][6] = -u * x / w;
+	g[0][7] = -u * y / w;
+	g[1][6] = -v * x / w;
+	g[1][7] = -v * y / w;
+}
+
+/*
+ * The fitted map's own error over the canvas: the corners' scatter about it
+ * (their detection noise, px) propagated through the least squares to the
+ * canvas's corners, edge midpoints and centre; the largest, as an RMS
+ * position error in mm. With many corners the map is far better than any
+ * one of them. -1 when the fit is degenerate.
+ */
+static double map_error(const double H[9], const double Hi[9], const double *src,
+			const double *dst, int np, double W, double Hh)
+{
+	double jtj[64] = { 0 }, s2 = 0, worst = 0;
+
+	if (np * 2 <= 8)
+		return -1;
+	for (int i = 0; i < np; i++) {
+		double g[2][8], u, v;
+
+		jac(H, src[2 * i], src[2 * i + 1], g);
+		apply(H, src[2 * i], src[2 * i + 1], &u, &v);
+		s2 += (u - dst[2 * i]) * (u - dst[2 * i]) + (v - dst[2 * i + 1]) * (v - dst[2 * i + 1]);
+		for (int a = 0; a < 8; a++)
+			for (int b = 0; b < 8; b++)
+				jtj[a * 8 + b] += g[0][a] * g[0][b] + g[1][a] * g[1][b];
+	}
+	s2 /= 2 * np - 8;
+	/* The parameters differ in scale by many orders: equilibrate before inverting. */
+	{
+		double d[8];
+
+		for (int a = 0; a < 8; a++) {
+			if (!(jtj[a * 8 + a] > 0))
+				return -1;
+			d[a] = 1.0 / sqrt(jtj[a * 8 + a]);
+		}
+		for (int a = 0; a < 8; a++)
+			for (int b = 0; b < 8; b++)
+				jtj[a * 8 + b] *= d[a] * d[b];
+		if (!invert(jtj, 8))
+			return -1;
+		for (int a = 0; a < 8; a++)
+			for (int b = 0; b < 8; b++)
+				jtj[a * 8 + b] *= d[a] * d[b];
+	}
+	for (int k = 0; k < 9; k++) {
+		double x = 0.5 * W * (k % 3), y = 0.5 * Hh * (k / 3), g[2][8], var = 0, u, v, x1, y1,
+		       x2, y2, mmpx;
+
+		jac(H, x, y, g);
+		for (int c = 0; c < 2; c++)
+			for (int a = 0; a < 8; a++)
+				for (int b = 0; b < 8; b++)
+					var += g[c][a] * jtj[a * 8 + b] * g[c][b];
+		apply(H, x, y, &u, &v);
+		apply(Hi, u - 0.5, v, &x1, &y1);
+		apply(Hi, u + 0.5, v, &x2, &y2);
+		mmpx = hypot(x2 - x1, y2 - y1);
+		worst = fmax(worst, sqrt(s2 * var) * mmpx);
+	}
+	return worst;
+}
+
 int calib_canvas_run(const struct img *frame, const char *name, const double size_mm[2],
 		     double marker_offset_mm, const double *corners_px,
 		     struct calib_canvas_result *r, bl_err *err)
@@ -108,7 +263,8 @@ int calib_canvas_run(const struct img *frame, const char *name, const double siz
 	const double W = size_mm[0], Hh = size_mm[1];
 	const double o = marker_offset_mm > 0 ? marker_offset_mm : VIS_MARKER_OFFSET_MM;
 	const double cmm[8] = { 0, 0, W, 0, W, Hh, 0, Hh };
-	double src[40], dst[40], Hi[9];
+	double src[2 * 48], dst[2 * 48], Hi[9];
+	struct calib_lumplane lum;
 	int np = 0, rc;
 
 	memset(r, 0, sizeof(*r));
@@ -124,7 +280,7 @@ int calib_canvas_run(const struct img *frame, const char *name, const double siz
 			return bl_err_prefix(err, "%s: the corners given", name);
 		r->source = VIS_FROM_FILE;
 		r->n_points = 4;
-		r->rms_mm = r->max_mm = -1;
+		r->rms_mm = r->max_mm = r->map_error_mm = -1;
 	} else {
 		struct cv_marker mk[MAX_MARKERS];
 		double H4[9], mc[8];
@@ -151,58 +307,85 @@ int calib_canvas_run(const struct img *frame, const char *name, const double siz
 			rc = cv_homography(mm, mc, 4, H4, err);
 			if (rc)
 				return bl_err_prefix(err, "%s: corner markers", name);
-			/* The centres, and each marker's outer corners matched to where they should be. */
+			/*
+			 * Every corner of each marker's three squares, refined to a fraction of a
+			 * pixel. The markers' own axes run as the canvas's (vision orders both by
+			 * where they lie on screen), so a corner's canvas position is its
+			 * marker's centre plus its offset; the four-centre fit checks each.
+			 */
+			rc = calib_lumplane_from(frame, &lum, err);
+			if (rc)
+				return rc;
 			for (int i = 0; i < 4; i++) {
 				const struct cv_marker *m = &mk[idx[i]];
-				double hs = 0.5 * VIS_MARKER_SIDE_MM, want;
+				struct calib_marker_fit fit;
+				double oc[8], p0[2], p1[2], want;
 
-				src[2 * np] = mm[2 * i];
-				src[2 * np + 1] = mm[2 * i + 1];
-				dst[2 * np] = m->centre[0];
-				dst[2 * np + 1] = m->centre[1];
-				np++;
-				{
-					double p0[2], p1[2];
-
-					apply(H4, mm[2 * i] - hs, mm[2 * i + 1], &p0[0], &p0[1]);
-					apply(H4, mm[2 * i] + hs, mm[2 * i + 1], &p1[0], &p1[1]);
-					want = hypot(p1[0] - p0[0], p1[1] - p0[1]);
-				}
-				if (m->side_px < 0.6 * want || m->side_px > 1.6 * want)
+				apply(H4, mm[2 * i] - 0.5 * VIS_MARKER_SIDE_MM, mm[2 * i + 1], &p0[0], &p0[1]);
+				apply(H4, mm[2 * i] + 0.5 * VIS_MARKER_SIDE_MM, mm[2 * i + 1], &p1[0], &p1[1]);
+				want = hypot(p1[0] - p0[0], p1[1] - p0[1]);
+				if (m->side_px < 0.6 * want || m->side_px > 1.6 * want) {
+					calib_lumplane_free(&lum);
 					return bl_fail(err, BL_EINVAL, "%s: the corner markers do not fit "
 						       "a %gx%g mm canvas with markers %g mm outside its "
 						       "corners (a marker is %.1f px across where %.1f "
 						       "were expected): check zones.canvas.size_mm",
 						       name, W, Hh, o, m->side_px, want);
-				for (int k = 0; k < 4; k++) {
-					double cx = mm[2 * i] + (k == 1 || k == 2 ? hs : -hs);
-					double cy = mm[2 * i + 1] + (k >= 2 ? hs : -hs), px, py;
-					double bd = 1e18;
-					int bj = -1;
+				}
+				marker_corners_cw(m, oc);
+				if (!calib_marker_refine(&lum, oc, &fit)) {
+					calib_lumplane_free(&lum);
+					return bl_fail(err, BL_EINVAL, "%s: the corner marker at (%.0f, %.0f) px "
+						       "cannot be read to a fraction of a pixel (partly "
+						       "covered, blurred or glared?)", name, m->centre[0],
+						       m->centre[1]);
+				}
+				for (int k = 0; k < fit.n; k++) {
+					double cx = mm[2 * i] + VIS_MARKER_MODULE_MM * fit.local[k][0];
+					double cy = mm[2 * i + 1] + VIS_MARKER_MODULE_MM * fit.local[k][1];
+					double px, py;
 
 					apply(H4, cx, cy, &px, &py);
-					for (int j = 0; j < 4; j++) {
-						double d = hypot(m->corners[2 * j] - px,
-								 m->corners[2 * j + 1] - py);
-
-						if (d < bd) {
-							bd = d;
-							bj = j;
-						}
-					}
-					if (bj < 0 || bd > 0.35 * m->side_px)
+					if (hypot(px - fit.px[k][0], py - fit.px[k][1]) > 0.25 * m->side_px)
 						continue;
 					src[2 * np] = cx;
 					src[2 * np + 1] = cy;
-					dst[2 * np] = m->corners[2 * bj];
-					dst[2 * np + 1] = m->corners[2 * bj + 1];
+					dst[2 * np] = fit.px[k][0];
+					dst[2 * np + 1] = fit.px[k][1];
 					np++;
 				}
 			}
+			calib_lumplane_free(&lum);
 		}
 		rc = cv_homography(src, dst, np, r->H, err);
 		if (rc)
 			return bl_err_prefix(err, "%s: corner markers", name);
+		/* A corner read far off the rest (a speck on a marker edge) is dropped, once. */
+		{
+			double res[48], sorted[48], lim;
+			int k = 0;
+
+			for (int i = 0; i < np; i++) {
+				double u, v;
+
+				apply(r->H, src[2 * i], src[2 * i + 1], &u, &v);
+				res[i] = sorted[i] = hypot(u - dst[2 * i], v - dst[2 * i + 1]);
+			}
+			qsort(sorted, (size_t)np, sizeof(double), cmp_double);
+			lim = fmax(4.0 * sorted[np / 2], 0.5);
+			for (int i = 0; i < np; i++)
+				if (res[i] <= lim) {
+					memmove(&src[2 * k], &src[2 * i], 2 * sizeof(double));
+					memmove(&dst[2 * k], &dst[2 * i], 2 * sizeof(double));
+					k++;
+				}
+			if (k < np && k >= 8) {
+				np = k;
+				rc = cv_homography(src, dst, np, r->H, err);
+				if (rc)
+					return bl_err_prefix(err, "%s: corner markers", name);
+			}
+		}
 		r->source = VIS_FROM_MARKERS;
 		r->n_points = np;
 	}
@@ -221,7 +404,11 @@ int calib_canvas_run(const struct img *frame, const char *name, const double siz
 			r->max_mm = fmax(r->max_mm, e);
 		}
 		r->rms_mm = sqrt(ss / np);
-		r->canvas.error_mm = r->rms_mm;
+		r->map_error_mm = map_error(r->H, Hi, src, dst, np, W, Hh);
+		if (r->map_error_mm < 0)
+			return bl_fail(err, BL_EINVAL, "%s: the marker points do not determine the "
+				       "canvas's perspective", name);
+		r->canvas.error_mm = r->map_error_mm;
 	}
 	cv_apply_homography(r->H, cmm, r->canvas.corners_px, 4);
 	{
@@ -256,11 +443,13 @@ cJSON *calib_canvas_json(const struct calib_canvas_result *r)
 	cJSON_AddNumberToObject(j, "markers_found", r->markers_found);
 	cJSON_AddNumberToObject(j, "points", r->n_points);
 	if (r->rms_mm >= 0) {
-		cJSON_AddNumberToObject(j, "rms_mm", r->rms_mm);
-		cJSON_AddNumberToObject(j, "max_mm", r->max_mm);
+		cJSON_AddNumberToObject(j, "error_mm", r->map_error_mm);
+		cJSON_AddNumberToObject(j, "points_rms_mm", r->rms_mm);
+		cJSON_AddNumberToObject(j, "points_max_mm", r->max_mm);
 	} else {
-		cJSON_AddNullToObject(j, "rms_mm");
-		cJSON_AddNullToObject(j, "max_mm");
+		cJSON_AddNullToObject(j, "error_mm");
+		cJSON_AddNullToObject(j, "points_rms_mm");
+		cJSON_AddNullToObject(j, "points_max_mm");
 	}
 	cJSON_AddNumberToObject(j, "mm_per_px", r->mm_per_px);
 	json_add_vec(j, "size_mm", r->canvas.size_mm, 2);
@@ -323,6 +512,9 @@ int calib_canvas_truth(const struct calib_canvas_result *r, const char *truth_pa
 
 		if (!truth_marker(mk, pts))
 			continue;
+		/* The truth's pixel (u, v) spans [u, u + 1): its centres lie half a pixel off vision's. */
+		for (int k = 0; k < 10; k++)
+			pts[k] -= 0.5;
 		/* Which of the canvas's markers this is: the one nearest where the fit sees it. */
 		apply(Hi, pts[0], pts[1], &c[0], &c[1]);
 		for (int i = 0; i < 4; i++) {

@@ -616,21 +616,25 @@ static void marker_center(const struct machine *m, int id, double out[2])
 static const char *const marker_names[4] = { "origin", "x", "xy", "y" };
 
 /*
- * A marker of side S: a black square, a white square of 2S/3 inside it, and
- * for marker 0 (the canvas origin) a black square of S/3 at the centre.
+ * A marker of side S is vision's finder pattern (docs/vision.md), printed on
+ * paper with a quiet zone of one module (S/7) round it: a dark ring one
+ * module wide, a light ring, a dark core three modules across. All four are
+ * alike; vision orders them by where they lie in the image.
  */
-static int marker_src(double mx, double my, double size, int id, int *src)
+static int marker_src(double mx, double my, double size, int *src)
 {
-	double a = fmax(fabs(mx), fabs(my));
+	double a = fmax(fabs(mx), fabs(my)), mod = size / 7.0;
 
-	if (a > size / 2.0)
+	if (a > 4.5 * mod)
 		return 0;
-	if (a > size / 3.0)
+	if (a > 3.5 * mod)
+		*src = SRC_PAPER;
+	else if (a > 2.5 * mod)
 		*src = SRC_INK;
-	else if (a > size / 6.0)
+	else if (a > 1.5 * mod)
 		*src = SRC_PAPER;
 	else
-		*src = id == 0 ? SRC_INK : SRC_PAPER;
+		*src = SRC_INK;
 	return 1;
 }
 
@@ -701,7 +705,8 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 
 	if (m->sim.has_markers)
 		for (int id = 0; id < 4; id++) {
-			double mc[2], hs = 0.5 * m->sim.marker_size_mm;
+			/* The paper under the marker reaches one module beyond its ink. */
+			double mc[2], hs = 4.5 / 7.0 * m->sim.marker_size_mm;
 
 			marker_center(m, id, mc);
 			b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);
@@ -712,7 +717,7 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 
 					if (hit(c, u + 0.5, v + 0.5, cz, p) &&
 					    marker_src(p[0] - mc[0], p[1] - mc[1], m->sim.marker_size_mm,
-						       id, &src))
+						       &src))
 						set_px(s, c, u, v, (uint32_t)(c->ncell + src), p);
 				}
 		}

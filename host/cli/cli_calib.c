@@ -468,7 +468,7 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		if (rc)
 			goto out_fail;
 	}
-	pass = r.rms_mm < 0 || r.rms_mm <= m->calibration.max_canvas_error_mm;
+	pass = r.map_error_mm < 0 || r.map_error_mm <= m->calibration.max_canvas_error_mm;
 	if (pass || c.force) {
 		rc = vis_canvas_save(out, &r.canvas, &err);
 		if (rc)
@@ -505,14 +505,16 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		       r.canvas.corners_px[3], r.canvas.corners_px[4], r.canvas.corners_px[5],
 		       r.canvas.corners_px[6], r.canvas.corners_px[7], r.mm_per_px);
 		if (r.rms_mm >= 0)
-			printf("Report: reprojection error rms %.3f mm, max %.3f mm\n", r.rms_mm, r.max_mm);
+			printf("Report: canvas error %.3f mm (the fitted map, from %d corners whose "
+			       "reprojection error is rms %.3f, max %.3f mm)\n", r.map_error_mm, r.n_points,
+			       r.rms_mm, r.max_mm);
 		else
 			printf("Report: four corners given fit exactly; their error cannot be measured\n");
 		if (tmean >= 0)
 			printf("  against the truth: mean %.3f mm, max %.3f mm\n", tmean, tmax);
 		printf("%s: %s the machine's calibration.max_canvas_error_mm %.2f; %s %s\n",
 		       pass ? "PASS" : "FAIL",
-		       r.rms_mm < 0 ? "not measured against" : pass ? "within" : "exceeds",
+		       r.map_error_mm < 0 ? "not measured against" : pass ? "within" : "exceeds",
 		       m->calibration.max_canvas_error_mm,
 		       written ? "canvas file written to" : "nothing written to", out);
 	}

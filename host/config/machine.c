@@ -612,8 +612,8 @@ static void sim_defaults(struct machine *m)
 	s->chart_patch_mm = floor(patch);
 	s->chart_gap_mm = floor(patch / 5.0);
 	s->has_markers = 1;
-	s->marker_size_mm = 30.0;
-	s->marker_offset_mm = 25.0;
+	s->marker_size_mm = 14.0;   /* vision's finder markers: 7 modules of 2 mm */
+	s->marker_offset_mm = 10.0;
 	s->faults.dry_well_ml = 0.05;
 }
 
@@ -763,9 +763,10 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	if (rc == 0) {
 		TRY(json_num(&c, "size_mm", JSON_REQUIRED, 5.0, 200.0, &s->marker_size_mm, err));
 		TRY(json_num(&c, "offset_mm", JSON_REQUIRED, 0.0, 500.0, &s->marker_offset_mm, err));
-		if (s->marker_offset_mm < 0.5 * s->marker_size_mm)
+		/* The marker's paper (its quiet zone included) is 9/7 of its side. */
+		if (s->marker_offset_mm < 4.5 / 7.0 * s->marker_size_mm)
 			return json_fail(&c, "offset_mm", err, BL_EINVAL,
-					 "%g is less than half of size_mm: the markers would lie on "
+					 "%g is less than 9/14 of size_mm: the markers would lie on "
 					 "the canvas", s->marker_offset_mm);
 		TRY(json_end(&c, err));
 	}

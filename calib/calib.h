@@ -150,6 +150,7 @@ struct calib_patch {
 	double held_lab[3];     /* by the model fitted without this patch */
 	double srgb_lab[3];     /* by the sRGB assumption */
 	double fit_de00, held_de00, srgb_de00;
+	int at_limit;           /* a channel at 0 or 255: the colour lies beyond what the camera records */
 	int has_truth;
 	double truth_lab[3];
 	double truth_fit_de00, truth_held_de00, truth_srgb_de00;
@@ -180,8 +181,9 @@ struct calib_camera_result {
 	struct calib_figures cand_fit[CALIB_MODEL_COUNT], cand_held[CALIB_MODEL_COUNT];
 	int cand_ok[CALIB_MODEL_COUNT];
 	struct calib_figures fit, held_out, srgb;       /* against the chart's references */
+	struct calib_figures held_in_range;             /* held out, patches at the camera's limit left out */
 	int has_truth;
-	struct calib_figures truth_fit, truth_held_out, truth_srgb;
+	struct calib_figures truth_fit, truth_held_out, truth_srgb, truth_held_in_range;
 	unsigned char *icc;          /* the profile (malloc'd) */
 	size_t icc_len;
 };
@@ -200,12 +202,15 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		     struct calib_camera_result **r, bl_err *err);
 void calib_camera_free(struct calib_camera_result *r);
 
+struct calib_truth_patch;
+
 /*
- * Compares with a truth file as the simulator writes it ({"patches":
- * [{"name", "roi", "lab"}], ...}): each patch of the chart found there by
- * name gets its true Lab and the three differences; fills the truth figures.
+ * Compares with the simulator's truth (calib_truth_parse): each patch of the
+ * chart found there by name gets its true Lab and the three differences;
+ * fills the truth figures. name is the truth's source, for messages.
  */
-int calib_camera_truth(struct calib_camera_result *r, const char *truth_path, bl_err *err);
+int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
+		       const char *name, bl_err *err);
 
 /* The session's report as JSON ("fit", "held_out", "srgb", "patches", "model", ...). */
 cJSON *calib_camera_json(const struct calib_camera_result *r);
@@ -265,7 +270,7 @@ cJSON *calib_canvas_json(const struct calib_canvas_result *r);
  * corners in the image): each is mapped through the fitted homography back
  * to the canvas and compared with where that point lies, in mm.
  */
-int calib_canvas_truth(const struct calib_canvas_result *r, const char *truth_path,
+int calib_canvas_truth(const struct calib_canvas_result *r, const cJSON *truth, const char *name,
 		       double *mean_mm, double *max_mm, bl_err *err);
 
 /* ---- arm registration (calib_arm.c) ---- */
@@ -394,8 +399,9 @@ int calib_paints_run(const struct img *frame, const char *name, const struct cal
 		     const struct palette *p, const struct meas_profile *prof,
 		     struct calib_paints_result **r, bl_err *err);
 
-/* Compares each swatch with the simulator's truth (patch names "PAINT" and "PAINT@FRACTION"). */
-int calib_paints_truth(struct calib_paints_result *r, const char *truth_path, bl_err *err);
+/* Compares each swatch with the simulator's truth (patches named "PAINT@FRACTION", the masstone "PAINT@1"). */
+int calib_paints_truth(struct calib_paints_result *r, const struct calib_truth_patch *t, int n,
+		       const char *name, bl_err *err);
 
 cJSON *calib_paints_json(const struct calib_paints_result *r);
 
@@ -430,9 +436,13 @@ struct calib_truth_patch {
 };
 
 /*
- * Reads a simulator truth file (docs/sim.md): its patches, and its time_s
- * (simulated seconds; -1 when absent). time_s may be NULL.
+ * Reads the simulator's truth (docs/sim.md) strictly: its patches, and its
+ * time_s (simulated seconds; -1 when absent; time_s may be NULL). name is
+ * where it came from, for messages. *out is malloc'd.
  */
+int calib_truth_parse(const cJSON *root, const char *name, struct calib_truth_patch **out, int *n,
+		      double *time_s, bl_err *err);
+/* The same from a truth file. */
 int calib_truth_load(const char *path, struct calib_truth_patch **out, int *n, double *time_s,
 		     bl_err *err);
 

@@ -289,14 +289,17 @@ out_close:
 	return rc;
 }
 
-/* Figures of one kind of difference over the patches. */
-static void figures(const struct calib_camera_result *r, size_t off, struct calib_figures *f)
+/* Figures of one kind of difference over the patches (in_range: those the camera did not clip). */
+static void figures(const struct calib_camera_result *r, size_t off, int in_range,
+		    struct calib_figures *f)
 {
 	double de[CALIB_MAX_PATCHES];
 	char names[CALIB_MAX_PATCHES][CALIB_NAME_MAX];
 
 	for (int i = 0; i < r->n; i++) {
 		de[i] = *(const double *)((const char *)&r->p[i] + off);
+		if (in_range && r->p[i].at_limit)
+			de[i] = -1;
 		memcpy(names[i], r->p[i].name, CALIB_NAME_MAX);
 	}
 	calib_figures_of(de, (const char (*)[CALIB_NAME_MAX])names, r->n, f);
@@ -359,8 +362,13 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		struct calib_patch *p = &r->p[i];
 		color_lab lab;
 
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 3; k++) {
 			p->v[k] = meas_linear_to_srgb(fmin(1.0, p->rgb_linear[k] / p->light));
+			/* Within a code of the ends: the camera clipped this channel. */
+			if (p->rgb_linear[k] < meas_srgb_to_linear(1.0 / 255) ||
+			    p->rgb_linear[k] > meas_srgb_to_linear(254.0 / 255))
+				p->at_limit = 1;
+		}
 		memcpy(v[i], p->v, sizeof(v[i]));
 		memcpy(ref[i], p->ref_lab, sizeof(ref[i]));
 		meas_profile_lab(srgb, p->v, &lab);
@@ -448,9 +456,10 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		p->fit_lab[2] = lab.b;
 		p->fit_de00 = calib_de00(p->fit_lab, p->ref_lab);
 	}
-	figures(r, offsetof(struct calib_patch, fit_de00), &r->fit);
-	figures(r, offsetof(struct calib_patch, held_de00), &r->held_out);
-	figures(r, offsetof(struct calib_patch, srgb_de00), &r->srgb);
+	figures(r, offsetof(struct calib_patch, fit_de00), 0, &r->fit);
+	figures(r, offsetof(struct calib_patch, held_de00), 0, &r->held_out);
+	figures(r, offsetof(struct calib_patch, srgb_de00), 0, &r->srgb);
+	figures(r, offsetof(struct calib_patch, held_de00), 1, &r->held_in_range);
 	meas_profile_close(prof);
 	meas_profile_close(srgb);
 	free(v);
@@ -468,14 +477,11 @@ out_fail:
 	return rc;
 }
 
-int calib_camera_truth(struct calib_camera_result *r, const char *truth_path, bl_err *err)
+int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
+		       const char *truth_path, bl_err *err)
 {
-	struct calib_truth_patch *t;
-	int n, rc, found = 0;
+	int found = 0;
 
-	rc = calib_truth_load(truth_path, &t, &n, NULL, err);
-	if (rc)
-		return rc;
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
 
@@ -495,19 +501,19 @@ int calib_camera_truth(struct calib_camera_result *r, const char *truth_path, bl
 		p->truth_held_de00 = calib_de00(p->held_lab, p->truth_lab);
 		p->truth_srgb_de00 = calib_de00(p->srgb_lab, p->truth_lab);
 	}
-	free(t);
 	if (!found)
 		return bl_fail(err, BL_EINVAL, "%s: none of the chart's patches is named there",
 			       truth_path);
 	r->has_truth = 1;
-	figures(r, offsetof(struct calib_patch, truth_fit_de00), &r->truth_fit);
-	figures(r, offsetof(struct calib_patch, truth_held_de00), &r->truth_held_out);
-	figures(r, offsetof(struct calib_patch, truth_srgb_de00), &r->truth_srgb);
+	figures(r, offsetof(struct calib_patch, truth_fit_de00), 0, &r->truth_fit);
+	figures(r, offsetof(struct calib_patch, truth_held_de00), 0, &r->truth_held_out);
+	figures(r, offsetof(struct calib_patch, truth_srgb_de00), 0, &r->truth_srgb);
+	figures(r, offsetof(struct calib_patch, truth_held_de00), 1, &r->truth_held_in_range);
 	return 0;
 }
 
 static cJSON *fig_pair(const struct calib_figures *fit, const struct calib_figures *held,
-		       const struct calib_figures *srgb)
+		       const struct calib_figures *srgb, const struct calib_figures *in_range)
 {
 	cJSON *j = cJSON_CreateObject();
 
@@ -516,6 +522,7 @@ static cJSON *fig_pair(const struct calib_figures *fit, const struct calib_figur
 	cJSON_AddItemToObject(j, "fit", calib_figures_json(fit));
 	cJSON_AddItemToObject(j, "held_out", calib_figures_json(held));
 	cJSON_AddItemToObject(j, "srgb", calib_figures_json(srgb));
+	cJSON_AddItemToObject(j, "held_out_in_range", calib_figures_json(in_range));
 	return j;
 }
 
@@ -529,9 +536,10 @@ cJSON *calib_camera_json(const struct calib_camera_result *r)
 	cJSON_AddItemToObject(j, "fit", calib_figures_json(&r->fit));
 	cJSON_AddItemToObject(j, "held_out", calib_figures_json(&r->held_out));
 	cJSON_AddItemToObject(j, "srgb", calib_figures_json(&r->srgb));
+	cJSON_AddItemToObject(j, "held_out_in_range", calib_figures_json(&r->held_in_range));
 	if (r->has_truth)
 		cJSON_AddItemToObject(j, "truth", fig_pair(&r->truth_fit, &r->truth_held_out,
-							   &r->truth_srgb));
+							   &r->truth_srgb, &r->truth_held_in_range));
 	arr = cJSON_AddArrayToObject(j, "candidates");
 	for (int k = 0; arr && k < CALIB_MODEL_COUNT; k++) {
 		cJSON *c;
@@ -580,6 +588,7 @@ cJSON *calib_camera_json(const struct calib_camera_result *r)
 		cJSON_AddNumberToObject(pj, "held_de00", p->held_de00);
 		json_add_vec(pj, "srgb_lab", p->srgb_lab, 3);
 		cJSON_AddNumberToObject(pj, "srgb_de00", p->srgb_de00);
+		cJSON_AddBoolToObject(pj, "at_limit", p->at_limit);
 		if (p->has_truth) {
 			json_add_vec(pj, "truth_lab", p->truth_lab, 3);
 			cJSON_AddNumberToObject(pj, "truth_fit_de00", p->truth_fit_de00);

@@ -480,10 +480,9 @@ static int truth_marker(const cJSON *mk, double pts[10])
 	return 1;
 }
 
-int calib_canvas_truth(const struct calib_canvas_result *r, const char *truth_path,
-		       double *mean_mm, double *max_mm, bl_err *err)
+int calib_canvas_truth(const struct calib_canvas_result *r, const cJSON *root,
+		       const char *truth_path, double *mean_mm, double *max_mm, bl_err *err)
 {
-	cJSON *root;
 	const cJSON *arr, *mk;
 	const double W = r->canvas.size_mm[0], Hh = r->canvas.size_mm[1], o = r->canvas.marker_offset_mm;
 	const double hs = 0.5 * VIS_MARKER_SIDE_MM;
@@ -491,19 +490,12 @@ int calib_canvas_truth(const struct calib_canvas_result *r, const char *truth_pa
 	int n = 0, rc;
 
 	*mean_mm = *max_mm = -1;
-	rc = json_parse_file(truth_path, &root, err);
+	arr = cJSON_GetObjectItemCaseSensitive(root, "markers");
+	if (!cJSON_IsArray(arr))
+		return bl_fail(err, BL_EINVAL, "%s: no \"markers\" list", truth_path);
+	rc = cv_invert3(r->H, Hi, err);
 	if (rc)
 		return rc;
-	arr = cJSON_GetObjectItemCaseSensitive(root, "markers");
-	if (!cJSON_IsArray(arr)) {
-		cJSON_Delete(root);
-		return bl_fail(err, BL_EINVAL, "%s: no \"markers\" list", truth_path);
-	}
-	rc = cv_invert3(r->H, Hi, err);
-	if (rc) {
-		cJSON_Delete(root);
-		return rc;
-	}
 	*max_mm = 0;
 	cJSON_ArrayForEach(mk, arr) {
 		double pts[10], c[2], best = 1e18;
@@ -546,7 +538,6 @@ int calib_canvas_truth(const struct calib_canvas_result *r, const char *truth_pa
 			n++;
 		}
 	}
-	cJSON_Delete(root);
 	if (!n)
 		return bl_fail(err, BL_EINVAL, "%s: no marker with a centre and four corners", truth_path);
 	*mean_mm = sum / n;

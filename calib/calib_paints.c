@@ -586,16 +586,13 @@ out_fail:
 	return rc;
 }
 
-int calib_paints_truth(struct calib_paints_result *r, const char *truth_path, bl_err *err)
+int calib_paints_truth(struct calib_paints_result *r, const struct calib_truth_patch *t, int n,
+		       const char *truth_path, bl_err *err)
 {
-	struct calib_truth_patch *t;
 	double de[CALIB_CARD_MAX_SWATCHES];
 	char names[CALIB_CARD_MAX_SWATCHES][CALIB_NAME_MAX];
-	int n, m = 0, rc;
+	int m = 0;
 
-	rc = calib_truth_load(truth_path, &t, &n, NULL, err);
-	if (rc)
-		return rc;
 	for (int i = 0; i < r->n; i++) {
 		struct calib_swatch_result *s = &r->s[i];
 		char want[80];
@@ -613,7 +610,6 @@ int calib_paints_truth(struct calib_paints_result *r, const char *truth_path, bl
 				break;
 			}
 	}
-	free(t);
 	if (!m)
 		return bl_fail(err, BL_EINVAL, "%s: none of the card's swatches is named there "
 			       "(PAINT@FRACTION)", truth_path);

@@ -12,6 +12,20 @@ int calib_truth_load(const char *path, struct calib_truth_patch **out, int *n, d
 		     bl_err *err)
 {
 	cJSON *root;
+	int rc = json_parse_file(path, &root, err);
+
+	*out = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	rc = calib_truth_parse(root, path, out, n, time_s, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int calib_truth_parse(const cJSON *root, const char *path, struct calib_truth_patch **out, int *n,
+		      double *time_s, bl_err *err)
+{
 	json_obj o, po;
 	const cJSON *arr, *it;
 	size_t count, i = 0;
@@ -24,9 +38,6 @@ int calib_truth_load(const char *path, struct calib_truth_patch **out, int *n, d
 	*n = 0;
 	if (time_s)
 		*time_s = -1;
-	rc = json_parse_file(path, &root, err);
-	if (rc)
-		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
 	    (rc = json_str(&o, "scene", JSON_OPTIONAL, scene, sizeof(scene), err)) < 0 ||
 	    (rc = json_num(&o, "width", JSON_OPTIONAL, 1, 65536, &wh, err)) < 0 ||
@@ -70,6 +81,5 @@ int calib_truth_load(const char *path, struct calib_truth_patch **out, int *n, d
 	rc = 0;
 out_free:
 	free(p);
-	cJSON_Delete(root);
 	return rc;
 }

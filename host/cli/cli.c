@@ -204,16 +204,18 @@ const struct cli_command cli_commands[] = {
 	  "not found.\n",
 	  cli_calib_main },
 	{ "sim", "the simulator: render camera frames, execute actions on the simulated arm",
-	  "usage: brushloop sim render [--machine M] [--seed S] [--scene canvas|swatches|chart]\n"
-	  "                            [--world FILE] [--fault KEY=VALUE]... -o FRAME.jpg\n"
+	  "usage: brushloop sim render [--machine M] [--seed S] [--scene canvas|swatches|chart|card]\n"
+	  "                            [--card CARD.json] [--world FILE] [--fault KEY=VALUE]... -o FRAME.jpg\n"
 	  "                            [--truth TRUTH.json] [--json]\n"
 	  "       brushloop sim exec ACTIONS.json [--machine M] [--seed S] [--world FILE]\n"
 	  "                            [--frames DIR] [--scene S] [--fault KEY=VALUE]... [--json]\n"
 	  "\n"
 	  "render captures one frame of the simulated camera as JPEG. --scene picks what it\n"
 	  "shows: canvas (the world as it is, default), swatches (its wells and mixing cells;\n"
-	  "a fresh world shows seeded test mixes in them) or chart (a ColorChecker 24 laid on\n"
-	  "the canvas). --truth writes where each patch lies in the image and its true\n"
+	  "a fresh world shows seeded test mixes in them), chart (a ColorChecker 24 laid on\n"
+	  "the canvas) or card (the paint card of --card, from 'calib paints --layout',\n"
+	  "painted with this run's paints and laid on the canvas). --truth writes where\n"
+	  "each patch lies in the image and its true\n"
 	  "colour: {\"patches\": [{\"name\", \"roi\": [x, y, w, h], \"lab\": [L, a, b]}], ...}\n"
 	  "(CIELAB D50, what a spectrophotometer reads). See docs/sim.md.\n"
 	  "\n"

@@ -57,5 +57,9 @@ int cli_camera_main(int argc, char **argv);
 int cli_measure_main(int argc, char **argv);
 int cli_sim_main(int argc, char **argv);
 int cli_calib_main(int argc, char **argv);
+struct machine;
+struct sim_card;
+/* A paint card file as the simulator shows it: on the machine's canvas, centred (cli_calib.c). */
+int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card *out, bl_err *err);
 
 #endif

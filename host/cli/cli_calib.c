@@ -16,14 +16,33 @@
 #include "cli/cli.h"
 #include "color/mix.h"
 #include "config/palette.h"
+#include "rig/rig.h"
+#include "sim/sim.h"
 #include "vision/cam_open.h"
 
 /* ---- shared ---- */
 
 struct common {
-	const char *machine, *frame, *output, *truth;
+	const char *machine, *frame, *output, *truth, *world;
 	int json, force;
+	struct rig_options ro;
 };
+
+/* The frame a session works on, and the truth about it when there is one. */
+struct frame_src {
+	struct img im;
+	char name[CFG_PATH_MAX + 64];
+	cJSON *truth;             /* --truth FILE, or the simulator's own */
+	char truth_name[CFG_PATH_MAX + 64];
+	double time_s;            /* simulated time of the frame, -1 when unknown */
+};
+
+static void frame_src_free(struct frame_src *f)
+{
+	img_free(&f->im);
+	cJSON_Delete(f->truth);
+	f->truth = NULL;
+}
 
 static int load_machine(const char *given, struct machine **m, bl_err *err)
 {
@@ -78,35 +97,131 @@ static void wait_operator(const char *what)
 		printf("\n");
 }
 
+/* The common options every session takes; 1 when opt was one of them, 0 when not, else exit status. */
+static int common_opt(const struct cli_command *cmd, int opt, struct common *c)
+{
+	long v;
+	bl_err err = { 0 };
+
+	switch (opt) {
+	case 'm':
+		c->machine = optarg;
+		return 1;
+	case 'f':
+		c->frame = optarg;
+		return 1;
+	case 't':
+		c->truth = optarg;
+		return 1;
+	case 'o':
+		c->output = optarg;
+		return 1;
+	case 'j':
+		c->json = 1;
+		return 1;
+	case 'S':
+		if (cli_parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &v, &err))
+			return -cli_usage(cmd, "%s", err.msg);
+		c->ro.seed = (uint64_t)v;
+		c->ro.seed_given = 1;
+		return 1;
+	case 'W':
+		c->world = optarg;
+		c->ro.world_file = optarg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * The frame a session works on: the file given, else one captured from the
- * machine's camera (controls locked, camera.average_frames averaged).
+ * machine's camera through the rig (controls locked, camera.average_frames
+ * averaged; the simulator shows scene, and tells its truth).
  */
-static int get_frame(const struct common *c, const struct machine *m, const char *prompt,
-		     struct img *im, char *name, size_t n, bl_err *err)
+static int get_frame(const struct common *c, const struct machine *m, int scene,
+		     const struct sim_card *card, const char *prompt, struct frame_src *f,
+		     bl_err *err)
 {
-	struct camera cam;
+	struct rig *r = NULL;
 	int rc;
 
+	memset(f, 0, sizeof(*f));
+	f->time_s = -1;
 	if (c->frame) {
-		snprintf(name, n, "%s", c->frame);
-		return img_load(c->frame, m->camera.max_pixels, im, err);
+		snprintf(f->name, sizeof(f->name), "%s", c->frame);
+		rc = img_load(c->frame, m->camera.max_pixels, &f->im, err);
+	} else {
+		r = malloc(sizeof(*r));
+		if (!r)
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		if (m->camera.backend != MACHINE_CAM_SIM && !c->json)
+			wait_operator(prompt);
+		rc = rig_open(m, &c->ro, r, err);
+		if (rc) {
+			free(r);
+			return rc;
+		}
+		if (r->sim) {
+			sim_set_scene(r->sim, (enum sim_scene)scene);
+			if (card)
+				rc = sim_set_card(r->sim, card, err);
+		}
+		if (rc == 0)
+			rc = cam_lock_controls(r->cam, err);
+		if (rc == 0)
+			rc = cam_capture_for_measurement(r->cam, &f->im, err);
+		if (rc == 0 && r->sim && !c->truth) {
+			rc = sim_truth(r->sim, (enum sim_scene)scene, &f->truth, err);
+			snprintf(f->truth_name, sizeof(f->truth_name), "the simulator's truth");
+		}
+		snprintf(f->name, sizeof(f->name), "the %s camera%s%s",
+			 machine_cam_backend_names[m->camera.backend], m->camera.device[0] ? " " : "",
+			 m->camera.device);
+		rig_close(r);
+		free(r);
 	}
-	if (m->camera.backend == MACHINE_CAM_SIM)
-		return bl_fail(err, BL_EINVAL, "%s: the simulator's camera is not linked into calib "
-			       "here: render a frame (brushloop sim render) and give it with --frame",
-			       m->file);
-	if (!c->json)
-		wait_operator(prompt);
-	rc = cam_open(&cam, m, clk_monotonic(), err);
+	if (rc == 0 && c->truth) {
+		rc = json_parse_file(c->truth, &f->truth, err);
+		snprintf(f->truth_name, sizeof(f->truth_name), "%s", c->truth);
+	}
+	if (rc == 0 && f->truth) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(f->truth, "time_s");
+
+		if (cJSON_IsNumber(t))
+			f->time_s = t->valuedouble;
+	}
 	if (rc)
-		return rc;
-	rc = cam_lock_controls(&cam, err);
-	if (rc == 0)
-		rc = cam_capture_for_measurement(&cam, im, err);
-	cam_close(&cam);
-	snprintf(name, n, "the %s camera %s", machine_cam_backend_names[m->camera.backend],
-		 m->camera.device);
+		frame_src_free(f);
+	return rc;
+}
+
+int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card *out, bl_err *err)
+{
+	struct calib_card *card = malloc(sizeof(*card));
+	int rc;
+
+	if (!card)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	rc = calib_card_load(card_path, card, err);
+	if (rc == 0 && card->n > SIM_CARD_MAX)
+		rc = bl_fail(err, BL_EINVAL, "%s: %d swatches, the simulator shows at most %d",
+			     card_path, card->n, SIM_CARD_MAX);
+	if (rc == 0) {
+		memset(out, 0, sizeof(*out));
+		memcpy(out->size_mm, card->size_mm, sizeof(out->size_mm));
+		/* On the canvas, centred. */
+		out->center_mm[0] = m->canvas.origin_mm[0] + 0.5 * m->canvas.size_mm[0];
+		out->center_mm[1] = m->canvas.origin_mm[1] + 0.5 * m->canvas.size_mm[1];
+		out->marker_inset_mm = card->marker_inset_mm;
+		out->n = card->n;
+		for (int i = 0; i < card->n; i++) {
+			snprintf(out->box[i].paint, sizeof(out->box[i].paint), "%s", card->s[i].paint);
+			out->box[i].fraction = card->s[i].fraction;
+			memcpy(out->box[i].rect_mm, card->s[i].rect_mm, sizeof(out->box[i].rect_mm));
+		}
+	}
+	free(card);
 	return rc;
 }
 
@@ -146,6 +261,8 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "world", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common c = { 0 };
@@ -153,11 +270,12 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 	struct calib_chart *chart = NULL;
 	struct calib_camera_result *r = NULL;
 	struct machine *m = NULL;
-	struct img frame = { 0 }, flat = { 0 };
+	struct img flat = { 0 };
+	struct frame_src fs = { 0 };
 	struct calib_drift drift;
 	const char *chart_name = "colorchecker24", *flat_path = NULL, *out;
-	double corners[8], time_s = -1;
-	char fname[CFG_PATH_MAX + 64], record[CFG_PATH_MAX + 8];
+	double corners[8];
+	char record[CFG_PATH_MAX + 8];
 	bl_err err = { 0 };
 	int opt, rc, have_corners = 0, has_drift = 0, pass, written = 0;
 
@@ -209,6 +327,12 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		case 'j':
 			c.json = 1;
 			break;
+		case 'S':
+		case 'W':
+			rc = common_opt(cmd, opt, &c);
+			if (rc < 0)
+				return -rc;
+			break;
 		default:
 			return cli_usage(cmd, "bad option");
 		}
@@ -236,7 +360,7 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		printf("1. Lay the chart flat on the canvas, upright as the camera sees it, evenly lit, "
 		       "nothing over it.\n");
 	}
-	rc = get_frame(&c, m, "Place the chart now.", &frame, fname, sizeof(fname), &err);
+	rc = get_frame(&c, m, SIM_SCENE_CHART, NULL, "Place the chart now.", &fs, &err);
 	if (rc)
 		goto out_fail;
 	if (flat_path) {
@@ -247,23 +371,23 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		co.flat_name = flat_path;
 	}
 	co.chart = chart;
-	co.frame_name = fname;
+	co.frame_name = fs.name;
 	co.corners_px = have_corners ? corners : NULL;
 	if (!c.json)
-		printf("2. Looking for the chart in %s (%dx%d px)%s...\n", fname, frame.w, frame.h,
+		printf("2. Looking for the chart in %s (%dx%d px)%s...\n", fs.name, fs.im.w, fs.im.h,
 		       have_corners ? " at the corners given" : "");
-	rc = calib_camera_run(&frame, &co, &r, &err);
+	rc = calib_camera_run(&fs.im, &co, &r, &err);
 	if (rc)
 		goto out_fail;
-	if (c.truth) {
+	if (fs.truth) {
 		struct calib_truth_patch *tp;
 		int tn;
 
-		rc = calib_truth_load(c.truth, &tp, &tn, &time_s, &err);
+		rc = calib_truth_parse(fs.truth, fs.truth_name, &tp, &tn, NULL, &err);
 		if (rc)
 			goto out_fail;
+		rc = calib_camera_truth(r, tp, tn, fs.truth_name, &err);
 		free(tp);
-		rc = calib_camera_truth(r, c.truth, &err);
 		if (rc)
 			goto out_fail;
 	}
@@ -275,7 +399,7 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 
 		if (fs_read_file(out, 64u << 20, &icc, &len, &e2) == 0) {
 			if (calib_camera_drift(r, record, (unsigned char *)icc, len,
-					       m->calibration.max_camera_de00, time_s, &drift, &e2) == 0)
+					       m->calibration.max_camera_de00, fs.time_s, &drift, &e2) == 0)
 				has_drift = 1;
 			free(icc);
 		}
@@ -286,7 +410,7 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 	if (pass || c.force) {
 		rc = fs_write_atomic(out, r->icc, r->icc_len, &err);
 		if (rc == 0)
-			rc = calib_camera_record_save(record, r, fname, time_s, &err);
+			rc = calib_camera_record_save(record, r, fs.name, fs.time_s, &err);
 		if (rc)
 			goto out_fail;
 		written = 1;
@@ -299,7 +423,9 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 			goto out_fail;
 		}
 		cJSON_AddStringToObject(j, "chart", chart->name);
-		cJSON_AddStringToObject(j, "frame", fname);
+		cJSON_AddStringToObject(j, "frame", fs.name);
+		if (fs.truth)
+			cJSON_AddStringToObject(j, "truth_source", fs.truth_name);
 		cJSON_AddStringToObject(j, "output", out);
 		cJSON_AddBoolToObject(j, "written", written);
 		cJSON_AddNumberToObject(j, "threshold_mean_de00", m->calibration.max_camera_de00);
@@ -333,11 +459,13 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 			if (p->has_truth)
 				printf("        %5.2f %5.2f %5.2f", p->truth_fit_de00, p->truth_held_de00,
 				       p->truth_srgb_de00);
-			printf("\n");
+			printf("%s\n", p->at_limit ? "   (a channel clipped: beyond the camera's range)" : "");
 		}
 		printf("\nReport (CIEDE2000, %s model):\n", calib_model_names[r->model]);
 		print_figures("fit (through the profile)", &r->fit);
 		print_figures("held out", &r->held_out);
+		if (r->held_in_range.n < r->n)
+			print_figures("held out, unclipped patches", &r->held_in_range);
 		print_figures("uncalibrated sRGB", &r->srgb);
 		if (r->has_truth) {
 			print_figures("truth: fit", &r->truth_fit);
@@ -366,7 +494,7 @@ out_fail:
 	rc = cli_fail(&err);
 out_free:
 	calib_camera_free(r);
-	img_free(&frame);
+	frame_src_free(&fs);
 	img_free(&flat);
 	free(chart);
 	free(m);
@@ -386,14 +514,15 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "world", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common c = { 0 };
 	struct machine *m = NULL;
-	struct img frame = { 0 };
+	struct frame_src fs = { 0 };
 	struct calib_canvas_result r;
 	double corners[8], size[2] = { 0, 0 }, tmean = -1, tmax = -1;
-	char fname[CFG_PATH_MAX + 64];
 	const char *out;
 	bl_err err = { 0 };
 	int opt, rc, have_corners = 0, pass, written = 0;
@@ -432,6 +561,12 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		case 'j':
 			c.json = 1;
 			break;
+		case 'S':
+		case 'W':
+			rc = common_opt(cmd, opt, &c);
+			if (rc < 0)
+				return -rc;
+			break;
 		default:
 			return cli_usage(cmd, "bad option");
 		}
@@ -455,16 +590,16 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		       m->name);
 		printf("1. Clear the canvas's four corner markers (arm parked, nothing over them).\n");
 	}
-	rc = get_frame(&c, m, "Park the arm and clear the markers now.", &frame, fname,
-		       sizeof(fname), &err);
+	rc = get_frame(&c, m, SIM_SCENE_CANVAS, NULL, "Park the arm and clear the markers now.",
+		       &fs, &err);
 	if (rc)
 		goto out_fail;
-	rc = calib_canvas_run(&frame, fname, size, VIS_MARKER_OFFSET_MM,
+	rc = calib_canvas_run(&fs.im, fs.name, size, VIS_MARKER_OFFSET_MM,
 			      have_corners ? corners : NULL, &r, &err);
 	if (rc)
 		goto out_fail;
-	if (c.truth) {
-		rc = calib_canvas_truth(&r, c.truth, &tmean, &tmax, &err);
+	if (fs.truth) {
+		rc = calib_canvas_truth(&r, fs.truth, fs.truth_name, &tmean, &tmax, &err);
 		if (rc)
 			goto out_fail;
 	}
@@ -482,7 +617,7 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 			rc = bl_fail(&err, BL_ENOMEM, "out of memory");
 			goto out_fail;
 		}
-		cJSON_AddStringToObject(j, "frame", fname);
+		cJSON_AddStringToObject(j, "frame", fs.name);
 		if (tmean >= 0) {
 			cJSON *t = cJSON_AddObjectToObject(j, "truth");
 
@@ -497,7 +632,7 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		cJSON_AddBoolToObject(j, "pass", pass);
 		cli_print_json(j);
 	} else {
-		printf("2. %s: %d of the corner markers seen; homography from %d points (%s).\n", fname,
+		printf("2. %s: %d of the corner markers seen; homography from %d points (%s).\n", fs.name,
 		       r.markers_found, r.n_points,
 		       r.source == VIS_FROM_MARKERS ? "marker centres and outer corners" : "corners given");
 		printf("   corners (%.1f, %.1f) (%.1f, %.1f) (%.1f, %.1f) (%.1f, %.1f) px, %.3f mm/px\n",
@@ -523,7 +658,7 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 out_fail:
 	rc = cli_fail(&err);
 out_free:
-	img_free(&frame);
+	frame_src_free(&fs);
 	free(m);
 	return rc;
 }
@@ -541,6 +676,8 @@ static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 		{ "run-dir", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "world", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common c = { 0 };
@@ -587,6 +724,12 @@ static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 			break;
 		case 'j':
 			c.json = 1;
+			break;
+		case 'S':
+		case 'W':
+			rc = common_opt(cmd, opt, &c);
+			if (rc < 0)
+				return -rc;
 			break;
 		default:
 			return cli_usage(cmd, "bad option");
@@ -722,6 +865,8 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "world", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common c = { 0 };
@@ -731,10 +876,10 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 	struct calib_paints_result *r = NULL;
 	struct meas_profile *prof = NULL;
 	struct mix_model *model = NULL;
-	struct img frame = { 0 };
+	struct frame_src fs = { 0 };
+	struct sim_card *sc = NULL;
 	const char *palette = NULL, *card_path = NULL, *svg = NULL, *profile = NULL;
 	double tints[CALIB_CARD_MAX_TINTS];
-	char fname[CFG_PATH_MAX + 64];
 	bl_err err = { 0 };
 	int opt, rc, layout = 0, n_tints = 0, pass = 1, written = 0;
 
@@ -778,6 +923,12 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 			break;
 		case 'j':
 			c.json = 1;
+			break;
+		case 'S':
+		case 'W':
+			rc = common_opt(cmd, opt, &c);
+			if (rc < 0)
+				return -rc;
 			break;
 		default:
 			return cli_usage(cmd, "bad option");
@@ -863,15 +1014,36 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 	if (!c.json)
 		printf("Paint characterisation of %s from card %s (%d swatches).\n", pal->name,
 		       card_path, card->n);
-	rc = get_frame(&c, m, "Lay the dry card upright on the canvas, all four markers in view.",
-		       &frame, fname, sizeof(fname), &err);
+	if (!c.frame && m->camera.backend == MACHINE_CAM_SIM) {
+		/* The simulator paints the card as the layout says, with this run's paints. */
+		sc = malloc(sizeof(*sc));
+		if (!sc) {
+			rc = bl_fail(&err, BL_ENOMEM, "out of memory");
+			goto out_fail;
+		}
+		rc = cli_sim_card(card_path, m, sc, &err);
+		if (rc)
+			goto out_fail;
+	}
+	rc = get_frame(&c, m, SIM_SCENE_CARD, sc,
+		       "Lay the dry card upright on the canvas, all four markers in view.", &fs, &err);
 	if (rc)
 		goto out_fail;
-	rc = calib_paints_run(&frame, fname, card, pal, prof, &r, &err);
+	rc = calib_paints_run(&fs.im, fs.name, card, pal, prof, &r, &err);
 	if (rc)
 		goto out_fail;
-	if (c.truth && (rc = calib_paints_truth(r, c.truth, &err)))
-		goto out_fail;
+	if (fs.truth) {
+		struct calib_truth_patch *tp;
+		int tn;
+
+		rc = calib_truth_parse(fs.truth, fs.truth_name, &tp, &tn, NULL, &err);
+		if (rc)
+			goto out_fail;
+		rc = calib_paints_truth(r, tp, tn, fs.truth_name, &err);
+		free(tp);
+		if (rc)
+			goto out_fail;
+	}
 	for (int i = 0; i < r->out.n_paints; i++)
 		if (r->model_de00[i] > m->tolerances.mix_de00)
 			pass = 0;
@@ -905,7 +1077,7 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 			rc = bl_fail(&err, BL_ENOMEM, "out of memory");
 			goto out_fail;
 		}
-		cJSON_AddStringToObject(j, "frame", fname);
+		cJSON_AddStringToObject(j, "frame", fs.name);
 		cJSON_AddStringToObject(j, "profile", meas_profile_name(prof));
 		cJSON_AddStringToObject(j, "output", c.output);
 		cJSON_AddBoolToObject(j, "written", written);
@@ -913,7 +1085,7 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 		cJSON_AddBoolToObject(j, "pass", pass);
 		cli_print_json(j);
 	} else {
-		printf("Card found by its markers in %s; measured through %s.\n", fname,
+		printf("Card found by its markers in %s; measured through %s.\n", fs.name,
 		       meas_profile_name(prof));
 		printf("\n%-20s %8s  %-26s %s\n", "paint", "fraction", "Lab", r->has_truth ? "truth de00" : "");
 		for (int i = 0; i < r->n; i++) {
@@ -942,7 +1114,8 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 out_fail:
 	rc = cli_fail(&err);
 out_free:
-	img_free(&frame);
+	frame_src_free(&fs);
+	free(sc);
 	meas_profile_close(prof);
 	free(r);
 	free(model);

@@ -111,6 +111,12 @@ static int load_truth(const char *path, struct truth_patch **out, int *n, bl_err
 		goto out_free;
 	if ((rc = json_array(&o, "patches", JSON_REQUIRED, MAX_TRUTH_PATCHES, &arr, &count, err)) < 0)
 		goto out_free;
+	/* The rest of what the simulator writes beside the patches (docs/sim.md). */
+	json_take(&o, "scene");
+	json_take(&o, "width");
+	json_take(&o, "height");
+	json_take(&o, "time_s");
+	json_take(&o, "markers");
 	if (count == 0) {
 		rc = json_fail(&o, "patches", err, BL_EINVAL, "no patches");
 		goto out_free;

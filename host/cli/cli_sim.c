@@ -21,6 +21,7 @@ struct sim_args {
 	const char *truth;       /* render: --truth */
 	const char *frames;      /* exec: --frames */
 	const char *actions;     /* exec: the positional file */
+	const char *card;        /* --card: the paint card the card scene shows */
 	int scene;
 	int json;
 	struct rig_options ro;
@@ -39,6 +40,7 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 		{ "frames", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "card", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bl_err err = { 0 };
@@ -64,7 +66,7 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 				;
 			if (!sim_scene_names[k])
 				return cli_usage(cmd, "--scene: '%s' is not one of canvas, swatches, "
-						 "chart", optarg);
+						 "chart, card", optarg);
 			a->scene = k;
 			break;
 		case 'w':
@@ -93,10 +95,15 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 		case 'j':
 			a->json = 1;
 			break;
+		case 'C':
+			a->card = optarg;
+			break;
 		default:
 			return cli_usage(cmd, "bad option");
 		}
 	}
+	if ((a->scene == SIM_SCENE_CARD) != (a->card != NULL))
+		return cli_usage(cmd, "the card scene and --card CARD.json go together");
 	if (exec) {
 		if (optind != argc - 1)
 			return cli_usage(cmd, "sim exec takes one actions file");
@@ -123,6 +130,16 @@ static int open_rig(const struct sim_args *a, struct machine *m, struct rig *r, 
 	rc = rig_open(m, &a->ro, r, err);
 	if (rc == 0)
 		sim_set_scene(r->sim, (enum sim_scene)a->scene);
+	if (rc == 0 && a->card) {
+		struct sim_card *card = malloc(sizeof(*card));
+
+		rc = card ? cli_sim_card(a->card, m, card, err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		if (rc == 0)
+			rc = sim_set_card(r->sim, card, err);
+		free(card);
+		if (rc)
+			rig_close(r);
+	}
 	return rc;
 }
 

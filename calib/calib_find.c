@@ -11,6 +11,7 @@
 #define RASTER_K 24          /* rectified raster px per grid cell */
 #define MIN_GAP_DARK 0.70    /* the gaps must be this dark along their length (fraction of px) */
 #define MIN_GAP_CONTRAST 0.30
+#define MAX_MISFIT 25.0     /* CIE76 after an affine camera fit: beyond it, not this chart */
 
 struct lum_img {
 	int w, h;
@@ -883,6 +884,18 @@ int calib_chart_find(const struct img *frame, const char *name, const struct cal
 				     name, c->cols, c->rows, rc > 0 ? 0.0 : 100 * g.gap_dark);
 			goto out_free;
 		}
+		{
+			double mis = colour_misfit(&l, &g, c);
+
+			if (mis > MAX_MISFIT) {
+				rc = bl_fail(err, BL_EINVAL, "%s: the corners given frame a %d x %d grid whose "
+					     "colours are not those of chart %s (mean difference %.0f after "
+					     "an affine fit): check their order (clockwise from the chart's "
+					     "top left as it lies upright)", name, c->cols, c->rows, c->name,
+					     mis);
+				goto out_free;
+			}
+		}
 		memcpy(v->corners_px, corners_px, sizeof(v->corners_px));
 		v->given = 1;
 		rc = fill_view(&l, &g, c, name, v, err);
@@ -938,20 +951,29 @@ int calib_chart_find(const struct img *frame, const char *name, const struct cal
 	}
 	v->candidates = nc;
 	if (best_misfit >= 1e9) {
+		char clip[160] = "";
+		size_t nclip = 0;
+
+		for (size_t i = 0; i < n; i++)
+			nclip += frame->px[3 * i] >= 254 || frame->px[3 * i + 1] >= 254 ||
+				 frame->px[3 * i + 2] >= 254;
+		if (nclip > n / 20)
+			snprintf(clip, sizeof(clip), "; %.0f%% of the frame is clipped to white: "
+				 "overexposed, lower the exposure", 100.0 * (double)nclip / (double)n);
 		if (nc == 0)
 			rc = bl_fail(err, BL_EINVAL, "%s: no colour chart found: nothing dark enough to "
 				     "be its frame (lay the chart on a light surface, check the "
-				     "exposure, or give its corners with --corners)", name);
+				     "exposure, or give its corners with --corners)%s", name, clip);
 		else
 			rc = bl_fail(err, BL_EINVAL, "%s: no colour chart found: %d dark region%s "
 				     "examined, %d not four-sided, none showing a %d x %d grid of "
 				     "patches (is the chart partly covered or out of the frame? "
-				     "--corners gives its corners)", name, nc, nc == 1 ? "" : "s",
-				     rejected_shape, c->cols, c->rows);
+				     "--corners gives its corners)%s", name, nc, nc == 1 ? "" : "s",
+				     rejected_shape, c->cols, c->rows, clip);
 		goto out_free;
 	}
 	(void)rejected_grid;
-	if (best_misfit > 25.0) {
+	if (best_misfit > MAX_MISFIT) {
 		rc = bl_fail(err, BL_EINVAL, "%s: a %d x %d grid was found but its colours are not "
 			     "those of chart %s (mean difference %.0f even after an affine fit): "
 			     "another chart, or patches covered?", name, c->cols, c->rows, c->name,

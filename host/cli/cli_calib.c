@@ -17,6 +17,7 @@
 #include "color/mix.h"
 #include "config/palette.h"
 #include "rig/rig.h"
+#include "safety/gate.h"
 #include "sim/sim.h"
 #include "vision/cam_open.h"
 
@@ -665,6 +666,87 @@ out_free:
 
 /* ---- arm ---- */
 
+/*
+ * The guided registration: opens the machine's arm (and the simulator when
+ * it is one), a gate journaling into run_dir, homes through the gate, and
+ * leads the operator at this terminal through every target.
+ */
+static int guided_arm(const struct machine *m, const struct common *c, int by_hand, int n_targets,
+		      const double *targets, const char *run_dir, int *n, double (*cmm)[2],
+		      arm_point *amm, bl_err *err)
+{
+	struct rig *r = malloc(sizeof(*r));
+	struct calib_arm_session *s = calloc(1, sizeof(*s));
+	struct gate *g = NULL;
+	struct gate_config gc;
+	struct gate_decision d;
+	char journal[CFG_PATH_MAX + 32], dir[CFG_PATH_MAX];
+	int rc;
+
+	if (!r || !s) {
+		free(r);
+		free(s);
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	}
+	snprintf(dir, sizeof(dir), "%s", run_dir ? run_dir : "calib-arm.run");
+	rc = fs_mkdirs(dir, err);
+	if (rc)
+		goto out_free;
+	rc = fs_join(journal, sizeof(journal), dir, "journal.jsonl", err);
+	if (rc)
+		goto out_free;
+	rc = rig_open(m, &c->ro, r, err);
+	if (rc)
+		goto out_free;
+	memset(&gc, 0, sizeof(gc));
+	gc.m = &r->m;
+	gc.run_dir = dir;
+	gc.journal_path = journal;
+	gc.clock = r->clock;
+	gc.mode = isatty(STDIN_FILENO) ? GATE_TERMINAL : GATE_UNATTENDED;
+	gc.tty_in_fd = STDIN_FILENO;
+	gc.tty_out_fd = STDOUT_FILENO;
+	rc = gate_open(&gc, &g, err);
+	if (rc)
+		goto out_close;
+	if (!by_hand) {
+		printf("Homing the arm (through the safety gate)...\n");
+		rc = gate_home(g, r->arm, &d, err);
+		if (rc)
+			goto out_close;
+	}
+	s->m = &r->m;
+	s->gate = g;
+	s->arm = r->arm;
+	s->by_hand = by_hand;
+	s->speed_mm_s = calib_arm_jog_speed(&r->m);
+	s->step_mm = 1.0;
+	s->in = stdin;
+	s->out = stdout;
+	if (n_targets) {
+		s->n_targets = n_targets;
+		for (int i = 0; i < n_targets; i++) {
+			s->targets[i][0] = targets[2 * i];
+			s->targets[i][1] = targets[2 * i + 1];
+		}
+	} else {
+		s->n_targets = calib_arm_default_targets(&r->m, s->targets);
+	}
+	rc = calib_arm_session_run(s, err);
+	if (rc)
+		goto out_close;
+	*n = s->n;
+	memcpy(cmm, s->canvas_mm, sizeof(double) * 2 * (size_t)s->n);
+	memcpy(amm, s->arm_mm, sizeof(arm_point) * (size_t)s->n);
+out_close:
+	gate_close(g);
+	rig_close(r);
+out_free:
+	free(r);
+	free(s);
+	return rc;
+}
+
 static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -760,13 +842,9 @@ static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 		if (rc)
 			goto out_fail;
 	} else {
-		rc = bl_fail(&err, BL_EINVAL, "%s: the guided session drives the machine's %s arm, "
-			     "which cannot be opened here yet: record the points and give them with "
-			     "--points PAIRS.json", m->file, machine_arm_backend_names[m->arm_backend]);
-		(void)targets;
-		(void)run_dir;
-		(void)by_hand;
-		goto out_fail;
+		rc = guided_arm(m, &c, by_hand, n_targets, targets, run_dir, &n, cmm, amm, &err);
+		if (rc)
+			goto out_fail;
 	}
 	rc = calib_arm_fit(model, n, (const double (*)[2])cmm, amm, a, &err);
 	if (rc) {

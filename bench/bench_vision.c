@@ -33,8 +33,10 @@ static void bench_paint(void *ctx, double x, double y, unsigned char rgb[3])
 	rgb[2] = 180;
 }
 
-static const double bench_corners[8] = { 300, 160, 1620, 140, 1660, 1000, 260, 980 };
+/* Canvas (0,0), (W,0), (W,H), (0,H) as a camera above the table sees them: the origin bottom left. */
+static const double bench_corners[8] = { 440, 930, 1480, 945, 1450, 160, 470, 150 };
 static const double bench_size[2] = { 400, 300 };
+static const struct vis_markers bench_markers = { { 400, 300 }, 30, 25 };
 
 static unsigned char *frame_jpeg;
 static unsigned long frame_len;
@@ -57,6 +59,8 @@ static int make_frame(bl_err *err)
 	memcpy(s.corners_px, bench_corners, sizeof(bench_corners));
 	memcpy(s.size_mm, bench_size, sizeof(bench_size));
 	s.markers = 1;
+	s.marker_size_mm = bench_markers.size_mm;
+	s.marker_offset_mm = bench_markers.offset_mm;
 	memset(s.table, 70, 3);
 	memset(s.paper, 225, 3);
 	s.paper_margin_mm = 25;
@@ -82,10 +86,10 @@ static int make_frame(bl_err *err)
 				swatch_mm[i][1] + 6 }, q[4];
 
 		cv_apply_homography(H, p, q, 2);
-		rois[i][0] = (int)ceil(q[0]);
-		rois[i][1] = (int)ceil(q[1]);
-		rois[i][2] = (int)floor(q[2]) - rois[i][0];
-		rois[i][3] = (int)floor(q[3]) - rois[i][1];
+		rois[i][0] = (int)ceil(fmin(q[0], q[2]));
+		rois[i][1] = (int)ceil(fmin(q[1], q[3]));
+		rois[i][2] = (int)floor(fmax(q[0], q[2])) - rois[i][0];
+		rois[i][3] = (int)floor(fmax(q[1], q[3])) - rois[i][1];
 	}
 	return rc;
 }
@@ -104,7 +108,7 @@ int bench_vision_observe(double *value, bl_err *err)
 	t0 = bench_now_ms();
 	rc = img_decode(frame_jpeg, frame_len, "bench frame", 40000000L, &im, err);
 	if (rc == 0)
-		rc = vis_locate(&im, "bench frame", NULL, bench_size, &g, err);
+		rc = vis_locate(&im, "bench frame", NULL, &bench_markers, &g, err);
 	if (rc == 0 && g.source != VIS_FROM_MARKERS)
 		rc = bl_fail(err, BL_EIO, "bench: markers not found");
 	if (rc == 0)

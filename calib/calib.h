@@ -244,6 +244,7 @@ cJSON *calib_drift_json(const struct calib_drift *d);
 /* ---- the canvas session (calib_canvas.c) ---- */
 
 struct calib_canvas_result {
+	struct vis_markers markers;    /* where the markers are: the machine's zones.canvas */
 	struct vis_canvas canvas;      /* what is written */
 	double H[9];                   /* canvas mm -> px */
 	int source;                    /* enum vis_source: VIS_FROM_MARKERS, or VIS_FROM_FILE for given corners */
@@ -255,13 +256,13 @@ struct calib_canvas_result {
 };
 
 /*
- * Fits the canvas in frame: from the four corner markers (their centres and
- * outer corners: 20 points, least squares, reprojection error in mm), or
- * from corners_px given (exact, error not measurable: -1).
+ * Fits the canvas in frame: from the four corner markers (every corner of
+ * their squares, refined: up to 44 points, least squares, errors in mm), or
+ * from corners_px given (exact, error not measurable: -1). markers gives the
+ * canvas size and the markers' geometry (vis_markers_from_machine).
  */
-int calib_canvas_run(const struct img *frame, const char *name, const double size_mm[2],
-		     double marker_offset_mm, const double *corners_px,
-		     struct calib_canvas_result *r, bl_err *err);
+int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *markers,
+		     const double *corners_px, struct calib_canvas_result *r, bl_err *err);
 
 cJSON *calib_canvas_json(const struct calib_canvas_result *r);
 
@@ -330,10 +331,12 @@ int calib_arm_default_targets(const struct machine *m, double (*canvas_mm)[2]);
 #define CALIB_CARD_MAX_SWATCHES (PALETTE_MAX_PAINTS * (1 + CALIB_CARD_MAX_TINTS))
 
 /*
- * A paint card (kind "paint-card", version 1): corner markers at its four
- * corners (vision's finder markers, centred marker_inset_mm inside each
- * corner), and a grid of swatch boxes, one row a paint: its masstone, then
- * its tints with the palette's white at the given paint fractions (by weight).
+ * A paint card (kind "paint-card", version 1): a marker in each corner
+ * (vision's design, host/vision/canvas.h, of side marker_size_mm, centred
+ * marker_inset_mm inside the corner; the one with the core at the card's top
+ * left, so the card is read the right way round however it lies), and a grid
+ * of swatch boxes, one row a paint: its masstone, then its tints with the
+ * palette's white at the given paint fractions (by weight).
  */
 struct calib_card_swatch {
 	char paint[CFG_NAME_MAX];
@@ -345,6 +348,7 @@ struct calib_card {
 	char palette[64];
 	char white[CFG_NAME_MAX];
 	double size_mm[2];
+	double marker_size_mm;
 	double marker_inset_mm;
 	int n_tints;
 	double tints[CALIB_CARD_MAX_TINTS];

@@ -109,9 +109,8 @@ int calib_arm_session_run(struct calib_arm_session *s, bl_err *err)
 		const double *t = s->targets[k];
 		int recorded = 0;
 
-		fprintf(s->out, "\nPoint %d of %d: canvas (%.1f, %.1f) mm (x from the canvas's left "
-			"edge, y from its top edge as the camera sees it).\n", k + 1, s->n_targets,
-			t[0], t[1]);
+		fprintf(s->out, "\nPoint %d of %d: canvas (%.1f, %.1f) mm from its origin corner (the "
+			"corner by the marker with the dark core).\n", k + 1, s->n_targets, t[0], t[1]);
 		help(s->out, s->by_hand);
 		while (!recorded) {
 			char cmd[32] = "";

@@ -17,42 +17,6 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Twice the signed area of four points in order. */
-static double area2(const double *p)
-{
-	double s = 0;
-
-	for (int i = 0; i < 4; i++) {
-		int j = (i + 1) % 4;
-
-		s += p[2 * i] * p[2 * j + 1] - p[2 * j] * p[2 * i + 1];
-	}
-	return s;
-}
-
-/* Orders four marker indices by angle about their middle: top left, top right, bottom right, bottom left on screen. */
-static void order4(const struct cv_marker *m, int idx[4])
-{
-	double cx = 0, cy = 0, ang[4];
-
-	for (int i = 0; i < 4; i++) {
-		cx += m[idx[i]].centre[0] / 4;
-		cy += m[idx[i]].centre[1] / 4;
-	}
-	for (int i = 0; i < 4; i++)
-		ang[i] = atan2(m[idx[i]].centre[1] - cy, m[idx[i]].centre[0] - cx);
-	for (int i = 1; i < 4; i++)
-		for (int j = i; j > 0 && ang[j] < ang[j - 1]; j--) {
-			double t = ang[j];
-			int k = idx[j];
-
-			ang[j] = ang[j - 1];
-			ang[j - 1] = t;
-			idx[j] = idx[j - 1];
-			idx[j - 1] = k;
-		}
-}
-
 /* A marker's outer corners clockwise on screen from the top left. */
 static void marker_corners_cw(const struct cv_marker *m, double out[8])
 {
@@ -90,36 +54,6 @@ static int find_markers(const struct img *frame, struct cv_marker *mk, int *n, b
 	if (*n > MAX_MARKERS)
 		*n = MAX_MARKERS;
 	return rc;
-}
-
-/*
- * The four markers that frame the canvas: of those found, the four spanning
- * the largest convex quadrilateral (a paint card or anything else marked
- * lies inside the canvas). idx gets them in canvas corner order.
- */
-static int outer_four(const struct cv_marker *mk, int n, int idx[4])
-{
-	double best = 0;
-
-	for (int a = 0; a < n; a++)
-		for (int b = a + 1; b < n; b++)
-			for (int c = b + 1; c < n; c++)
-				for (int d = c + 1; d < n; d++) {
-					int t[4] = { a, b, c, d };
-					double p[8], s;
-
-					order4(mk, t);
-					for (int i = 0; i < 4; i++) {
-						p[2 * i] = mk[t[i]].centre[0];
-						p[2 * i + 1] = mk[t[i]].centre[1];
-					}
-					s = area2(p);
-					if (s > best) {
-						best = s;
-						memcpy(idx, t, sizeof(t));
-					}
-				}
-	return best > 0;
 }
 
 static void apply(const double H[9], double x, double y, double *u, double *v)
@@ -256,24 +190,22 @@ static double map_error(const double H[9], const double Hi[9], const double *src
 	return worst;
 }
 
-int calib_canvas_run(const struct img *frame, const char *name, const double size_mm[2],
-		     double marker_offset_mm, const double *corners_px,
-		     struct calib_canvas_result *r, bl_err *err)
+int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *mks,
+		     const double *corners_px, struct calib_canvas_result *r, bl_err *err)
 {
-	const double W = size_mm[0], Hh = size_mm[1];
-	const double o = marker_offset_mm > 0 ? marker_offset_mm : VIS_MARKER_OFFSET_MM;
+	const double W = mks->canvas_mm[0], Hh = mks->canvas_mm[1], S = mks->size_mm;
 	const double cmm[8] = { 0, 0, W, 0, W, Hh, 0, Hh };
 	double src[2 * 48], dst[2 * 48], Hi[9];
 	struct calib_lumplane lum;
 	int np = 0, rc;
 
 	memset(r, 0, sizeof(*r));
+	r->markers = *mks;
 	vis_canvas_init(&r->canvas);
 	r->canvas.image_w = frame->w;
 	r->canvas.image_h = frame->h;
 	r->canvas.size_mm[0] = W;
 	r->canvas.size_mm[1] = Hh;
-	r->canvas.marker_offset_mm = o;
 	if (corners_px) {
 		rc = cv_homography(cmm, corners_px, 4, r->H, err);
 		if (rc)
@@ -282,81 +214,87 @@ int calib_canvas_run(const struct img *frame, const char *name, const double siz
 		r->n_points = 4;
 		r->rms_mm = r->max_mm = r->map_error_mm = -1;
 	} else {
+		struct vis_geometry g;
 		struct cv_marker mk[MAX_MARKERS];
-		double H4[9], mc[8];
-		int n = 0, idx[4];
+		double H4i[9];
+		int n = 0;
 
 		rc = find_markers(frame, mk, &n, err);
 		if (rc)
 			return rc;
 		r->markers_found = n;
-		if (n < 4)
-			return bl_fail(err, BL_EINVAL, "%s: %d corner marker%s found, the canvas needs "
-				       "all 4 in view (uncovered, lit, in focus), or give its corners "
-				       "with --corners", name, n, n == 1 ? "" : "s");
-		if (!outer_four(mk, n, idx))
-			return bl_fail(err, BL_EINVAL, "%s: the corner markers do not form a "
-				       "quadrilateral", name);
-		{
-			const double mm[8] = { -o, -o, W + o, -o, W + o, Hh + o, -o, Hh + o };
+		/* Vision finds and orders the four (the origin's core says which is which). */
+		if (vis_locate(frame, name, NULL, mks, &g, err)) {
+			int origins = 0;
 
-			for (int i = 0; i < 4; i++) {
-				mc[2 * i] = mk[idx[i]].centre[0];
-				mc[2 * i + 1] = mk[idx[i]].centre[1];
-			}
-			rc = cv_homography(mm, mc, 4, H4, err);
-			if (rc)
-				return bl_err_prefix(err, "%s: corner markers", name);
-			/*
-			 * Every corner of each marker's three squares, refined to a fraction of a
-			 * pixel. The markers' own axes run as the canvas's (vision orders both by
-			 * where they lie on screen), so a corner's canvas position is its
-			 * marker's centre plus its offset; the four-centre fit checks each.
-			 */
-			rc = calib_lumplane_from(frame, &lum, err);
-			if (rc)
-				return rc;
-			for (int i = 0; i < 4; i++) {
-				const struct cv_marker *m = &mk[idx[i]];
-				struct calib_marker_fit fit;
-				double oc[8], p0[2], p1[2], want;
-
-				apply(H4, mm[2 * i] - 0.5 * VIS_MARKER_SIDE_MM, mm[2 * i + 1], &p0[0], &p0[1]);
-				apply(H4, mm[2 * i] + 0.5 * VIS_MARKER_SIDE_MM, mm[2 * i + 1], &p1[0], &p1[1]);
-				want = hypot(p1[0] - p0[0], p1[1] - p0[1]);
-				if (m->side_px < 0.6 * want || m->side_px > 1.6 * want) {
-					calib_lumplane_free(&lum);
-					return bl_fail(err, BL_EINVAL, "%s: the corner markers do not fit "
-						       "a %gx%g mm canvas with markers %g mm outside its "
-						       "corners (a marker is %.1f px across where %.1f "
-						       "were expected): check zones.canvas.size_mm",
-						       name, W, Hh, o, m->side_px, want);
-				}
-				marker_corners_cw(m, oc);
-				if (!calib_marker_refine(&lum, oc, &fit)) {
-					calib_lumplane_free(&lum);
-					return bl_fail(err, BL_EINVAL, "%s: the corner marker at (%.0f, %.0f) px "
-						       "cannot be read to a fraction of a pixel (partly "
-						       "covered, blurred or glared?)", name, m->centre[0],
-						       m->centre[1]);
-				}
-				for (int k = 0; k < fit.n; k++) {
-					double cx = mm[2 * i] + VIS_MARKER_MODULE_MM * fit.local[k][0];
-					double cy = mm[2 * i + 1] + VIS_MARKER_MODULE_MM * fit.local[k][1];
-					double px, py;
-
-					apply(H4, cx, cy, &px, &py);
-					if (hypot(px - fit.px[k][0], py - fit.px[k][1]) > 0.25 * m->side_px)
-						continue;
-					src[2 * np] = cx;
-					src[2 * np + 1] = cy;
-					dst[2 * np] = fit.px[k][0];
-					dst[2 * np + 1] = fit.px[k][1];
-					np++;
-				}
-			}
-			calib_lumplane_free(&lum);
+			for (int i = 0; i < n; i++)
+				origins += mk[i].origin;
+			if (n < 4 || origins != 1)
+				return bl_fail(err, BL_EINVAL, "%s: %d corner marker%s found (%d with the "
+					       "origin's core): the canvas needs all 4 in view, uncovered, "
+					       "lit and in focus (or give its corners with --corners)", name,
+					       n, n == 1 ? "" : "s", origins);
+			return bl_fail(err, BL_EINVAL, "%s: %d corner markers found, but they do not fit "
+				       "a %gx%g mm canvas with %g mm markers %g mm outside its corners: "
+				       "check zones.canvas.size_mm and zones.canvas.markers", name, n, W,
+				       Hh, S, mks->offset_mm);
 		}
+		rc = cv_invert3(g.H, H4i, err);
+		if (rc)
+			return bl_err_prefix(err, "%s: corner markers", name);
+		rc = calib_lumplane_from(frame, &lum, err);
+		if (rc)
+			return rc;
+		/*
+		 * Every corner of each marker's squares, refined to a fraction of a pixel,
+		 * then named by where vision's four-marker fit puts it on the canvas: the
+		 * nearest corner of the square it belongs to.
+		 */
+		for (int id = 0; id < 4; id++) {
+			struct calib_marker_fit fit;
+			double c[2], pc[2], oc[8], best = 1e18;
+			int bi = -1;
+
+			vis_marker_centre(mks, id, c);
+			apply(g.H, c[0], c[1], &pc[0], &pc[1]);
+			for (int k = 0; k < n; k++) {
+				double d = hypot(mk[k].centre[0] - pc[0], mk[k].centre[1] - pc[1]);
+
+				if (d < best) {
+					best = d;
+					bi = k;
+				}
+			}
+			if (bi < 0 || best > 0.5 * mk[bi].side_px) {
+				calib_lumplane_free(&lum);
+				return bl_fail(err, BL_EINVAL, "%s: corner marker %d is not where the others "
+					       "put it", name, id);
+			}
+			marker_corners_cw(&mk[bi], oc);
+			if (!calib_marker_refine(&lum, oc, S, id == 0, &fit)) {
+				calib_lumplane_free(&lum);
+				return bl_fail(err, BL_EINVAL, "%s: corner marker %d at (%.0f, %.0f) px cannot "
+					       "be read to a fraction of a pixel (partly covered, blurred or "
+					       "glared?)", name, id, mk[bi].centre[0], mk[bi].centre[1]);
+			}
+			for (int k = 0; k < fit.n && np < 48; k++) {
+				double x, y, h = fit.half_mm[k], nx, ny;
+
+				apply(H4i, fit.px[k][0], fit.px[k][1], &x, &y);
+				nx = c[0] + (x > c[0] ? h : -h);
+				ny = c[1] + (y > c[1] ? h : -h);
+				if (hypot(x - nx, y - ny) > S / 12)
+					continue;
+				src[2 * np] = nx;
+				src[2 * np + 1] = ny;
+				dst[2 * np] = fit.px[k][0];
+				dst[2 * np + 1] = fit.px[k][1];
+				np++;
+			}
+		}
+		calib_lumplane_free(&lum);
+		if (np < 8)
+			return bl_fail(err, BL_EINVAL, "%s: only %d marker corners could be read", name, np);
 		rc = cv_homography(src, dst, np, r->H, err);
 		if (rc)
 			return bl_err_prefix(err, "%s: corner markers", name);
@@ -427,9 +365,6 @@ int calib_canvas_run(const struct img *frame, const char *name, const double siz
 			return bl_fail(err, BL_EINVAL, "%s: the canvas corners land far outside the "
 				       "frame: the markers or corners do not describe this canvas", name);
 	}
-	if (area2(r->canvas.corners_px) <= 0)
-		return bl_fail(err, BL_EINVAL, "%s: the canvas corners run anticlockwise: canvas "
-			       "(0, 0) must be at the top left of the frame", name);
 	return 0;
 }
 
@@ -484,8 +419,8 @@ int calib_canvas_truth(const struct calib_canvas_result *r, const cJSON *root,
 		       const char *truth_path, double *mean_mm, double *max_mm, bl_err *err)
 {
 	const cJSON *arr, *mk;
-	const double W = r->canvas.size_mm[0], Hh = r->canvas.size_mm[1], o = r->canvas.marker_offset_mm;
-	const double hs = 0.5 * VIS_MARKER_SIDE_MM;
+	const double W = r->canvas.size_mm[0], Hh = r->canvas.size_mm[1], o = r->markers.offset_mm;
+	const double hs = 0.5 * r->markers.size_mm;
 	double Hi[9], sum = 0;
 	int n = 0, rc;
 
@@ -504,9 +439,6 @@ int calib_canvas_truth(const struct calib_canvas_result *r, const cJSON *root,
 
 		if (!truth_marker(mk, pts))
 			continue;
-		/* The truth's pixel (u, v) spans [u, u + 1): its centres lie half a pixel off vision's. */
-		for (int k = 0; k < 10; k++)
-			pts[k] -= 0.5;
 		/* Which of the canvas's markers this is: the one nearest where the fit sees it. */
 		apply(Hi, pts[0], pts[1], &c[0], &c[1]);
 		for (int i = 0; i < 4; i++) {

@@ -7,7 +7,7 @@
 #include "cv/cv.h"
 
 #define PROFILE_N 19          /* samples across an edge */
-#define PROFILE_HALF 0.45     /* modules each side of the edge: inside the neighbouring bands */
+#define PROFILE_HALF 0.45     /* of a band (S/6) each side of the edge: inside the neighbouring bands */
 #define ALONG_N 9             /* profiles along a side */
 #define ALONG_SPAN 0.75       /* of the half-side: away from the corners */
 
@@ -85,8 +85,8 @@ static int intersect(const double c1[2], const double d1[2], const double c2[2],
  * ALONG_N profiles where the luminance crosses halfway between its two
  * bands. Returns the points found.
  */
-static int edge_points(const struct calib_lumplane *l, const double H[9], double h, int side,
-		       double (*pts)[2])
+static int edge_points(const struct calib_lumplane *l, const double H[9], double h, double band,
+		       int side, double (*pts)[2])
 {
 	static const double nrm[4][2] = { { 0, -1 }, { 1, 0 }, { 0, 1 }, { -1, 0 } };
 	int n = 0;
@@ -99,7 +99,7 @@ static int edge_points(const struct calib_lumplane *l, const double H[9], double
 		int found = 0;
 
 		for (int i = 0; i < PROFILE_N; i++) {
-			double d = -PROFILE_HALF + 2 * PROFILE_HALF * i / (PROFILE_N - 1);
+			double d = band * PROFILE_HALF * (-1.0 + 2.0 * i / (PROFILE_N - 1));
 
 			apply(H, ex + d * nrm[side][0], ey + d * nrm[side][1], &xy[i][0], &xy[i][1]);
 			v[i] = sample(l, xy[i][0], xy[i][1]);
@@ -125,15 +125,17 @@ static int edge_points(const struct calib_lumplane *l, const double H[9], double
 	return n;
 }
 
-int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[8],
-			struct calib_marker_fit *out)
+int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[8], double size_mm,
+			int origin, struct calib_marker_fit *out)
 {
-	static const double half[3] = { 3.5, 2.5, 1.5 }; /* modules: outer ring, its inside, the core */
-	double H[9], src[24], dst[24];
+	const double half[3] = { size_mm / 2, size_mm / 3, size_mm / 6 }, band = size_mm / 6;
+	const int nsq = origin ? 3 : 2;
+	double H[9], src[24], dst[24], hs[12];
 	bl_err e2 = { 0 };
 
 	{
-		const double sq[8] = { -3.5, -3.5, 3.5, -3.5, 3.5, 3.5, -3.5, 3.5 };
+		const double h = half[0];
+		const double sq[8] = { -h, -h, h, -h, h, h, -h, h };
 
 		if (cv_homography(sq, corners_px, 4, H, &e2))
 			return 0;
@@ -141,13 +143,13 @@ int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[
 	for (int pass = 0; pass < 2; pass++) {
 		int np = 0;
 
-		for (int s = 0; s < 3; s++) {
+		for (int s = 0; s < nsq; s++) {
 			double lc[4][2], ld[4][2];
 			int ok = 1;
 
 			for (int side = 0; side < 4 && ok; side++) {
 				double pts[ALONG_N][2];
-				int n = edge_points(l, H, half[s], side, pts);
+				int n = edge_points(l, H, half[s], band, side, pts);
 
 				ok = n >= ALONG_N / 2 && fit_line((const double (*)[2])pts, n, lc[side],
 								  ld[side]);
@@ -166,6 +168,7 @@ int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[
 				src[2 * np + 1] = sy[c] * half[s];
 				dst[2 * np] = p[0];
 				dst[2 * np + 1] = p[1];
+				hs[np] = half[s];
 				np++;
 			}
 		}
@@ -173,6 +176,7 @@ int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[
 			return 0;
 		out->n = np;
 		for (int i = 0; i < np; i++) {
+			out->half_mm[i] = hs[i];
 			out->local[i][0] = src[2 * i];
 			out->local[i][1] = src[2 * i + 1];
 			out->px[i][0] = dst[2 * i];

@@ -16,23 +16,29 @@ struct calib_lumplane {
 int calib_lumplane_from(const struct img *im, struct calib_lumplane *l, bl_err *err);
 void calib_lumplane_free(struct calib_lumplane *l);
 
-/* A marker's corners, refined: up to 12 (the four corners of each of its three squares). */
+/*
+ * A marker's corners, refined: the four corners of each of its squares
+ * (vision's design, host/vision/canvas.h: the ink square of side S, the paper
+ * square inside it of 2S/3, and on an origin marker the ink core of S/3).
+ */
 struct calib_marker_fit {
 	int n;
-	double local[12][2];  /* in modules from the marker's centre, on the marker's own axes */
+	double half_mm[12];   /* the half-side of the square each corner belongs to */
+	double local[12][2];  /* mm from the marker's centre, on the marker's own axes as found */
 	double px[12][2];     /* where they are in the frame */
-	double H[9];          /* marker modules -> px */
+	double H[9];          /* marker mm -> px */
 	double centre[2];     /* px */
 };
 
 /*
- * Refines one marker from its four outer corners (clockwise on screen from
- * the top left): each side of its three concentric squares is found along
- * profiles where the luminance crosses halfway between the bands on either
- * side, fitted as a line, and the lines intersected; twice, the second time
- * along the refined geometry. 0 when the marker cannot be read.
+ * Refines one marker of side size_mm (origin: it has the core) from its four
+ * outer corners (clockwise on screen from the top left): each side of each
+ * square is found along profiles where the luminance crosses halfway
+ * between the bands on either side, fitted as a line, and the lines
+ * intersected; twice, the second time along the refined geometry. 0 when
+ * the marker cannot be read.
  */
-int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[8],
-			struct calib_marker_fit *out);
+int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[8], double size_mm,
+			int origin, struct calib_marker_fit *out);
 
 #endif

@@ -11,8 +11,9 @@
 #include "cv/cv.h"
 
 /* The card's layout in mm: corner markers in the margins, blocks of rows (one a paint). */
-#define CARD_MARGIN_MM 22.0
-#define CARD_MARKER_INSET_MM 11.0
+#define CARD_MARKER_MM 20.0         /* 28 px on the example camera, over vision's 12 px least */
+#define CARD_MARKER_INSET_MM 15.0   /* the marker's sheet (4S/3 across) stays on the card */
+#define CARD_MARGIN_MM 30.0         /* clear of the markers' sheets (inset + 2S/3) */
 #define CARD_LABEL_MM 36.0
 #define CARD_HEADER_MM 10.0
 #define CARD_PITCH_MM 22.0
@@ -52,6 +53,7 @@ int calib_card_layout(const struct palette *p, int n_tints, const double *tints,
 	card->n_tints = n_tints;
 	snprintf(card->palette, sizeof(card->palette), "%s", p->name);
 	snprintf(card->white, sizeof(card->white), "%s", p->white);
+	card->marker_size_mm = CARD_MARKER_MM;
 	card->marker_inset_mm = CARD_MARKER_INSET_MM;
 	blocks = p->n_paints > CARD_ROWS_PER_BLOCK ? 2 : 1;
 	rows = (p->n_paints + blocks - 1) / blocks;
@@ -91,6 +93,7 @@ int calib_card_save(const char *path, const struct calib_card *card, bl_err *err
 	cJSON_AddStringToObject(j, "palette", card->palette);
 	cJSON_AddStringToObject(j, "white", card->white);
 	json_add_vec(j, "size_mm", card->size_mm, 2);
+	cJSON_AddNumberToObject(j, "marker_size_mm", card->marker_size_mm);
 	cJSON_AddNumberToObject(j, "marker_inset_mm", card->marker_inset_mm);
 	json_add_vec(j, "tints", card->tints, card->n_tints);
 	arr = cJSON_AddArrayToObject(j, "swatches");
@@ -134,10 +137,18 @@ int calib_card_load(const char *path, struct calib_card *card, bl_err *err)
 			   err)) < 0 ||
 	    (rc = json_str(&o, "white", JSON_REQUIRED, card->white, sizeof(card->white), err)) < 0 ||
 	    (rc = json_vec(&o, "size_mm", JSON_REQUIRED, 2, 30, 2000, card->size_mm, err)) < 0 ||
-	    (rc = json_num(&o, "marker_inset_mm", JSON_REQUIRED, VIS_MARKER_SIDE_MM / 2 + 2, 200,
-			   &card->marker_inset_mm, err)) < 0 ||
+	    (rc = json_num(&o, "marker_size_mm", JSON_REQUIRED, 5, 200, &card->marker_size_mm,
+			   err)) < 0 ||
+	    (rc = json_num(&o, "marker_inset_mm", JSON_REQUIRED, 1, 300, &card->marker_inset_mm,
+			   err)) < 0 ||
 	    (rc = json_array(&o, "tints", JSON_REQUIRED, CALIB_CARD_MAX_TINTS, &arr, &count, err)) < 0)
 		goto out_free;
+	if (card->marker_inset_mm < 2.0 / 3.0 * card->marker_size_mm) {
+		rc = json_fail(&o, "marker_inset_mm", err, BL_EINVAL, "%g is less than 2/3 of "
+			       "marker_size_mm: the markers' sheets would leave the card",
+			       card->marker_inset_mm);
+		goto out_free;
+	}
 	card->n_tints = (int)count;
 	if (count && (rc = json_vec(&o, "tints", JSON_REQUIRED, (int)count, 1e-6, 1 - 1e-6,
 				    card->tints, err)) < 0)
@@ -188,18 +199,15 @@ out_free:
 	return rc < 0 ? rc : 0;
 }
 
-static void svg_marker(strbuf *sb, double cx, double cy)
+/* A marker of vision's design (host/vision/canvas.h): its sheet, the ink square, the paper inside, the origin's core. */
+static void svg_marker(strbuf *sb, double cx, double cy, double S, int origin)
 {
-	const double m = VIS_MARKER_MODULE_MM;
+	const double sq[4] = { 4.0 / 3.0, 1.0, 2.0 / 3.0, 1.0 / 3.0 };
 
-	sb_printf(sb, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#fff\"/>\n",
-		  cx - 4.5 * m, cy - 4.5 * m, 9 * m, 9 * m);
-	sb_printf(sb, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#000\"/>\n",
-		  cx - 3.5 * m, cy - 3.5 * m, 7 * m, 7 * m);
-	sb_printf(sb, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#fff\"/>\n",
-		  cx - 2.5 * m, cy - 2.5 * m, 5 * m, 5 * m);
-	sb_printf(sb, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#000\"/>\n",
-		  cx - 1.5 * m, cy - 1.5 * m, 3 * m, 3 * m);
+	for (int i = 0; i < (origin ? 4 : 3); i++)
+		sb_printf(sb, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"%s\"/>\n",
+			  cx - 0.5 * sq[i] * S, cy - 0.5 * sq[i] * S, sq[i] * S, sq[i] * S,
+			  i % 2 ? "#000" : "#fff");
 }
 
 /* Writes text for XML: the five special characters escaped. */
@@ -240,9 +248,9 @@ int calib_card_svg(const struct calib_card *card, char **out, bl_err *err)
 	sb_printf(&sb, "<rect x=\"0\" y=\"0\" width=\"%g\" height=\"%g\" fill=\"#fff\" "
 		  "stroke=\"#999\" stroke-width=\"0.2\"/>\n", W, H);
 	for (int i = 0; i < 4; i++)
-		svg_marker(&sb, mc[i][0], mc[i][1]);
+		svg_marker(&sb, mc[i][0], mc[i][1], card->marker_size_mm, i == 0);
 	sb_printf(&sb, "<text x=\"%g\" y=\"%g\" font-family=\"sans-serif\" font-size=\"3.5\">"
-		  "brushloop paint card: ", 2 * in + 4, in + 1.2);
+		  "brushloop paint card: ", in + card->marker_size_mm, in + 1.2);
 	svg_text(&sb, card->palette);
 	sb_printf(&sb, ". Print at 100%%. Fill each box opaquely: the paint alone, then mixed "
 		  "with ");
@@ -286,26 +294,49 @@ static void apply(const double H[9], double x, double y, double *u, double *v)
 	*v = (H[3] * x + H[4] * y + H[5]) / w;
 }
 
-static void order4(const struct cv_marker *m, int idx[4])
+/*
+ * Orders four markers from the one with the core (the card's top left) on
+ * round the card: a camera never mirrors, and the card's x runs right and its
+ * y down as an image's do, so the others follow by increasing angle about
+ * their middle (clockwise on screen). 0 unless exactly one has the core.
+ */
+static int order_card(const struct cv_marker *m, int idx[4])
 {
-	double cx = 0, cy = 0, ang[4];
+	double cx = 0, cy = 0, ang[4], a0;
+	int o = -1, t[4];
 
 	for (int i = 0; i < 4; i++) {
 		cx += m[idx[i]].centre[0] / 4;
 		cy += m[idx[i]].centre[1] / 4;
+		if (m[idx[i]].origin) {
+			if (o >= 0)
+				return 0;
+			o = i;
+		}
 	}
+	if (o < 0)
+		return 0;
 	for (int i = 0; i < 4; i++)
 		ang[i] = atan2(m[idx[i]].centre[1] - cy, m[idx[i]].centre[0] - cx);
+	a0 = ang[o];
+	for (int i = 0; i < 4; i++) {
+		ang[i] -= a0;
+		while (ang[i] < 0)
+			ang[i] += 2 * M_PI;
+		t[i] = idx[i];
+	}
 	for (int i = 1; i < 4; i++)
 		for (int j = i; j > 0 && ang[j] < ang[j - 1]; j--) {
-			double t = ang[j];
-			int k = idx[j];
+			double a = ang[j];
+			int k = t[j];
 
 			ang[j] = ang[j - 1];
-			ang[j - 1] = t;
-			idx[j] = idx[j - 1];
-			idx[j - 1] = k;
+			ang[j - 1] = a;
+			t[j] = t[j - 1];
+			t[j - 1] = k;
 		}
+	memcpy(idx, t, sizeof(t));
+	return 1;
 }
 
 int calib_card_locate(const struct img *frame, const char *name, const struct calib_card *card,
@@ -315,26 +346,29 @@ int calib_card_locate(const struct img *frame, const char *name, const struct ca
 	struct cv_view grey = { NULL, frame->w, frame->h, frame->w, 1 };
 	struct cv_marker mk[MAX_MARKERS];
 	const double W = card->size_mm[0], Hc = card->size_mm[1], in = card->marker_inset_mm;
+	const double S = card->marker_size_mm;
 	const double mm[8] = { in, in, W - in, in, W - in, Hc - in, in, Hc - in };
 	double best = 1e9;
-	int n = 0, rc;
+	int n = 0, rc, origins = 0;
 
 	grey.px = malloc((size_t)frame->w * frame->h);
 	if (!grey.px)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	rc = cv_grey(&rgb, &grey, err);
 	if (rc == 0)
-		rc = cv_find_markers(&grey, 8.0, mk, MAX_MARKERS, &n, err);
+		rc = cv_find_markers(&grey, 12.0, mk, MAX_MARKERS, &n, err);
 	free(grey.px);
 	if (rc)
 		return rc;
 	if (n > MAX_MARKERS)
 		n = MAX_MARKERS;
+	for (int i = 0; i < n; i++)
+		origins += mk[i].origin;
 	if (n < 4)
 		return bl_fail(err, BL_EINVAL, "%s: %d marker%s found: the card needs all four of its "
 			       "corner markers in view (uncovered, lit, in focus)", name, n,
 			       n == 1 ? "" : "s");
-	/* Of every four markers, those whose apparent sizes fit a card of this size where they lie. */
+	/* Of every four with one core among them, those whose sizes fit the card where they lie. */
 	for (int a = 0; a < n; a++)
 		for (int b = a + 1; b < n; b++)
 			for (int c = b + 1; c < n; c++)
@@ -343,7 +377,8 @@ int calib_card_locate(const struct img *frame, const char *name, const struct ca
 					double px[8], Ht[9], worst = 0;
 					bl_err e2 = { 0 };
 
-					order4(mk, t);
+					if (!order_card(mk, t))
+						continue;
 					for (int i = 0; i < 4; i++) {
 						px[2 * i] = mk[t[i]].centre[0];
 						px[2 * i + 1] = mk[t[i]].centre[1];
@@ -351,13 +386,20 @@ int calib_card_locate(const struct img *frame, const char *name, const struct ca
 					if (cv_homography(mm, px, 4, Ht, &e2))
 						continue;
 					for (int i = 0; i < 4; i++) {
-						double x0, y0, x1, y1, want;
+						double want = 0;
 
-						apply(Ht, mm[2 * i] - 0.5 * VIS_MARKER_SIDE_MM, mm[2 * i + 1],
-						      &x0, &y0);
-						apply(Ht, mm[2 * i] + 0.5 * VIS_MARKER_SIDE_MM, mm[2 * i + 1],
-						      &x1, &y1);
-						want = hypot(x1 - x0, y1 - y0);
+						/* The mean side, as the detector measures it: foreshortening included. */
+						for (int k = 0; k < 4; k++) {
+							static const double sx[5] = { -1, 1, 1, -1, -1 };
+							static const double sy[5] = { -1, -1, 1, 1, -1 };
+							double x0, y0, x1, y1;
+
+							apply(Ht, mm[2 * i] + 0.5 * S * sx[k],
+							      mm[2 * i + 1] + 0.5 * S * sy[k], &x0, &y0);
+							apply(Ht, mm[2 * i] + 0.5 * S * sx[k + 1],
+							      mm[2 * i + 1] + 0.5 * S * sy[k + 1], &x1, &y1);
+							want += 0.25 * hypot(x1 - x0, y1 - y0);
+						}
 						worst = fmax(worst, fabs(log(mk[t[i]].side_px / want)));
 					}
 					if (worst < best) {
@@ -366,10 +408,10 @@ int calib_card_locate(const struct img *frame, const char *name, const struct ca
 					}
 				}
 	if (best > log(1.3))
-		return bl_fail(err, BL_EINVAL, "%s: %d markers found, but no four of them frame a %gx%g "
-			       "mm card (the nearest are %.0f%% off in size): is this the card "
-			       "file's card, fully in view?", name, n, W, Hc,
-			       best < 1e8 ? 100 * (exp(best) - 1) : 100.0);
+		return bl_fail(err, BL_EINVAL, "%s: %d markers found (%d with the core), but no four of "
+			       "them frame a %gx%g mm card with %g mm markers (the nearest are %.0f%% off "
+			       "in size): is this the card file's card, fully in view?", name, n, origins,
+			       W, Hc, S, best < 1e8 ? 100 * (exp(best) - 1) : 100.0);
 	return 0;
 }
 

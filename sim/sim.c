@@ -186,6 +186,9 @@ int sim_set_card(struct sim *s, const struct sim_card *card, bl_err *err)
 {
 	if (card->n < 0 || card->n > SIM_CARD_MAX)
 		return bl_fail(err, BL_EINVAL, "sim card: %d boxes, at most %d", card->n, SIM_CARD_MAX);
+	if (!(card->marker_size_mm > 0) || card->marker_inset_mm < 2.0 / 3.0 * card->marker_size_mm)
+		return bl_fail(err, BL_EINVAL, "sim card: markers of %g mm need an inset of at least "
+			       "2/3 of that, not %g", card->marker_size_mm, card->marker_inset_mm);
 	for (int i = 0; i < card->n; i++) {
 		if (sim_paint_find(&s->paints, card->box[i].paint) < 0)
 			return bl_fail(err, BL_EINVAL, "sim card: box %d: this run has no paint '%s'", i,
@@ -217,6 +220,11 @@ int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *in
 	}
 	arm_path_free(&p);
 	return rc;
+}
+
+double sim_last_paint_ml(const struct sim *s)
+{
+	return s->last_paint_ml;
 }
 
 void sim_get_stats(struct sim *s, struct sim_stats *st)

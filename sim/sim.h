@@ -58,19 +58,23 @@ struct sim_exec_info {
 
 /*
  * Expands action a from the arm's position (arm_motion) and executes it on
- * the simulated arm: the simulator's own bench entry for `sim exec`, tests
- * and benchmarks, with no safety gate in between. Every other caller moves
- * the arm through the gate.
+ * the simulated arm with no safety gate in between: for the simulator's own
+ * tests and benchmarks only. Every command (`sim exec` included) moves the
+ * arm through gate_execute.
  */
 int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *info, bl_err *err);
+
+/* Paint (ml) the last action the simulated arm executed left on the canvas or in cells. */
+double sim_last_paint_ml(const struct sim *s);
 
 /* The scene the camera shows on capture (default canvas). */
 void sim_set_scene(struct sim *s, enum sim_scene scene);
 
 /*
  * A paint card as calibration prints it (docs/calibration.md) and a painter
- * fills it: white paper with vision's finder markers centred marker_inset_mm
- * inside its corners, and boxes each painted opaquely with a paint mixed
+ * fills it: white paper with vision's markers (vis_marker_pattern, side
+ * marker_size_mm, the origin's at the card's top left) centred
+ * marker_inset_mm inside its corners, and boxes each painted opaquely with a paint mixed
  * with the white (the first paint of this run's set) at a fraction by
  * weight (1: the paint alone). It lies on the canvas, 0.5 mm above it,
  * centred at center_mm, upright as the camera sees it: card x along
@@ -81,6 +85,7 @@ void sim_set_scene(struct sim *s, enum sim_scene scene);
 struct sim_card {
 	double size_mm[2];
 	double center_mm[2];     /* machine x, y of the card's centre */
+	double marker_size_mm;
 	double marker_inset_mm;
 	int n;
 	struct {

@@ -85,8 +85,12 @@ static int validate(struct sim *s, const struct arm_action *a, const struct arm_
 		return bl_fail(err, BL_EINVAL, "sim arm: unknown action kind %d", (int)a->kind);
 	if ((a->kind == ARM_STROKE || a->kind == ARM_DIP) && !machine_find_brush(m, a->brush))
 		return bl_fail(err, BL_EINVAL, "sim arm: brush '%s' is not on this machine", a->brush);
-	if ((a->kind == ARM_DIP || a->kind == ARM_DISPENSE) && !machine_find_well(m, a->well))
+	if ((a->kind == ARM_DISPENSE || (a->kind == ARM_DIP && !a->cell[0])) &&
+	    !machine_find_well(m, a->well))
 		return bl_fail(err, BL_EINVAL, "sim arm: well '%s' is not on this machine", a->well);
+	if (a->kind == ARM_DIP && a->cell[0] && !machine_find_cell(m, a->cell))
+		return bl_fail(err, BL_EINVAL, "sim arm: mixing cell '%s' is not on this machine",
+			       a->cell);
 	if ((a->kind == ARM_DISPENSE || a->kind == ARM_STIR) && !machine_find_cell(m, a->cell))
 		return bl_fail(err, BL_EINVAL, "sim arm: mixing cell '%s' is not on this machine",
 			       a->cell);
@@ -220,11 +224,16 @@ static void apply(struct sim *s, const struct arm_action *a, const struct arm_se
 		break;
 	case ARM_DIP:
 		if ((g->flags & ARM_SEG_LOADS) && complete) {
-			int b = brush_index(m, a->brush), w = station_index(m->wells, m->n_wells, a->well);
+			int b = brush_index(m, a->brush);
 			arm_point end = noisy(s, &to);
+			/* A brush loads from a paint well, or from a mixing cell holding a mixed colour. */
+			int c = a->cell[0] ? station_index(m->cells, m->n_cells, a->cell) : -1;
+			int w = c < 0 ? station_index(m->wells, m->n_wells, a->well) : -1;
+			struct sim_pot *src = c >= 0 ? &s->w.mix[c] : &s->w.wells[w];
+			double surface = c >= 0 ? m->cells[c].surface_z_mm : m->wells[w].surface_z_mm;
 
 			s->w.cur_tool = b;
-			sim_world_dip(s, b, m->brushes[b].load_ml, w, m->wells[w].surface_z_mm - end.z);
+			sim_world_dip(s, b, m->brushes[b].load_ml, src, surface - end.z);
 		}
 		break;
 	case ARM_DISPENSE:
@@ -280,6 +289,7 @@ static int sim_execute(struct arm *arm, const struct arm_action *a, const struct
 	struct run r = { 0 };
 	int rc = 0;
 
+	s->last_paint_ml = 0.0;
 	if (s->w.held)
 		return bl_fail(err, BL_EPAUSED, "sim arm: held; resume it first");
 	if (s->w.fault)

@@ -622,40 +622,16 @@ static void map_stations(const struct sim *s, struct sim_cam *c, const struct ma
 	}
 }
 
-/* Corner markers: centre and the canvas corner each belongs to, machine mm. */
-static void marker_center(const struct machine *m, int id, double out[2])
+/* Corner markers (their one definition is vision/canvas.h): centre of marker id, machine mm. */
+static void marker_center(const struct machine *m, const struct vis_markers *mk, int id,
+			  double out[2])
 {
-	const double *o = m->canvas.origin_mm, *sz = m->canvas.size_mm, off = m->sim.marker_offset_mm;
-	static const int sx[4] = { 0, 1, 1, 0 }, sy[4] = { 0, 0, 1, 1 };
-
-	out[0] = o[0] + sx[id] * sz[0] + (sx[id] ? off : -off);
-	out[1] = o[1] + sy[id] * sz[1] + (sy[id] ? off : -off);
+	vis_marker_centre(mk, id, out);
+	out[0] += m->canvas.origin_mm[0];
+	out[1] += m->canvas.origin_mm[1];
 }
 
 static const char *const marker_names[4] = { "origin", "x", "xy", "y" };
-
-/*
- * A marker of side S is vision's finder pattern (docs/vision.md), printed on
- * paper with a quiet zone of one module (S/7) round it: a dark ring one
- * module wide, a light ring, a dark core three modules across. All four are
- * alike; vision orders them by where they lie in the image.
- */
-static int marker_src(double mx, double my, double size, int *src)
-{
-	double a = fmax(fabs(mx), fabs(my)), mod = size / 7.0;
-
-	if (a > 4.5 * mod)
-		return 0;
-	if (a > 3.5 * mod)
-		*src = SRC_PAPER;
-	else if (a > 2.5 * mod)
-		*src = SRC_INK;
-	else if (a > 1.5 * mod)
-		*src = SRC_PAPER;
-	else
-		*src = SRC_INK;
-	return 1;
-}
 
 static void chart_geometry(const struct machine *m, double *x0, double *y1, double *w, double *h)
 {
@@ -692,6 +668,7 @@ static void card_map(struct sim *s, struct sim_cam *c, double z)
 {
 	const struct sim_card *k = &s->card;
 	const double W = k->size_mm[0], H = k->size_mm[1], in = k->marker_inset_mm;
+	const double k_size = k->marker_size_mm;
 	const double mk[4][2] = { { in, in }, { W - in, in }, { W - in, H - in }, { in, H - in } };
 	struct bbox b = bbox_rect(c, k->center_mm[0] - 0.5 * W, k->center_mm[1] - 0.5 * H,
 				  k->center_mm[0] + 0.5 * W, k->center_mm[1] + 0.5 * H, z, z);
@@ -700,18 +677,21 @@ static void card_map(struct sim *s, struct sim_cam *c, double z)
 		for (int u = b.x0; u <= b.x1; u++) {
 			double p[3], x, y;
 			uint32_t src = (uint32_t)(c->ncell + SRC_PAPER);
-			int done = 0, ms;
+			int done = 0;
 
 			if (!hit(c, u + 0.5, v + 0.5, z, p))
 				continue;
 			card_coords(k, p, &x, &y);
 			if (x < 0 || y < 0 || x > W || y > H)
 				continue;
-			for (int i = 0; i < 4 && !done; i++)
-				if (marker_src(x - mk[i][0], y - mk[i][1], VIS_MARKER_SIDE_MM, &ms)) {
-					src = (uint32_t)(c->ncell + ms);
+			for (int i = 0; i < 4 && !done; i++) {
+				int pat = vis_marker_pattern(i, x - mk[i][0], y - mk[i][1], k_size);
+
+				if (pat >= 0) {
+					src = (uint32_t)(c->ncell + (pat ? SRC_INK : SRC_PAPER));
 					done = 1;
 				}
+			}
 			for (int i = 0; i < k->n && !done; i++) {
 				const double *r = k->box[i].rect_mm;
 
@@ -779,24 +759,29 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 			set_px(s, c, u, v, (uint32_t)iy * s->w.nx + ix, p);
 		}
 
-	if (m->sim.has_markers)
-		for (int id = 0; id < 4; id++) {
-			/* The paper under the marker reaches one module beyond its ink. */
-			double mc[2], hs = 4.5 / 7.0 * m->sim.marker_size_mm;
+	{
+		struct vis_markers mk;
 
-			marker_center(m, id, mc);
+		vis_markers_from_machine(m, &mk);
+		for (int id = 0; id < 4; id++) {
+			double mc[2], hs = vis_marker_reach_mm(&mk);
+
+			marker_center(m, &mk, id, mc);
 			b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);
 			for (int v = b.y0; v <= b.y1; v++)
 				for (int u = b.x0; u <= b.x1; u++) {
 					double p[3];
-					int src;
+					int k;
 
-					if (hit(c, u + 0.5, v + 0.5, cz, p) &&
-					    marker_src(p[0] - mc[0], p[1] - mc[1], m->sim.marker_size_mm,
-						       &src))
-						set_px(s, c, u, v, (uint32_t)(c->ncell + src), p);
+					if (!hit(c, u + 0.5, v + 0.5, cz, p))
+						continue;
+					k = vis_marker_pattern(id, p[0] - mc[0], p[1] - mc[1], mk.size_mm);
+					if (k >= 0)
+						set_px(s, c, u, v,
+						       (uint32_t)(c->ncell + (k ? SRC_INK : SRC_PAPER)), p);
 				}
 		}
+	}
 
 	if (scene == SIM_SCENE_CHART && m->sim.has_chart) {
 		double x0, y1, w, h, z = cz + 1.0;
@@ -1353,9 +1338,13 @@ static int canvas_region(struct sim *s, int gx, int gy, double cells_per, double
 	return 1;
 }
 
+/*
+ * An image point for the truth, with pixel centres at integer coordinates as
+ * vision and the canvas file count them (the renderer's pixel u spans [u, u+1)).
+ */
 static cJSON *point_json(double u, double v)
 {
-	const double p[2] = { round(u * 100.0) / 100.0, round(v * 100.0) / 100.0 };
+	const double p[2] = { round((u - 0.5) * 100.0) / 100.0, round((v - 0.5) * 100.0) / 100.0 };
 
 	return cJSON_CreateDoubleArray(p, 2);
 }
@@ -1372,6 +1361,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 	int gny = (int)ceil(m->canvas.size_mm[1] / TRUTH_GRID_MM - 1e-9);
 	double cells_per = TRUTH_GRID_MM / s->w.cell_mm, ceramic = sim_saunderson_inv(SIM_R_CERAMIC);
 	cJSON *root, *patches, *markers;
+	struct vis_markers mk;
 	int rc;
 
 	rc = prepare(s, scene, err);
@@ -1490,35 +1480,35 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 		cJSON_AddItemToArray(patches, o);
 	}
 	markers = cJSON_AddArrayToObject(root, "markers");
-	if (m->sim.has_markers)
-		for (int id = 0; id < 4; id++) {
-			double mc[2], hs = 0.5 * m->sim.marker_size_mm, z = m->canvas.surface_z_mm;
-			double p[3] = { 0, 0, z }, u, v;
-			static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
-			cJSON *o = cJSON_CreateObject(), *corners;
-			int visible = 1;
+	vis_markers_from_machine(m, &mk);
+	for (int id = 0; id < 4; id++) {
+		double mc[2], hs = 0.5 * mk.size_mm, z = m->canvas.surface_z_mm;
+		double p[3] = { 0, 0, z }, u, v;
+		static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
+		cJSON *o = cJSON_CreateObject(), *corners;
+		int visible = 1;
 
-			marker_center(m, id, mc);
-			cJSON_AddNumberToObject(o, "id", id);
-			cJSON_AddStringToObject(o, "corner", marker_names[id]);
-			p[0] = mc[0];
-			p[1] = mc[1];
-			cJSON_AddItemToObject(o, "center_mm", cJSON_CreateDoubleArray(mc, 2));
-			if (project(c, p, &u, &v, NULL))
-				cJSON_AddItemToObject(o, "center", point_json(u, v));
-			corners = cJSON_AddArrayToObject(o, "corners");
-			for (int k = 0; k < 4; k++) {
-				p[0] = mc[0] + sx[k] * hs;
-				p[1] = mc[1] + sy[k] * hs;
-				if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
-				    v >= c->h)
-					visible = 0;
-				else
-					cJSON_AddItemToArray(corners, point_json(u, v));
-			}
-			cJSON_AddBoolToObject(o, "visible", visible);
-			cJSON_AddItemToArray(markers, o);
+		marker_center(m, &mk, id, mc);
+		cJSON_AddNumberToObject(o, "id", id);
+		cJSON_AddStringToObject(o, "corner", marker_names[id]);
+		p[0] = mc[0];
+		p[1] = mc[1];
+		cJSON_AddItemToObject(o, "center_mm", cJSON_CreateDoubleArray(mc, 2));
+		if (project(c, p, &u, &v, NULL))
+			cJSON_AddItemToObject(o, "center", point_json(u, v));
+		corners = cJSON_AddArrayToObject(o, "corners");
+		for (int k = 0; k < 4; k++) {
+			p[0] = mc[0] + sx[k] * hs;
+			p[1] = mc[1] + sy[k] * hs;
+			if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
+			    v >= c->h)
+				visible = 0;
+			else
+				cJSON_AddItemToArray(corners, point_json(u, v));
 		}
+		cJSON_AddBoolToObject(o, "visible", visible);
+		cJSON_AddItemToArray(markers, o);
+	}
 	*out = root;
 	rc = 0;
 out_free:

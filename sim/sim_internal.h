@@ -120,7 +120,7 @@ void sim_world_dry(struct sim *s);
 /* Deposits paint from tool along the actual tool path a -> b (mm), brush width at nominal press. */
 double sim_world_paint(struct sim *s, int tool, const struct machine_brush *b, const arm_point *a,
 		       const arm_point *bpt);
-void sim_world_dip(struct sim *s, int tool, double load_ml, int well, double depth_mm);
+void sim_world_dip(struct sim *s, int tool, double load_ml, struct sim_pot *src, double depth_mm);
 void sim_world_dispense_pick(struct sim *s, int well);
 double sim_world_dispense_drop(struct sim *s, int cell);
 void sim_world_stir(struct sim *s, int cell, double seconds);

@@ -450,12 +450,12 @@ double sim_world_paint(struct sim *s, int tool, const struct machine_brush *b, c
 	return landed;
 }
 
-void sim_world_dip(struct sim *s, int tool, double load_ml, int well, double depth_mm)
+void sim_world_dip(struct sim *s, int tool, double load_ml, struct sim_pot *w, double depth_mm)
 {
-	struct sim_pot *t = &s->w.tools[tool], *deep = &s->w.deep[tool], *w = &s->w.wells[well];
+	struct sim_pot *t = &s->w.tools[tool], *deep = &s->w.deep[tool];
 	double f = fmin(1.0, fmax(0.0, depth_mm / FULL_DIP_MM)), want_deep, want_tip, have;
 
-	/* A dirty brush leaves some of its colour in the well, and stirs some into its new load. */
+	/* A dirty brush leaves some of its colour in the well or cell, and stirs some into its new load. */
 	pot_move(t, w, DIP_RELEASE);
 	pot_move(deep, w, DIP_RELEASE);
 	pot_move(deep, t, DIP_MIX);

@@ -14,13 +14,6 @@ const char *const arm_zone_names[] = { "travel", "canvas", "well", "cell", "wate
 
 #define ZB(z) (1u << (z))
 
-#define TRY(expr)                      \
-	do {                           \
-		int rc_ = (expr);      \
-		if (rc_ < 0)           \
-			return rc_;    \
-	} while (0)
-
 unsigned arm_default_zones(enum arm_kind kind)
 {
 	switch (kind) {
@@ -71,7 +64,7 @@ static int read_zones(json_obj *o, struct arm_action *a, bl_err *err)
 			return json_fail(o, "zones", err, BL_EINVAL,
 					 "missing: a %s must declare the zones it enters",
 					 arm_kind_names[a->kind]);
-		return 0;
+		return 1; /* defaulted: a dip into a mixing cell adjusts them */
 	}
 	a->zones = 0;
 	cJSON_ArrayForEach(it, arr) {
@@ -98,8 +91,8 @@ static int read_bounds(json_obj *o, struct arm_action *a, bl_err *err)
 
 	if (rc)
 		return rc;
-	TRY(read_point(&b, "min", JSON_REQUIRED, &a->bounds_min, err));
-	TRY(read_point(&b, "max", JSON_REQUIRED, &a->bounds_max, err));
+	BL_TRY(read_point(&b, "min", JSON_REQUIRED, &a->bounds_min, err));
+	BL_TRY(read_point(&b, "max", JSON_REQUIRED, &a->bounds_max, err));
 	if (a->bounds_min.x > a->bounds_max.x || a->bounds_min.y > a->bounds_max.y ||
 	    a->bounds_min.z > a->bounds_max.z)
 		return json_fail(&b, "max", err, BL_EINVAL, "lies below min on some axis");
@@ -113,7 +106,7 @@ static int read_points(json_obj *o, struct arm_action *a, bl_err *err)
 	size_t n, i = 0;
 
 	/* Counted before anything is allocated: a million points is refused, not stored. */
-	TRY(json_array(o, "points_mm", JSON_REQUIRED, ARM_MAX_POINTS, &arr, &n, err));
+	BL_TRY(json_array(o, "points_mm", JSON_REQUIRED, ARM_MAX_POINTS, &arr, &n, err));
 	if (n < 2)
 		return json_fail(o, "points_mm", err, BL_EINVAL, "a stroke needs at least 2 points");
 	a->points = calloc(n, sizeof(*a->points));
@@ -153,50 +146,59 @@ static int read_points(json_obj *o, struct arm_action *a, bl_err *err)
 static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 {
 	long long id = -1;
-	int kind, rc;
+	int kind, rc, zones_defaulted;
 
-	TRY(json_enum(o, "type", JSON_REQUIRED, arm_kind_names, &kind, err));
+	BL_TRY(json_enum(o, "type", JSON_REQUIRED, arm_kind_names, &kind, err));
 	a->kind = (enum arm_kind)kind;
 	rc = json_int(o, "id", JSON_OPTIONAL, 0, 1000000000000LL, &id, err);
 	if (rc < 0)
 		return rc;
 	a->id = (long)id;
-	TRY(json_num(o, "speed_mm_s", JSON_REQUIRED, 0.0, ARM_MAX_SPEED_MM_S, &a->speed_mm_s, err));
+	BL_TRY(json_num(o, "speed_mm_s", JSON_REQUIRED, 0.0, ARM_MAX_SPEED_MM_S, &a->speed_mm_s, err));
 	if (a->speed_mm_s <= 0.0)
 		return json_fail(o, "speed_mm_s", err, BL_EINVAL, "must be positive");
-	TRY(read_zones(o, a, err));
-	TRY(read_bounds(o, a, err));
+	zones_defaulted = read_zones(o, a, err);
+	if (zones_defaulted < 0)
+		return zones_defaulted;
+	BL_TRY(read_bounds(o, a, err));
 
 	switch (a->kind) {
 	case ARM_MOVE:
-		TRY(read_point(o, "to_mm", JSON_REQUIRED, &a->target, err));
-		TRY(json_bool(o, "override_limits", JSON_OPTIONAL, &a->override_limits, err));
+		BL_TRY(read_point(o, "to_mm", JSON_REQUIRED, &a->target, err));
+		BL_TRY(json_bool(o, "override_limits", JSON_OPTIONAL, &a->override_limits, err));
 		break;
 	case ARM_JOG:
-		TRY(read_point(o, "delta_mm", JSON_REQUIRED, &a->target, err));
-		TRY(json_bool(o, "override_limits", JSON_OPTIONAL, &a->override_limits, err));
+		BL_TRY(read_point(o, "delta_mm", JSON_REQUIRED, &a->target, err));
+		BL_TRY(json_bool(o, "override_limits", JSON_OPTIONAL, &a->override_limits, err));
 		break;
 	case ARM_STROKE:
-		TRY(json_str(o, "brush", JSON_REQUIRED, a->brush, sizeof(a->brush), err));
-		TRY(read_points(o, a, err));
+		BL_TRY(json_str(o, "brush", JSON_REQUIRED, a->brush, sizeof(a->brush), err));
+		BL_TRY(read_points(o, a, err));
 		break;
 	case ARM_DIP:
-		TRY(json_str(o, "brush", JSON_REQUIRED, a->brush, sizeof(a->brush), err));
-		TRY(json_str(o, "well", JSON_REQUIRED, a->well, sizeof(a->well), err));
-		TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 1000.0, &a->depth_mm, err));
+		/* A brush loads from a paint well, or from a mixing cell holding a mixed colour. */
+		BL_TRY(json_str(o, "brush", JSON_REQUIRED, a->brush, sizeof(a->brush), err));
+		BL_TRY(json_str(o, "well", JSON_OPTIONAL, a->well, sizeof(a->well), err));
+		BL_TRY(json_str(o, "cell", JSON_OPTIONAL, a->cell, sizeof(a->cell), err));
+		if (!a->well[0] == !a->cell[0])
+			return json_fail(o, "well", err, BL_EINVAL,
+					 "a dip names exactly one of \"well\" and \"cell\"");
+		if (a->cell[0] && zones_defaulted)
+			a->zones = ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_CELL);
+		BL_TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 1000.0, &a->depth_mm, err));
 		break;
 	case ARM_DISPENSE:
-		TRY(json_str(o, "well", JSON_REQUIRED, a->well, sizeof(a->well), err));
-		TRY(json_str(o, "cell", JSON_REQUIRED, a->cell, sizeof(a->cell), err));
-		TRY(json_i32(o, "units", JSON_REQUIRED, 1, ARM_MAX_UNITS, &a->units, err));
+		BL_TRY(json_str(o, "well", JSON_REQUIRED, a->well, sizeof(a->well), err));
+		BL_TRY(json_str(o, "cell", JSON_REQUIRED, a->cell, sizeof(a->cell), err));
+		BL_TRY(json_i32(o, "units", JSON_REQUIRED, 1, ARM_MAX_UNITS, &a->units, err));
 		break;
 	case ARM_STIR:
-		TRY(json_str(o, "cell", JSON_REQUIRED, a->cell, sizeof(a->cell), err));
-		TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 1000.0, &a->depth_mm, err));
-		TRY(json_i32(o, "ms", JSON_REQUIRED, 1, ARM_MAX_MS, &a->duration_ms, err));
+		BL_TRY(json_str(o, "cell", JSON_REQUIRED, a->cell, sizeof(a->cell), err));
+		BL_TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 1000.0, &a->depth_mm, err));
+		BL_TRY(json_i32(o, "ms", JSON_REQUIRED, 1, ARM_MAX_MS, &a->duration_ms, err));
 		break;
 	case ARM_WASH:
-		TRY(json_i32(o, "ms", JSON_REQUIRED, 1, ARM_MAX_MS, &a->duration_ms, err));
+		BL_TRY(json_i32(o, "ms", JSON_REQUIRED, 1, ARM_MAX_MS, &a->duration_ms, err));
 		break;
 	default:
 		break;
@@ -277,7 +279,10 @@ cJSON *arm_action_to_json(const struct arm_action *a)
 	}
 	case ARM_DIP:
 		cJSON_AddStringToObject(o, "brush", a->brush);
-		cJSON_AddStringToObject(o, "well", a->well);
+		if (a->cell[0])
+			cJSON_AddStringToObject(o, "cell", a->cell);
+		else
+			cJSON_AddStringToObject(o, "well", a->well);
 		cJSON_AddNumberToObject(o, "depth_mm", a->depth_mm);
 		break;
 	case ARM_DISPENSE:
@@ -304,8 +309,6 @@ int arm_actions_load(const char *path, struct arm_action_list *out, bl_err *err)
 	const cJSON *arr, *it;
 	cJSON *doc;
 	json_obj root;
-	char kind[32];
-	long long version;
 	size_t n, i = 0;
 	int rc;
 
@@ -316,22 +319,9 @@ int arm_actions_load(const char *path, struct arm_action_list *out, bl_err *err)
 	rc = json_obj_open(doc, path, "", &root, err);
 	if (rc)
 		goto out_doc;
-	rc = json_str(&root, "kind", JSON_REQUIRED, kind, sizeof(kind), err);
+	rc = json_kind(&root, "actions", 1, err);
 	if (rc)
 		goto out_doc;
-	if (strcmp(kind, "actions") != 0) {
-		rc = json_fail(&root, "kind", err, BL_EINVAL, "is '%s', expected 'actions'", kind);
-		goto out_doc;
-	}
-	rc = json_int(&root, "version", JSON_REQUIRED, 0, 1000000, &version, err);
-	if (rc)
-		goto out_doc;
-	if (version != 1) {
-		rc = json_fail(&root, "version", err, BL_EINVAL,
-			       "schema version %lld is not supported (this brushloop reads 1)",
-			       version);
-		goto out_doc;
-	}
 	rc = json_array(&root, "actions", JSON_REQUIRED, 1000000, &arr, &n, err);
 	if (rc)
 		goto out_doc;

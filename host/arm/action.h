@@ -60,8 +60,8 @@ struct arm_action {
 	arm_point *points;       /* stroke: the polyline (owned) */
 	size_t n_points;
 	char brush[CFG_NAME_MAX];/* stroke, dip */
-	char well[CFG_NAME_MAX]; /* dip, dispense */
-	char cell[CFG_NAME_MAX]; /* dispense, stir */
+	char well[CFG_NAME_MAX]; /* dip (from a well), dispense */
+	char cell[CFG_NAME_MAX]; /* dispense, stir, dip (a mixed colour, instead of well) */
 	int units;               /* dispense: dispense units (mixing.dispense_unit_ml each) */
 	double depth_mm;         /* dip, stir: how far below the surface the brush goes */
 	int duration_ms;         /* stir, wash */

@@ -109,12 +109,12 @@ int arm_motion(const struct machine *m, const arm_point *from, const struct arm_
 	int rc;
 
 	path->n = 0;
-	if (a->kind == ARM_DIP || a->kind == ARM_DISPENSE) {
+	if ((a->kind == ARM_DIP && !a->cell[0]) || a->kind == ARM_DISPENSE) {
 		well = machine_find_well(m, a->well);
 		if ((rc = need(well, "well", a->well, err)))
 			return rc;
 	}
-	if (a->kind == ARM_DISPENSE || a->kind == ARM_STIR) {
+	if (a->kind == ARM_DISPENSE || a->kind == ARM_STIR || (a->kind == ARM_DIP && a->cell[0])) {
 		cell = machine_find_cell(m, a->cell);
 		if ((rc = need(cell, "mixing cell", a->cell, err)))
 			return rc;
@@ -144,12 +144,17 @@ int arm_motion(const struct machine *m, const arm_point *from, const struct arm_
 			   ARM_SEG_PAINTS);
 		lift(&w);
 		break;
-	case ARM_DIP:
-		travel_to(&w, well->center_mm[0], well->center_mm[1], w.at.z, ARM_ZONE_TRAVEL);
-		go(&w, well->center_mm[0], well->center_mm[1], well->surface_z_mm - a->depth_mm,
-		   ARM_ZONE_WELL, ARM_SEG_LOADS);
+	case ARM_DIP: {
+		/* A mixed colour is loaded from its mixing cell, a base paint from its well. */
+		const struct machine_station *src = cell ? cell : well;
+		enum arm_zone zone = cell ? ARM_ZONE_CELL : ARM_ZONE_WELL;
+
+		travel_to(&w, src->center_mm[0], src->center_mm[1], w.at.z, ARM_ZONE_TRAVEL);
+		go(&w, src->center_mm[0], src->center_mm[1], src->surface_z_mm - a->depth_mm, zone,
+		   ARM_SEG_LOADS);
 		lift(&w);
 		break;
+	}
 	case ARM_DISPENSE:
 		/* One trip a unit: the brush carries one dispense unit at a time. */
 		for (int u = 0; u < a->units && !w.rc; u++) {

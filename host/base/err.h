@@ -39,6 +39,18 @@ typedef struct bl_err {
 	char msg[BL_ERR_MSG_MAX];
 } bl_err;
 
+/*
+ * Returns from the calling function when expr fails (is negative); goes on
+ * when it is 0 or positive (the strict JSON readers return 1 for an optional
+ * key that is absent). For functions with nothing to undo on failure.
+ */
+#define BL_TRY(expr)                    \
+	do {                            \
+		int bl_rc_ = (expr);    \
+		if (bl_rc_ < 0)         \
+			return bl_rc_;  \
+	} while (0)
+
 /* Fills err (which may be NULL) with code and a printf-style message; returns code. */
 int bl_fail(bl_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

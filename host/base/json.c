@@ -360,6 +360,25 @@ int json_item_obj(json_obj *o, const char *key, const cJSON *item, size_t i, jso
 	return json_obj_open(item, o->file, path, child, err);
 }
 
+int json_kind(json_obj *root, const char *kind, int version, bl_err *err)
+{
+	char k[64];
+	long long v;
+	int rc;
+
+	if ((rc = json_str(root, "kind", JSON_REQUIRED, k, sizeof(k), err)))
+		return rc;
+	if (strcmp(k, kind) != 0)
+		return json_fail(root, "kind", err, BL_EINVAL, "is '%s', expected '%s'", k, kind);
+	if ((rc = json_int(root, "version", JSON_REQUIRED, 0, 1000000, &v, err)))
+		return rc;
+	if (v != version)
+		return json_fail(root, "version", err, BL_EINVAL,
+				 "schema version %lld is not supported (this brushloop reads %d)", v,
+				 version);
+	return 0;
+}
+
 int json_end(json_obj *o, bl_err *err)
 {
 	int i = 0;

@@ -69,6 +69,12 @@ int json_item_obj(json_obj *o, const char *key, const cJSON *item, size_t i, jso
 /* Marks a key as read without reading it (its value is validated elsewhere). */
 const cJSON *json_take(json_obj *o, const char *key);
 
+/*
+ * Reads "kind" and "version" of a file's top object: kind must be exactly
+ * kind and version exactly version, else a message naming what was found.
+ */
+int json_kind(json_obj *root, const char *kind, int version, bl_err *err);
+
 /* Fails on the first key that no accessor read. */
 int json_end(json_obj *o, bl_err *err);
 

@@ -56,6 +56,7 @@ int cli_mix_main(int argc, char **argv);
 int cli_camera_main(int argc, char **argv);
 int cli_measure_main(int argc, char **argv);
 int cli_sim_main(int argc, char **argv);
+int cli_plan_main(int argc, char **argv);
 int cli_calib_main(int argc, char **argv);
 struct machine;
 struct sim_card;

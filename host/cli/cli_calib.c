@@ -215,6 +215,7 @@ int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card
 		out->center_mm[0] = m->canvas.origin_mm[0] + 0.5 * m->canvas.size_mm[0];
 		out->center_mm[1] = m->canvas.origin_mm[1] + 0.5 * m->canvas.size_mm[1];
 		out->marker_inset_mm = card->marker_inset_mm;
+		out->marker_size_mm = card->marker_size_mm;
 		out->n = card->n;
 		for (int i = 0; i < card->n; i++) {
 			snprintf(out->box[i].paint, sizeof(out->box[i].paint), "%s", card->s[i].paint);
@@ -595,8 +596,14 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 		       &fs, &err);
 	if (rc)
 		goto out_fail;
-	rc = calib_canvas_run(&fs.im, fs.name, size, VIS_MARKER_OFFSET_MM,
-			      have_corners ? corners : NULL, &r, &err);
+	{
+		struct vis_markers mk;
+
+		vis_markers_from_machine(m, &mk);
+		mk.canvas_mm[0] = size[0];
+		mk.canvas_mm[1] = size[1];
+		rc = calib_canvas_run(&fs.im, fs.name, &mk, have_corners ? corners : NULL, &r, &err);
+	}
 	if (rc)
 		goto out_fail;
 	if (fs.truth) {
@@ -1065,8 +1072,8 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 			printf("Paint card for %s: %d swatches on %.0fx%.0f mm, written to %s%s%s.\n",
 			       pal->name, card->n, card->size_mm[0], card->size_mm[1], card_path,
 			       svg ? " and " : "", svg ? svg : "");
-			printf("1. Print the card at 100%% (the markers are %g mm across).\n",
-			       VIS_MARKER_SIDE_MM);
+			printf("1. Print the card at 100%% (the markers are %g mm across; the one with "
+			       "the dark core goes top left).\n", card->marker_size_mm);
 			printf("2. Paint every box opaquely: the paint alone (masstone), then mixed with %s "
 			       "by weight at", pal->white);
 			for (int i = 0; i < card->n_tints; i++)

@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cli/cli.h"
+#include "rig/rig.h"
 #include "vision/cam_open.h"
 
 static int camera_list(const struct cli_command *cmd, int argc, char **argv)
@@ -118,7 +119,8 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 	};
 	const char *machine_path = NULL, *outp = NULL;
 	struct machine *m = NULL;
-	struct camera cam;
+	struct rig *r = NULL;
+	struct camera *cam;
 	struct img im = { 0 };
 	bl_err err = { 0 };
 	long average = 1;
@@ -153,21 +155,27 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage(cmd, "-o %s: name the file .jpg or .png", outp);
 	cli_machine_path(machine_path, mpath, sizeof(mpath));
 	m = malloc(sizeof(*m));
-	if (!m)
+	r = malloc(sizeof(*r));
+	if (!m || !r) {
+		free(m);
+		free(r);
 		return BL_EXIT_FAIL;
+	}
 	rc = machine_load(mpath, m, &err);
 	if (rc)
 		goto out_fail;
-	rc = cam_open(&cam, m, clk_monotonic(), &err);
+	/* The rig maps the machine's camera.backend to its implementation, the simulator's too. */
+	rc = rig_open_camera(m, NULL, r, &err);
 	if (rc)
 		goto out_fail;
-	rc = cam_lock_controls(&cam, &err);
+	cam = r->cam;
+	rc = cam_lock_controls(cam, &err);
 	if (rc)
 		goto out_close;
 	if (average == 1) {
 		struct cam_frame f;
 
-		rc = cam_capture(&cam, &f, &err);
+		rc = cam_capture(cam, &f, &err);
 		if (rc)
 			goto out_close;
 		locked = f.controls_locked;
@@ -187,8 +195,10 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 		}
 		cam_frame_free(&f);
 	} else {
-		rc = cam_capture_average(&cam, (int)average, &im, &locked, &err);
-		snprintf(source, sizeof(source), "%s", m->camera.device);
+		rc = cam_capture_average(cam, (int)average, &im, &locked, &err);
+		snprintf(source, sizeof(source), "%s",
+			 m->camera.device[0] ? m->camera.device
+					     : machine_cam_backend_names[m->camera.backend]);
 		if (rc == 0) {
 			w = im.w;
 			h = im.h;
@@ -217,14 +227,16 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 		       average == 1 ? "" : "s averaged", source, locked ? "locked" : "automatic");
 	}
 	img_free(&im);
-	cam_close(&cam);
+	rig_close(r);
 	free(m);
+	free(r);
 	return rc;
 out_close:
 	img_free(&im);
-	cam_close(&cam);
+	rig_close(r);
 out_fail:
 	free(m);
+	free(r);
 	return cli_fail(&err);
 }
 

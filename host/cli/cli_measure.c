@@ -93,13 +93,51 @@ struct truth_patch {
 	color_lab lab;
 };
 
-static int load_truth(const char *path, struct truth_patch **out, int *n, bl_err *err)
+/* The sim's markers entry, read strictly though measure uses none of it: a typo is still an error. */
+static int check_truth_marker(json_obj *o, const cJSON *it, size_t i, bl_err *err)
+{
+	json_obj mo;
+	const cJSON *corners, *c;
+	size_t n, k = 0;
+	double v[2];
+	int id, vis, rc;
+	char corner[16];
+
+	if ((rc = json_item_obj(o, "markers", it, i, &mo, err)) < 0 ||
+	    (rc = json_i32(&mo, "id", JSON_REQUIRED, 0, 3, &id, err)) < 0 ||
+	    (rc = json_str(&mo, "corner", JSON_REQUIRED, corner, sizeof(corner), err)) < 0 ||
+	    (rc = json_vec(&mo, "center_mm", JSON_REQUIRED, 2, -1e5, 1e5, v, err)) < 0 ||
+	    (rc = json_vec(&mo, "center", JSON_OPTIONAL, 2, -1e8, 1e8, v, err)) < 0 ||
+	    (rc = json_bool(&mo, "visible", JSON_REQUIRED, &vis, err)) < 0 ||
+	    (rc = json_array(&mo, "corners", JSON_REQUIRED, 4, &corners, &n, err)) < 0)
+		return rc;
+	cJSON_ArrayForEach(c, corners) {
+		if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2 ||
+		    !cJSON_IsNumber(cJSON_GetArrayItem(c, 0)) ||
+		    !cJSON_IsNumber(cJSON_GetArrayItem(c, 1)))
+			return json_fail(&mo, "corners", err, BL_EINVAL, "corner %zu must be [u, v] in px",
+					 k);
+		k++;
+	}
+	return json_end(&mo, err);
+}
+
+/*
+ * A truth file as `brushloop sim render --truth` writes it: {"scene", "width",
+ * "height", "time_s", "patches": [{"name", "roi", "lab"}], "markers": [...]};
+ * only "patches" is required, and a truth made for frames of another size
+ * than the image is refused.
+ */
+static int load_truth(const char *path, const struct img *im, struct truth_patch **out, int *n,
+		      bl_err *err)
 {
 	cJSON *root;
 	json_obj o, po;
 	const cJSON *arr, *it;
 	size_t count, i = 0;
 	struct truth_patch *p = NULL;
+	char scene[32];
+	double size[2] = { 0, 0 }, t;
 	int rc;
 
 	*out = NULL;
@@ -109,14 +147,26 @@ static int load_truth(const char *path, struct truth_patch **out, int *n, bl_err
 		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0)
 		goto out_free;
+	if ((rc = json_str(&o, "scene", JSON_OPTIONAL, scene, sizeof(scene), err)) < 0 ||
+	    (rc = json_num(&o, "width", JSON_OPTIONAL, 1, 1e6, &size[0], err)) < 0 ||
+	    (rc = json_num(&o, "height", JSON_OPTIONAL, 1, 1e6, &size[1], err)) < 0 ||
+	    (rc = json_num(&o, "time_s", JSON_OPTIONAL, 0, 1e12, &t, err)) < 0)
+		goto out_free;
+	if ((size[0] || size[1]) && (size[0] != im->w || size[1] != im->h)) {
+		rc = json_fail(&o, "width", err, BL_EINVAL,
+			       "the truth is for %gx%g frames, the image is %dx%d", size[0], size[1],
+			       im->w, im->h);
+		goto out_free;
+	}
+	if ((rc = json_array(&o, "markers", JSON_OPTIONAL, 4, &arr, &count, err)) < 0)
+		goto out_free;
+	if (rc == 0)
+		cJSON_ArrayForEach(it, arr)
+			if ((rc = check_truth_marker(&o, it, i++, err)) < 0)
+				goto out_free;
+	i = 0;
 	if ((rc = json_array(&o, "patches", JSON_REQUIRED, MAX_TRUTH_PATCHES, &arr, &count, err)) < 0)
 		goto out_free;
-	/* The rest of what the simulator writes beside the patches (docs/sim.md). */
-	json_take(&o, "scene");
-	json_take(&o, "width");
-	json_take(&o, "height");
-	json_take(&o, "time_s");
-	json_take(&o, "markers");
 	if (count == 0) {
 		rc = json_fail(&o, "patches", err, BL_EINVAL, "no patches");
 		goto out_free;
@@ -166,7 +216,7 @@ static int measure_truth(const struct measure_opts *o, const struct img *im,
 	double sum = 0.0, max = 0.0;
 	int n, rc;
 
-	rc = load_truth(o->truth, &t, &n, &err);
+	rc = load_truth(o->truth, im, &t, &n, &err);
 	if (rc)
 		return cli_fail(&err);
 	if (o->json) {
@@ -241,7 +291,7 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 	float *obs = NULL, *tgt = NULL;
 	bl_err err = { 0 };
 	const char *geom = o->geometry;
-	const double *size = m->canvas.size_mm;
+	struct vis_markers markers;
 	long max_pixels = m->camera.max_pixels;
 	size_t n;
 	int rc;
@@ -257,7 +307,8 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 				 "%.2f", geom, file.error_mm, m->calibration.max_canvas_error_mm);
 		filep = &file;
 	}
-	rc = vis_locate(im, o->image, filep, size, &g, &err);
+	vis_markers_from_machine(m, &markers);
+	rc = vis_locate(im, o->image, filep, &markers, &g, &err);
 	if (rc)
 		goto out_fail;
 	rc = vis_rectify(im, &g, o->px_per_mm, &raster, &err);

@@ -20,9 +20,7 @@ int cli_run_dir_ok(const char *dir, bl_err *err)
 
 static cJSON *request_json(const struct gate_request *r)
 {
-	cJSON *o = cJSON_CreateObject(), *why, *zones;
-	const double from[3] = { r->from.x, r->from.y, r->from.z };
-	const double to[3] = { r->to.x, r->to.y, r->to.z };
+	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "id", r->id);
 	cJSON_AddStringToObject(o, "status", gate_req_status_names[r->status]);
@@ -32,24 +30,7 @@ static cJSON *request_json(const struct gate_request *r)
 	if (r->action_id >= 0)
 		cJSON_AddNumberToObject(o, "action_id", (double)r->action_id);
 	cJSON_AddNumberToObject(o, "action_index", (double)r->index);
-	json_add_vec(o, "from_mm", from, 3);
-	json_add_vec(o, "to_mm", to, 3);
-	cJSON_AddNumberToObject(o, "speed_mm_s", r->speed_mm_s);
-	zones = cJSON_AddArrayToObject(o, "zones");
-	for (int k = 0; k < ARM_ZONE_COUNT; k++)
-		if (r->zones & (1u << k))
-			cJSON_AddItemToArray(zones, cJSON_CreateString(arm_zone_names[k]));
-	why = cJSON_AddArrayToObject(o, "why");
-	for (int i = 0; i < r->n_why; i++) {
-		cJSON *w = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(w, "reason", gate_reason_names[r->why[i].reason]);
-		cJSON_AddStringToObject(w, "field", r->why[i].field);
-		cJSON_AddStringToObject(w, "detail", r->why[i].detail);
-		cJSON_AddItemToArray(why, w);
-	}
-	if (r->preview[0])
-		cJSON_AddStringToObject(o, "preview", r->preview);
+	gate_request_add_motion(o, r);
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)r->created_wall_ms);
 	return o;
 }

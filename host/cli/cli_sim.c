@@ -1,8 +1,11 @@
-/* cli_sim.c: `brushloop sim render` and `brushloop sim exec`: camera frames with their truth, and actions executed on the simulated arm. */
+/* cli_sim.c: `brushloop sim render` and `brushloop sim exec`: camera frames with their truth, and actions executed on the simulated arm through the safety gate. */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arm/action.h"
 #include "base/fs.h"
@@ -10,9 +13,8 @@
 #include "cli/cli.h"
 #include "config/machine.h"
 #include "rig/rig.h"
+#include "safety/gate.h"
 #include "sim/sim.h"
-
-#define DEFAULT_MACHINE BL_SOURCE_ROOT "/examples/machine-sim.json"
 
 struct sim_args {
 	const char *machine;
@@ -21,10 +23,14 @@ struct sim_args {
 	const char *truth;       /* render: --truth */
 	const char *frames;      /* exec: --frames */
 	const char *actions;     /* exec: the positional file */
+	const char *run;         /* exec: --run, the gate's run directory */
+	long from;               /* exec: --from, the first action to run */
+	int ask;                 /* exec: --ask, the gate asks at the terminal */
 	const char *card;        /* --card: the paint card the card scene shows */
 	int scene;
 	int json;
 	struct rig_options ro;
+	char machine_buf[CFG_PATH_MAX];
 };
 
 static int parse_args(const struct cli_command *cmd, int exec, int argc, char **argv,
@@ -40,6 +46,9 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 		{ "frames", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "from", required_argument, NULL, 'S' },
+		{ "ask", no_argument, NULL, 'a' },
 		{ "card", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -48,7 +57,6 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 	int opt, k;
 
 	memset(a, 0, sizeof(*a));
-	a->machine = DEFAULT_MACHINE;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (opt) {
@@ -95,6 +103,18 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 		case 'j':
 			a->json = 1;
 			break;
+		case 'r':
+		case 'S':
+		case 'a':
+			if (!exec)
+				return cli_usage(cmd, "--run, --from and --ask belong to 'sim exec'");
+			if (opt == 'r')
+				a->run = optarg;
+			else if (opt == 'a')
+				a->ask = 1;
+			else if (cli_parse_long("--from", optarg, 0, 1000000, &a->from, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			break;
 		case 'C':
 			a->card = optarg;
 			break;
@@ -102,6 +122,9 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 			return cli_usage(cmd, "bad option");
 		}
 	}
+	/* Like every command: --machine, else $BRUSHLOOP_MACHINE, else the example simulator machine. */
+	cli_machine_path(a->machine, a->machine_buf, sizeof(a->machine_buf));
+	a->machine = a->machine_buf;
 	if ((a->scene == SIM_SCENE_CARD) != (a->card != NULL))
 		return cli_usage(cmd, "the card scene and --card CARD.json go together");
 	if (exec) {
@@ -211,18 +234,70 @@ out_free:
 	return rc;
 }
 
+/* The gate's run directory: --run (made if missing), else a new one under $TMPDIR. */
+static int run_dir(const struct sim_args *a, char *out, size_t n, bl_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (a->run) {
+		if (snprintf(out, n, "%s", a->run) >= (int)n)
+			return bl_fail(err, BL_EINVAL, "--run: path too long");
+		return fs_mkdirs(out, err);
+	}
+	if (snprintf(out, n, "%s/brushloop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)n)
+		return bl_fail(err, BL_EINVAL, "$TMPDIR: path too long");
+	if (!mkdtemp(out))
+		return bl_fail(err, BL_EIO, "cannot make a run directory %s: %s", out, strerror(errno));
+	return 0;
+}
+
+static int open_gate(const struct sim_args *a, struct rig *r, const char *dir, char *journal,
+		     size_t n, struct gate **g, bl_err *err)
+{
+	struct gate_config cfg = { 0 };
+	int rc = fs_join(journal, n, dir, "journal.jsonl", err);
+
+	if (rc)
+		return rc;
+	cfg.m = &r->m;
+	cfg.run_dir = dir;
+	cfg.journal_path = journal;
+	cfg.clock = r->clock;
+	cfg.mode = a->ask ? GATE_TERMINAL : GATE_UNATTENDED;
+	cfg.tty_in_fd = STDIN_FILENO;
+	cfg.tty_out_fd = STDERR_FILENO;
+	rc = gate_signals_install(err);
+	return rc ? rc : gate_open(&cfg, g, err);
+}
+
+/* How to go on after an operator's answer: the same run directory, from the deferred action. */
+static void print_continue(const struct sim_args *a, const char *dir, const struct gate_decision *d,
+			   int homing, size_t i)
+{
+	fprintf(stderr, "brushloop: %s %zu needs an operator: request %s is filed in %s\n"
+		"  approve it:  brushloop approve %s %s\n"
+		"  then go on:  brushloop sim exec %s --run %s --from %zu%s%s\n",
+		homing ? "the homing cycle before action" : "action", i, d->request_id, dir, dir,
+		d->request_id, a->actions, dir, i, a->world ? " --world " : "", a->world ? a->world : "");
+	if (!a->world)
+		fprintf(stderr, "  (without --world the simulated world is not kept between runs)\n");
+}
+
 static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct sim_args a;
 	struct machine *m = malloc(sizeof(*m));
 	struct rig *r = malloc(sizeof(*r));
 	struct arm_action_list list = { 0 };
-	cJSON *per = NULL;
+	struct gate *g = NULL;
+	struct gate_decision d;
+	cJSON *per = NULL, *deferred = NULL;
 	bl_err err = { 0 };
 	struct sim_stats st0, st;
+	char dir[PATH_MAX], journal[PATH_MAX + 32];
 	long saved = 0, dropped = 0;
-	size_t done = 0;
-	int rc, fail = 0;
+	size_t done = 0, i;
+	int rc, fail = 0, homing_failed = 0;
 
 	if (!m || !r) {
 		free(m);
@@ -234,39 +309,96 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 		goto out_free;
 	/* The whole file is read before anything moves: a bad action runs nothing. */
 	rc = arm_actions_load(a.actions, &list, &err);
+	if (rc == 0 && (size_t)a.from > list.n)
+		rc = bl_fail(&err, BL_EINVAL, "--from %ld: %s has %zu actions", a.from, a.actions,
+			     list.n);
 	if (rc == 0)
 		rc = open_rig(&a, m, r, &err);
 	if (rc) {
 		rc = cli_fail(&err);
 		goto out_list;
 	}
-	if (a.frames && (rc = fs_mkdirs(a.frames, &err)) != 0) {
+	/* Every action reaches the arm through the gate, which journals every decision. */
+	if ((rc = run_dir(&a, dir, sizeof(dir), &err)) ||
+	    (rc = open_gate(&a, r, dir, journal, sizeof(journal), &g, &err)) ||
+	    (a.frames && (rc = fs_mkdirs(a.frames, &err)))) {
 		rc = cli_fail(&err);
 		goto out_close;
 	}
 	sim_get_stats(r->sim, &st0);
 	per = cJSON_CreateArray();
-	for (size_t i = 0; i < list.n; i++) {
+	i = (size_t)a.from;
+	/*
+	 * Going on part way through a file, in a new process on a world file: the
+	 * arm starts unhomed, as after power-up, so the gate's homing cycle runs
+	 * first (and asks for an operator where the machine says so).
+	 */
+	if (a.from > 0) {
+		struct arm_status as;
+		double t0 = clk_now_s(r->clock);
+
+		rc = arm_status(r->arm, &as, &err);
+		if (rc == 0 && !as.homed) {
+			cJSON *o = cJSON_CreateObject();
+
+			rc = gate_home(g, r->arm, &d, &err);
+			cJSON_AddNumberToObject(o, "index", -1);
+			cJSON_AddStringToObject(o, "type", "home");
+			cJSON_AddBoolToObject(o, "homing_cycle", 1);
+			cJSON_AddStringToObject(o, "decision", gate_verdict_names[d.verdict]);
+			if (d.request_id[0])
+				cJSON_AddStringToObject(o, "request", d.request_id);
+			cJSON_AddNumberToObject(o, "time_s", clk_now_s(r->clock) - t0);
+			cJSON_AddBoolToObject(o, "ok", rc == 0);
+			if (rc)
+				cJSON_AddStringToObject(o, "error", err.msg);
+			cJSON_AddItemToArray(per, o);
+			if (!a.json)
+				printf("   - homing   %9.3f s%s%s\n", clk_now_s(r->clock) - t0,
+				       rc ? "  FAILED: " : "", rc ? err.msg : "");
+		}
+		if (rc == BL_EDEFERRED) {
+			deferred = cJSON_CreateObject();
+			cJSON_AddNumberToObject(deferred, "index", -1);
+			cJSON_AddStringToObject(deferred, "request", d.request_id);
+		}
+		if (rc) {
+			fail = rc;
+			homing_failed = 1;
+		}
+	}
+	for (; !homing_failed && i < list.n; i++) {
 		const struct arm_action *act = &list.items[i];
-		struct sim_exec_info info = { 0 };
+		double t0 = clk_now_s(r->clock);
 		cJSON *o;
 
-		rc = sim_exec(r->sim, act, &info, &err);
+		rc = gate_execute(g, r->arm, act, NULL, &d, &err);
 		o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "index", (double)i);
 		if (act->id >= 0)
 			cJSON_AddNumberToObject(o, "id", (double)act->id);
 		cJSON_AddStringToObject(o, "type", arm_kind_names[act->kind]);
-		cJSON_AddNumberToObject(o, "time_s", info.time_s);
-		cJSON_AddNumberToObject(o, "segments", info.segments);
-		cJSON_AddNumberToObject(o, "paint_ml", info.paint_ml);
+		cJSON_AddStringToObject(o, "decision", gate_verdict_names[d.verdict]);
+		if (gate_decision_primary(&d))
+			cJSON_AddStringToObject(o, "reason",
+						gate_reason_names[gate_decision_primary(&d)->reason]);
+		if (d.request_id[0])
+			cJSON_AddStringToObject(o, "request", d.request_id);
+		cJSON_AddNumberToObject(o, "time_s", clk_now_s(r->clock) - t0);
+		cJSON_AddNumberToObject(o, "segments", (double)d.n_segments);
+		cJSON_AddNumberToObject(o, "paint_ml", d.executed ? sim_last_paint_ml(r->sim) : 0.0);
 		cJSON_AddBoolToObject(o, "ok", rc == 0);
 		if (rc)
 			cJSON_AddStringToObject(o, "error", err.msg);
 		cJSON_AddItemToArray(per, o);
 		if (!a.json)
-			printf("%4zu %-9s %9.3f s%s%s\n", i, arm_kind_names[act->kind], info.time_s,
-			       rc ? "  FAILED: " : "", rc ? err.msg : "");
+			printf("%4zu %-9s %9.3f s%s%s\n", i, arm_kind_names[act->kind],
+			       clk_now_s(r->clock) - t0, rc ? "  FAILED: " : "", rc ? err.msg : "");
+		if (rc == BL_EDEFERRED) {
+			deferred = cJSON_CreateObject();
+			cJSON_AddNumberToObject(deferred, "index", (double)i);
+			cJSON_AddStringToObject(deferred, "request", d.request_id);
+		}
 		if (rc) {
 			fail = rc;
 			break;
@@ -310,38 +442,49 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(o, "actions", (double)list.n);
+		cJSON_AddNumberToObject(o, "from", (double)a.from);
 		cJSON_AddNumberToObject(o, "executed", (double)done);
 		cJSON_AddNumberToObject(o, "sim_time_s", st.time_s - st0.time_s);
 		cJSON_AddNumberToObject(o, "arm_time_s", st.arm_time_s - st0.arm_time_s);
 		cJSON_AddNumberToObject(o, "world_time_s", st.time_s);
 		cJSON_AddNumberToObject(o, "canvas_paint_ml", st.canvas_paint_ml);
 		cJSON_AddNumberToObject(o, "seed", (double)st.seed);
+		cJSON_AddStringToObject(o, "run_dir", dir);
+		cJSON_AddStringToObject(o, "journal", journal);
 		if (a.frames) {
 			cJSON_AddNumberToObject(o, "frames_saved", (double)saved);
 			cJSON_AddNumberToObject(o, "frames_dropped", (double)dropped);
+		}
+		if (deferred) {
+			cJSON_AddItemToObject(o, "deferred", deferred);
+			deferred = NULL;
 		}
 		if (fail)
 			cJSON_AddStringToObject(o, "error", err.msg);
 		cJSON_AddItemToObject(o, "per_action", per);
 		per = NULL;
 		rc = cli_print_json(o);
-		if (fail)
-			fprintf(stderr, "brushloop: error: %s\n", err.msg);
 	} else {
 		printf("executed %zu of %zu actions in %.3f s simulated (arm moving %.3f s); world "
-		       "time %.3f s, %.4f ml of paint on the canvas\n", done, list.n,
+		       "time %.3f s, %.4f ml of paint on the canvas\n", done, list.n - (size_t)a.from,
 		       st.time_s - st0.time_s, st.arm_time_s - st0.arm_time_s, st.time_s,
 		       st.canvas_paint_ml);
+		printf("journal: %s\n", journal);
 		if (a.frames)
 			printf("frames: %ld saved in %s, %ld dropped\n", saved, a.frames, dropped);
-		if (fail)
-			fprintf(stderr, "brushloop: error: action %zu: %s\n", done, err.msg);
 		rc = 0;
 	}
+	if (fail == BL_EDEFERRED)
+		print_continue(&a, dir, &d, homing_failed, i);
+	else if (fail)
+		fprintf(stderr, "brushloop: error: %s %zu: %s\n",
+			homing_failed ? "the homing cycle before action" : "action", i, err.msg);
 	if (fail)
 		rc = bl_exit_status(fail);
 out_close:
 	cJSON_Delete(per);
+	cJSON_Delete(deferred);
+	gate_close(g);
 	rig_close(r);
 out_list:
 	arm_actions_free(&list);

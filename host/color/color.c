@@ -242,3 +242,76 @@ int color_parse(const char *text, color_lab *out, bl_err *err)
 	return bl_fail(err, BL_EINVAL,
 		       "colour '%s': unknown form; write lab:L,a,b, srgb:R,G,B or #rrggbb", text);
 }
+
+#define DEG (M_PI / 180.0)
+
+/*
+ * The formula of Sharma, Wu and Dalal (2005) written out for speed: about a
+ * quarter of the cost of cmsCIE2000DeltaE, for error maps of a whole canvas.
+ * The tests hold it to lcms2's within 1e-9.
+ */
+double color_de00_fast(double L1, double a1, double b1, double L2, double a2, double b2)
+{
+	const double p25_7 = 6103515625.0; /* 25^7 */
+	double C1 = sqrt(a1 * a1 + b1 * b1), C2 = sqrt(a2 * a2 + b2 * b2);
+	double Cb = 0.5 * (C1 + C2), Cb2 = Cb * Cb, Cb7 = Cb2 * Cb2 * Cb2 * Cb;
+	double G = 0.5 * (1.0 - sqrt(Cb7 / (Cb7 + p25_7)));
+	double ap1 = (1.0 + G) * a1, ap2 = (1.0 + G) * a2;
+	double Cp1 = sqrt(ap1 * ap1 + b1 * b1), Cp2 = sqrt(ap2 * ap2 + b2 * b2);
+	double h1 = (ap1 == 0.0 && b1 == 0.0) ? 0.0 : atan2(b1, ap1);
+	double h2 = (ap2 == 0.0 && b2 == 0.0) ? 0.0 : atan2(b2, ap2);
+	double dL = L2 - L1, dC = Cp2 - Cp1, dh, dH, Lb, Cpb, hb, T, dtheta, Cpb2, Cpb7, RC, SL,
+	       SC, SH, RT, Lb50, x, y, z;
+
+	if (h1 < 0.0)
+		h1 += 2.0 * M_PI;
+	if (h2 < 0.0)
+		h2 += 2.0 * M_PI;
+	if (Cp1 * Cp2 == 0.0) {
+		dh = 0.0;
+	} else {
+		dh = h2 - h1;
+		if (dh > M_PI)
+			dh -= 2.0 * M_PI;
+		else if (dh < -M_PI)
+			dh += 2.0 * M_PI;
+	}
+	dH = 2.0 * sqrt(Cp1 * Cp2) * sin(0.5 * dh);
+	Lb = 0.5 * (L1 + L2);
+	Cpb = 0.5 * (Cp1 + Cp2);
+	if (Cp1 * Cp2 == 0.0)
+		hb = h1 + h2;
+	else if (fabs(h1 - h2) <= M_PI)
+		hb = 0.5 * (h1 + h2);
+	else if (h1 + h2 < 2.0 * M_PI)
+		hb = 0.5 * (h1 + h2 + 2.0 * M_PI);
+	else
+		hb = 0.5 * (h1 + h2 - 2.0 * M_PI);
+	{
+		/* cos(n hb + phi) from cos hb and sin hb: one sincos instead of four cosines. */
+		double c1 = cos(hb), s1 = sin(hb);
+		double c2 = c1 * c1 - s1 * s1, s2 = 2.0 * s1 * c1;
+		double c3 = c2 * c1 - s2 * s1, s3 = s2 * c1 + c2 * s1;
+		double c4 = c2 * c2 - s2 * s2, s4 = 2.0 * s2 * c2;
+		const double c30 = cos(30.0 * DEG), s30 = sin(30.0 * DEG);
+		const double c6 = cos(6.0 * DEG), s6 = sin(6.0 * DEG);
+		const double c63 = cos(63.0 * DEG), s63 = sin(63.0 * DEG);
+
+		T = 1.0 - 0.17 * (c1 * c30 + s1 * s30) + 0.24 * c2 + 0.32 * (c3 * c6 - s3 * s6) -
+		    0.20 * (c4 * c63 + s4 * s63);
+	}
+	x = (hb / DEG - 275.0) / 25.0;
+	dtheta = 30.0 * DEG * exp(-x * x);
+	Cpb2 = Cpb * Cpb;
+	Cpb7 = Cpb2 * Cpb2 * Cpb2 * Cpb;
+	RC = 2.0 * sqrt(Cpb7 / (Cpb7 + p25_7));
+	Lb50 = (Lb - 50.0) * (Lb - 50.0);
+	SL = 1.0 + 0.015 * Lb50 / sqrt(20.0 + Lb50);
+	SC = 1.0 + 0.045 * Cpb;
+	SH = 1.0 + 0.015 * Cpb * T;
+	RT = -sin(2.0 * dtheta) * RC;
+	x = dL / SL;
+	y = dC / SC;
+	z = dH / SH;
+	return sqrt(x * x + y * y + z * z + RT * y * z);
+}

@@ -20,13 +20,6 @@ static const char *const parity_names[] = { "none", "even", "odd", NULL };
 /* Coordinates beyond a few metres are a typo, not a machine. */
 #define COORD_MAX_MM 10000.0
 
-#define TRY(expr)                      \
-	do {                           \
-		int rc_ = (expr);      \
-		if (rc_ < 0)           \
-			return rc_;    \
-	} while (0)
-
 static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_connection *c = &m->connection;
@@ -51,8 +44,8 @@ static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 	c->address = 1;
 	c->timeout_ms = 200;
 	c->watchdog_ms = 1000;
-	TRY(json_str(&o, "port", JSON_OPTIONAL, c->port, sizeof(c->port), err));
-	TRY(json_str(&o, "host", JSON_OPTIONAL, c->host, sizeof(c->host), err));
+	BL_TRY(json_str(&o, "port", JSON_OPTIONAL, c->port, sizeof(c->port), err));
+	BL_TRY(json_str(&o, "host", JSON_OPTIONAL, c->host, sizeof(c->host), err));
 	if (!c->port[0] && !c->host[0])
 		return json_fail(&o, NULL, err, BL_EINVAL, "needs \"port\" or \"host\"");
 	if (c->port[0] && c->host[0])
@@ -62,22 +55,22 @@ static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 				 "the gcode backend speaks over a serial port only");
 	if (c->host[0] && !strchr(c->host, ':'))
 		return json_fail(&o, "host", err, BL_EINVAL, "write it as host:port");
-	TRY(json_i32(&o, "baud", JSON_OPTIONAL, 1200, 4000000, &c->baud, err));
-	TRY(json_enum(&o, "parity", JSON_OPTIONAL, parity_names, &c->parity, err));
+	BL_TRY(json_i32(&o, "baud", JSON_OPTIONAL, 1200, 4000000, &c->baud, err));
+	BL_TRY(json_enum(&o, "parity", JSON_OPTIONAL, parity_names, &c->parity, err));
 	/* A G-code controller has no address: the key is only read for Modbus. */
 	if (m->arm_backend == MACHINE_ARM_MODBUS) {
-		TRY(json_i32(&o, "address", JSON_OPTIONAL, 1, 247, &c->address, err));
+		BL_TRY(json_i32(&o, "address", JSON_OPTIONAL, 1, 247, &c->address, err));
 		/* The firmware's range (firmware/include/regmap.h). */
-		TRY(json_i32(&o, "watchdog_ms", JSON_OPTIONAL, 20, 60000, &c->watchdog_ms, err));
+		BL_TRY(json_i32(&o, "watchdog_ms", JSON_OPTIONAL, 20, 60000, &c->watchdog_ms, err));
 	}
-	TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
+	BL_TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
 	return json_end(&o, err);
 }
 
 static int load_range(json_obj *o, const char *key, double lo, double hi, double out[2],
 		      bl_err *err)
 {
-	TRY(json_vec(o, key, JSON_REQUIRED, 2, lo, hi, out, err));
+	BL_TRY(json_vec(o, key, JSON_REQUIRED, 2, lo, hi, out, err));
 	if (out[0] >= out[1])
 		return json_fail(o, key, err, BL_EINVAL, "minimum %g must be below maximum %g",
 				 out[0], out[1]);
@@ -90,17 +83,17 @@ static int load_kinematics(json_obj *root, struct machine *m, bl_err *err)
 	static const char *const elbows[] = { "left", "right", NULL };
 	json_obj o;
 
-	TRY(json_child(root, "kinematics", JSON_REQUIRED, &o, err));
-	TRY(json_enum(&o, "type", JSON_REQUIRED, machine_kin_type_names, &k->type, err));
+	BL_TRY(json_child(root, "kinematics", JSON_REQUIRED, &o, err));
+	BL_TRY(json_enum(&o, "type", JSON_REQUIRED, machine_kin_type_names, &k->type, err));
 	if (k->type == MACHINE_KIN_SCARA) {
-		TRY(json_vec(&o, "base_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&o, "base_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
 			     k->base_mm, err));
-		TRY(json_num(&o, "l1_mm", JSON_REQUIRED, 1.0, 5000.0, &k->l1_mm, err));
-		TRY(json_num(&o, "l2_mm", JSON_REQUIRED, 1.0, 5000.0, &k->l2_mm, err));
-		TRY(load_range(&o, "j1_deg", -360.0, 360.0, k->j1_deg, err));
-		TRY(load_range(&o, "j2_deg", -360.0, 360.0, k->j2_deg, err));
-		TRY(load_range(&o, "j4_deg", -720.0, 720.0, k->j4_deg, err));
-		TRY(json_enum(&o, "elbow", JSON_REQUIRED, elbows, &k->elbow_right, err));
+		BL_TRY(json_num(&o, "l1_mm", JSON_REQUIRED, 1.0, 5000.0, &k->l1_mm, err));
+		BL_TRY(json_num(&o, "l2_mm", JSON_REQUIRED, 1.0, 5000.0, &k->l2_mm, err));
+		BL_TRY(load_range(&o, "j1_deg", -360.0, 360.0, k->j1_deg, err));
+		BL_TRY(load_range(&o, "j2_deg", -360.0, 360.0, k->j2_deg, err));
+		BL_TRY(load_range(&o, "j4_deg", -720.0, 720.0, k->j4_deg, err));
+		BL_TRY(json_enum(&o, "elbow", JSON_REQUIRED, elbows, &k->elbow_right, err));
 	}
 	return json_end(&o, err);
 }
@@ -126,20 +119,20 @@ static int load_station(json_obj *o, struct machine_station *s, const struct mac
 	double p[3];
 
 	if (named)
-		TRY(json_str(o, "name", JSON_REQUIRED, s->name, sizeof(s->name), err));
-	TRY(json_vec(o, "center_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM, s->center_mm,
+		BL_TRY(json_str(o, "name", JSON_REQUIRED, s->name, sizeof(s->name), err));
+	BL_TRY(json_vec(o, "center_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM, s->center_mm,
 		     err));
-	TRY(json_num(o, "radius_mm", JSON_REQUIRED, 1.0, 500.0, &s->radius_mm, err));
-	TRY(json_num(o, "surface_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_num(o, "radius_mm", JSON_REQUIRED, 1.0, 500.0, &s->radius_mm, err));
+	BL_TRY(json_num(o, "surface_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
 		     &s->surface_z_mm, err));
 	if (has_depth)
-		TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 200.0, &s->depth_mm, err));
+		BL_TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 200.0, &s->depth_mm, err));
 	if (has_capacity)
-		TRY(json_num(o, "capacity_ml", JSON_REQUIRED, 0.01, 10000.0, &s->capacity_ml, err));
+		BL_TRY(json_num(o, "capacity_ml", JSON_REQUIRED, 0.01, 10000.0, &s->capacity_ml, err));
 	p[0] = s->center_mm[0];
 	p[1] = s->center_mm[1];
 	p[2] = s->surface_z_mm;
-	TRY(check_point_in_work(o, "center_mm", m, p, err));
+	BL_TRY(check_point_in_work(o, "center_mm", m, p, err));
 	return json_end(o, err);
 }
 
@@ -149,18 +142,43 @@ static int load_station_list(json_obj *zones, const char *key, struct machine_st
 	const cJSON *arr, *it;
 	size_t n, i = 0;
 
-	TRY(json_array(zones, key, JSON_REQUIRED, (size_t)max, &arr, &n, err));
+	BL_TRY(json_array(zones, key, JSON_REQUIRED, (size_t)max, &arr, &n, err));
 	if (n == 0)
 		return json_fail(zones, key, err, BL_EINVAL, "needs at least one entry");
 	cJSON_ArrayForEach(it, arr) {
 		json_obj o;
 
-		TRY(json_item_obj(zones, key, it, i, &o, err));
-		TRY(load_station(&o, &list[i], m, 1, 1, 1, err));
+		BL_TRY(json_item_obj(zones, key, it, i, &o, err));
+		BL_TRY(load_station(&o, &list[i], m, 1, 1, 1, err));
 		i++;
 	}
 	*count = (int)n;
 	return 0;
+}
+
+/*
+ * The corner markers beside the canvas (their pattern: vision/canvas.h). The
+ * printed sheet reaches 2/3 of the side from the centre, quiet zone included,
+ * and must stay off the canvas.
+ */
+static int load_markers(json_obj *canvas, struct machine_canvas *c, bl_err *err)
+{
+	json_obj o;
+	int rc;
+
+	c->marker_size_mm = 30.0;
+	c->marker_offset_mm = 25.0;
+	rc = json_child(canvas, "markers", JSON_OPTIONAL, &o, err);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	BL_TRY(json_num(&o, "size_mm", JSON_REQUIRED, 5.0, 200.0, &c->marker_size_mm, err));
+	BL_TRY(json_num(&o, "offset_mm", JSON_REQUIRED, 0.0, 500.0, &c->marker_offset_mm, err));
+	if (c->marker_offset_mm < 2.0 / 3.0 * c->marker_size_mm)
+		return json_fail(&o, "offset_mm", err, BL_EINVAL,
+				 "%g is less than 2/3 of size_mm (%g): the markers' sheets would "
+				 "lie on the canvas", c->marker_offset_mm,
+				 2.0 / 3.0 * c->marker_size_mm);
+	return json_end(&o, err);
 }
 
 static int load_zones(json_obj *root, struct machine *m, bl_err *err)
@@ -170,13 +188,13 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 	size_t n, i = 0;
 	int rc;
 
-	TRY(json_child(root, "zones", JSON_REQUIRED, &z, err));
+	BL_TRY(json_child(root, "zones", JSON_REQUIRED, &z, err));
 
-	TRY(json_child(&z, "canvas", JSON_REQUIRED, &o, err));
-	TRY(json_vec(&o, "origin_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_child(&z, "canvas", JSON_REQUIRED, &o, err));
+	BL_TRY(json_vec(&o, "origin_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
 		     m->canvas.origin_mm, err));
-	TRY(json_vec(&o, "size_mm", JSON_REQUIRED, 2, 10.0, 5000.0, m->canvas.size_mm, err));
-	TRY(json_num(&o, "surface_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_vec(&o, "size_mm", JSON_REQUIRED, 2, 10.0, 5000.0, m->canvas.size_mm, err));
+	BL_TRY(json_num(&o, "surface_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
 		     &m->canvas.surface_z_mm, err));
 	{
 		double far[2] = { m->canvas.origin_mm[0] + m->canvas.size_mm[0],
@@ -187,23 +205,24 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 			return json_fail(&z, "canvas", err, BL_EINVAL,
 					 "the canvas does not lie inside work_area");
 	}
-	TRY(json_end(&o, err));
+	BL_TRY(load_markers(&o, &m->canvas, err));
+	BL_TRY(json_end(&o, err));
 
-	TRY(load_station_list(&z, "wells", m->wells, CFG_MAX_WELLS, &m->n_wells, m, err));
-	TRY(load_station_list(&z, "mixing_cells", m->cells, CFG_MAX_CELLS, &m->n_cells, m, err));
+	BL_TRY(load_station_list(&z, "wells", m->wells, CFG_MAX_WELLS, &m->n_wells, m, err));
+	BL_TRY(load_station_list(&z, "mixing_cells", m->cells, CFG_MAX_CELLS, &m->n_cells, m, err));
 
-	TRY(json_child(&z, "water", JSON_REQUIRED, &o, err));
+	BL_TRY(json_child(&z, "water", JSON_REQUIRED, &o, err));
 	snprintf(m->water.name, sizeof(m->water.name), "water");
-	TRY(load_station(&o, &m->water, m, 0, 1, 1, err));
-	TRY(json_child(&z, "wipe", JSON_REQUIRED, &o, err));
+	BL_TRY(load_station(&o, &m->water, m, 0, 1, 1, err));
+	BL_TRY(json_child(&z, "wipe", JSON_REQUIRED, &o, err));
 	snprintf(m->wipe.name, sizeof(m->wipe.name), "wipe");
-	TRY(load_station(&o, &m->wipe, m, 0, 1, 0, err));
+	BL_TRY(load_station(&o, &m->wipe, m, 0, 1, 0, err));
 
-	TRY(json_child(&z, "park", JSON_REQUIRED, &o, err));
-	TRY(json_vec(&o, "pose_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->park_mm,
+	BL_TRY(json_child(&z, "park", JSON_REQUIRED, &o, err));
+	BL_TRY(json_vec(&o, "pose_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->park_mm,
 		     err));
-	TRY(check_point_in_work(&o, "pose_mm", m, m->park_mm, err));
-	TRY(json_end(&o, err));
+	BL_TRY(check_point_in_work(&o, "pose_mm", m, m->park_mm, err));
+	BL_TRY(json_end(&o, err));
 
 	rc = json_array(&z, "keep_out", JSON_OPTIONAL, CFG_MAX_KEEP_OUT, &arr, &n, err);
 	if (rc < 0)
@@ -212,17 +231,17 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 		cJSON_ArrayForEach(it, arr) {
 			struct machine_box *b = &m->keep_out[i];
 
-			TRY(json_item_obj(&z, "keep_out", it, i, &o, err));
-			TRY(json_str(&o, "name", JSON_REQUIRED, b->name, sizeof(b->name), err));
-			TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+			BL_TRY(json_item_obj(&z, "keep_out", it, i, &o, err));
+			BL_TRY(json_str(&o, "name", JSON_REQUIRED, b->name, sizeof(b->name), err));
+			BL_TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
 				     b->min_mm, err));
-			TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+			BL_TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
 				     b->max_mm, err));
 			for (int k = 0; k < 3; k++)
 				if (b->min_mm[k] >= b->max_mm[k])
 					return json_fail(&o, "max_mm", err, BL_EINVAL,
 							 "must exceed min_mm on every axis");
-			TRY(json_end(&o, err));
+			BL_TRY(json_end(&o, err));
 			i++;
 		}
 		m->n_keep_out = (int)n;
@@ -262,21 +281,21 @@ static int load_brushes(json_obj *root, struct machine *m, bl_err *err)
 	const cJSON *arr, *it;
 	size_t n, i = 0;
 
-	TRY(json_array(root, "brushes", JSON_REQUIRED, CFG_MAX_BRUSHES, &arr, &n, err));
+	BL_TRY(json_array(root, "brushes", JSON_REQUIRED, CFG_MAX_BRUSHES, &arr, &n, err));
 	if (n == 0)
 		return json_fail(root, "brushes", err, BL_EINVAL, "needs at least one brush");
 	cJSON_ArrayForEach(it, arr) {
 		struct machine_brush *b = &m->brushes[i];
 		json_obj o;
 
-		TRY(json_item_obj(root, "brushes", it, i, &o, err));
-		TRY(json_str(&o, "name", JSON_REQUIRED, b->name, sizeof(b->name), err));
+		BL_TRY(json_item_obj(root, "brushes", it, i, &o, err));
+		BL_TRY(json_str(&o, "name", JSON_REQUIRED, b->name, sizeof(b->name), err));
 		if (!b->name[0])
 			return json_fail(&o, "name", err, BL_EINVAL, "must not be empty");
-		TRY(json_num(&o, "width_mm", JSON_REQUIRED, 0.2, 50.0, &b->width_mm, err));
-		TRY(json_num(&o, "load_ml", JSON_REQUIRED, 0.001, 10.0, &b->load_ml, err));
-		TRY(json_num(&o, "reload_mm", JSON_REQUIRED, 1.0, 5000.0, &b->reload_mm, err));
-		TRY(json_end(&o, err));
+		BL_TRY(json_num(&o, "width_mm", JSON_REQUIRED, 0.2, 50.0, &b->width_mm, err));
+		BL_TRY(json_num(&o, "load_ml", JSON_REQUIRED, 0.001, 10.0, &b->load_ml, err));
+		BL_TRY(json_num(&o, "reload_mm", JSON_REQUIRED, 1.0, 5000.0, &b->reload_mm, err));
+		BL_TRY(json_end(&o, err));
 		i++;
 	}
 	m->n_brushes = (int)n;
@@ -288,10 +307,10 @@ static int load_motion_limits(json_obj *lim, const char *key, struct machine_mot
 {
 	json_obj o;
 
-	TRY(json_child(lim, key, JSON_REQUIRED, &o, err));
-	TRY(json_num(&o, "speed_mm_s", JSON_REQUIRED, 0.1, 10000.0, &l->speed_mm_s, err));
-	TRY(json_num(&o, "accel_mm_s2", JSON_REQUIRED, 1.0, 1e6, &l->accel_mm_s2, err));
-	TRY(json_num(&o, "move_mm", JSON_REQUIRED, 1.0, 20000.0, &l->move_mm, err));
+	BL_TRY(json_child(lim, key, JSON_REQUIRED, &o, err));
+	BL_TRY(json_num(&o, "speed_mm_s", JSON_REQUIRED, 0.1, 10000.0, &l->speed_mm_s, err));
+	BL_TRY(json_num(&o, "accel_mm_s2", JSON_REQUIRED, 1.0, 1e6, &l->accel_mm_s2, err));
+	BL_TRY(json_num(&o, "move_mm", JSON_REQUIRED, 1.0, 20000.0, &l->move_mm, err));
 	return json_end(&o, err);
 }
 
@@ -313,26 +332,26 @@ static int load_limits(json_obj *root, struct machine *m, bl_err *err)
 	struct machine_z_floors *z = &l->z_floor;
 	json_obj o, f;
 
-	TRY(json_child(root, "limits", JSON_REQUIRED, &o, err));
-	TRY(load_motion_limits(&o, "soft", &l->soft, err));
-	TRY(load_motion_limits(&o, "hard", &l->hard, err));
-	TRY(soft_within_hard(&o, "speed_mm_s", l->soft.speed_mm_s, l->hard.speed_mm_s, err));
-	TRY(soft_within_hard(&o, "accel_mm_s2", l->soft.accel_mm_s2, l->hard.accel_mm_s2, err));
-	TRY(soft_within_hard(&o, "move_mm", l->soft.move_mm, l->hard.move_mm, err));
+	BL_TRY(json_child(root, "limits", JSON_REQUIRED, &o, err));
+	BL_TRY(load_motion_limits(&o, "soft", &l->soft, err));
+	BL_TRY(load_motion_limits(&o, "hard", &l->hard, err));
+	BL_TRY(soft_within_hard(&o, "speed_mm_s", l->soft.speed_mm_s, l->hard.speed_mm_s, err));
+	BL_TRY(soft_within_hard(&o, "accel_mm_s2", l->soft.accel_mm_s2, l->hard.accel_mm_s2, err));
+	BL_TRY(soft_within_hard(&o, "move_mm", l->soft.move_mm, l->hard.move_mm, err));
 
-	TRY(json_child(&o, "z_floor_mm", JSON_REQUIRED, &f, err));
-	TRY(json_num(&f, "canvas", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->canvas_mm, err));
-	TRY(json_num(&f, "well", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->well_mm, err));
-	TRY(json_num(&f, "cell", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->cell_mm, err));
-	TRY(json_num(&f, "water", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->water_mm, err));
-	TRY(json_num(&f, "wipe", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->wipe_mm, err));
-	TRY(json_num(&f, "travel", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->travel_mm, err));
-	TRY(json_end(&f, err));
+	BL_TRY(json_child(&o, "z_floor_mm", JSON_REQUIRED, &f, err));
+	BL_TRY(json_num(&f, "canvas", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->canvas_mm, err));
+	BL_TRY(json_num(&f, "well", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->well_mm, err));
+	BL_TRY(json_num(&f, "cell", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->cell_mm, err));
+	BL_TRY(json_num(&f, "water", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->water_mm, err));
+	BL_TRY(json_num(&f, "wipe", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->wipe_mm, err));
+	BL_TRY(json_num(&f, "travel", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->travel_mm, err));
+	BL_TRY(json_end(&f, err));
 
 	l->max_stroke_points = 4096;
-	TRY(json_i32(&o, "max_stroke_points", JSON_OPTIONAL, 2, 1000000, &l->max_stroke_points,
+	BL_TRY(json_i32(&o, "max_stroke_points", JSON_OPTIONAL, 2, 1000000, &l->max_stroke_points,
 		     err));
-	TRY(json_end(&o, err));
+	BL_TRY(json_end(&o, err));
 
 	/* A floor above the surface it guards would make the zone unusable. */
 	if (z->canvas_mm > m->canvas.surface_z_mm)
@@ -363,11 +382,11 @@ static int load_safety(json_obj *root, struct machine *m, bl_err *err)
 		return rc;
 	if (rc == 1)
 		return 0;
-	TRY(json_bool(&o, "confirm_first_motion", JSON_OPTIONAL, &s->confirm_first_motion, err));
-	TRY(json_bool(&o, "confirm_homing", JSON_OPTIONAL, &s->confirm_homing, err));
-	TRY(json_i32(&o, "operator_timeout_s", JSON_OPTIONAL, 1, 86400, &s->operator_timeout_s,
+	BL_TRY(json_bool(&o, "confirm_first_motion", JSON_OPTIONAL, &s->confirm_first_motion, err));
+	BL_TRY(json_bool(&o, "confirm_homing", JSON_OPTIONAL, &s->confirm_homing, err));
+	BL_TRY(json_i32(&o, "operator_timeout_s", JSON_OPTIONAL, 1, 86400, &s->operator_timeout_s,
 		     err));
-	TRY(json_num(&o, "max_grant_s", JSON_OPTIONAL, 1.0, 86400.0, &s->max_grant_s, err));
+	BL_TRY(json_num(&o, "max_grant_s", JSON_OPTIONAL, 1.0, 86400.0, &s->max_grant_s, err));
 	rc = json_array(&o, "operator_kinds", JSON_OPTIONAL, CFG_MAX_OPERATOR_KINDS, &arr, &n, err);
 	if (rc < 0)
 		return rc;
@@ -392,9 +411,9 @@ static int load_tolerances(json_obj *root, struct machine *m, bl_err *err)
 {
 	json_obj o;
 
-	TRY(json_child(root, "tolerances", JSON_REQUIRED, &o, err));
-	TRY(json_num(&o, "mix_de00", JSON_REQUIRED, 0.1, 50.0, &m->tolerances.mix_de00, err));
-	TRY(json_num(&o, "paint_de00", JSON_REQUIRED, 0.1, 100.0, &m->tolerances.paint_de00, err));
+	BL_TRY(json_child(root, "tolerances", JSON_REQUIRED, &o, err));
+	BL_TRY(json_num(&o, "mix_de00", JSON_REQUIRED, 0.1, 50.0, &m->tolerances.mix_de00, err));
+	BL_TRY(json_num(&o, "paint_de00", JSON_REQUIRED, 0.1, 100.0, &m->tolerances.paint_de00, err));
 	return json_end(&o, err);
 }
 
@@ -403,13 +422,13 @@ static int load_mixing(json_obj *root, struct machine *m, bl_err *err)
 	struct machine_mixing *x = &m->mixing;
 	json_obj o;
 
-	TRY(json_child(root, "mixing", JSON_REQUIRED, &o, err));
-	TRY(json_num(&o, "dispense_unit_ml", JSON_REQUIRED, 0.001, 100.0, &x->dispense_unit_ml,
+	BL_TRY(json_child(root, "mixing", JSON_REQUIRED, &o, err));
+	BL_TRY(json_num(&o, "dispense_unit_ml", JSON_REQUIRED, 0.001, 100.0, &x->dispense_unit_ml,
 		     err));
-	TRY(json_num(&o, "cell_min_ml", JSON_REQUIRED, 0.001, 10000.0, &x->cell_min_ml, err));
-	TRY(json_num(&o, "cell_max_ml", JSON_REQUIRED, 0.001, 10000.0, &x->cell_max_ml, err));
-	TRY(json_i32(&o, "max_paints", JSON_REQUIRED, 1, 8, &x->max_paints, err));
-	TRY(json_i32(&o, "stir_ms", JSON_REQUIRED, 0, 600000, &x->stir_ms, err));
+	BL_TRY(json_num(&o, "cell_min_ml", JSON_REQUIRED, 0.001, 10000.0, &x->cell_min_ml, err));
+	BL_TRY(json_num(&o, "cell_max_ml", JSON_REQUIRED, 0.001, 10000.0, &x->cell_max_ml, err));
+	BL_TRY(json_i32(&o, "max_paints", JSON_REQUIRED, 1, 8, &x->max_paints, err));
+	BL_TRY(json_i32(&o, "stir_ms", JSON_REQUIRED, 0, 600000, &x->stir_ms, err));
 	if (x->cell_min_ml > x->cell_max_ml)
 		return json_fail(&o, "cell_min_ml", err, BL_EINVAL,
 				 "%g exceeds mixing.cell_max_ml %g", x->cell_min_ml, x->cell_max_ml);
@@ -436,8 +455,8 @@ static int load_camera(json_obj *root, struct machine *m, bl_err *err)
 	c->discard_frames = 3;
 	c->timeout_ms = 2000;
 	c->max_pixels = 40L * 1000 * 1000;
-	TRY(json_child(root, "camera", JSON_REQUIRED, &o, err));
-	TRY(json_enum(&o, "backend", JSON_REQUIRED, machine_cam_backend_names, &c->backend, err));
+	BL_TRY(json_child(root, "camera", JSON_REQUIRED, &o, err));
+	BL_TRY(json_enum(&o, "backend", JSON_REQUIRED, machine_cam_backend_names, &c->backend, err));
 	rc = json_str(&o, "device", JSON_OPTIONAL, c->device, sizeof(c->device), err);
 	if (rc < 0)
 		return rc;
@@ -455,11 +474,11 @@ static int load_camera(json_obj *root, struct machine *m, bl_err *err)
 		    (int)sizeof(c->device))
 			return json_fail(&o, "device", err, BL_EINVAL, "path too long");
 	}
-	TRY(json_i32(&o, "width", JSON_REQUIRED, 16, 16384, &c->width, err));
-	TRY(json_i32(&o, "height", JSON_REQUIRED, 16, 16384, &c->height, err));
-	TRY(json_i32(&o, "average_frames", JSON_OPTIONAL, 1, 64, &c->average_frames, err));
-	TRY(json_i32(&o, "discard_frames", JSON_OPTIONAL, 0, 100, &c->discard_frames, err));
-	TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
+	BL_TRY(json_i32(&o, "width", JSON_REQUIRED, 16, 16384, &c->width, err));
+	BL_TRY(json_i32(&o, "height", JSON_REQUIRED, 16, 16384, &c->height, err));
+	BL_TRY(json_i32(&o, "average_frames", JSON_OPTIONAL, 1, 64, &c->average_frames, err));
+	BL_TRY(json_i32(&o, "discard_frames", JSON_OPTIONAL, 0, 100, &c->discard_frames, err));
+	BL_TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
 	rc = json_int(&o, "max_pixels", JSON_OPTIONAL, 1024, 400000000LL, &v, err);
 	if (rc < 0)
 		return rc;
@@ -469,7 +488,7 @@ static int load_camera(json_obj *root, struct machine *m, bl_err *err)
 		return json_fail(&o, "width", err, BL_EINVAL,
 				 "%dx%d exceeds camera.max_pixels %ld", c->width, c->height,
 				 c->max_pixels);
-	TRY(json_bool(&o, "allow_auto", JSON_OPTIONAL, &c->allow_auto, err));
+	BL_TRY(json_bool(&o, "allow_auto", JSON_OPTIONAL, &c->allow_auto, err));
 	rc = json_child(&o, "controls", JSON_OPTIONAL, &ctl, err);
 	if (rc < 0)
 		return rc;
@@ -487,10 +506,10 @@ static int load_camera(json_obj *root, struct machine *m, bl_err *err)
 				return json_fail(&ctl, it->string, err, BL_EINVAL,
 						 "bad control name");
 			snprintf(mc->name, sizeof(mc->name), "%s", it->string);
-			TRY(json_num(&ctl, it->string, JSON_REQUIRED, -1e9, 1e9, &mc->value, err));
+			BL_TRY(json_num(&ctl, it->string, JSON_REQUIRED, -1e9, 1e9, &mc->value, err));
 			c->n_controls++;
 		}
-		TRY(json_end(&ctl, err));
+		BL_TRY(json_end(&ctl, err));
 	}
 	return json_end(&o, err);
 }
@@ -524,14 +543,14 @@ static int load_calibration(json_obj *root, struct machine *m, bl_err *err)
 	rc = json_child(root, "calibration", JSON_OPTIONAL, &o, err);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	TRY(resolve_path(&o, "camera_profile", m, c->camera_profile, err));
-	TRY(resolve_path(&o, "canvas", m, c->canvas, err));
-	TRY(resolve_path(&o, "arm", m, c->arm, err));
-	TRY(json_num(&o, "max_arm_residual_mm", JSON_OPTIONAL, 0.01, 100.0, &c->max_arm_residual_mm,
+	BL_TRY(resolve_path(&o, "camera_profile", m, c->camera_profile, err));
+	BL_TRY(resolve_path(&o, "canvas", m, c->canvas, err));
+	BL_TRY(resolve_path(&o, "arm", m, c->arm, err));
+	BL_TRY(json_num(&o, "max_arm_residual_mm", JSON_OPTIONAL, 0.01, 100.0, &c->max_arm_residual_mm,
 		     err));
-	TRY(json_num(&o, "max_canvas_error_mm", JSON_OPTIONAL, 0.01, 100.0,
+	BL_TRY(json_num(&o, "max_canvas_error_mm", JSON_OPTIONAL, 0.01, 100.0,
 		     &c->max_canvas_error_mm, err));
-	TRY(json_num(&o, "max_camera_de00", JSON_OPTIONAL, 0.1, 50.0, &c->max_camera_de00, err));
+	BL_TRY(json_num(&o, "max_camera_de00", JSON_OPTIONAL, 0.1, 50.0, &c->max_camera_de00, err));
 	return json_end(&o, err);
 }
 
@@ -540,13 +559,13 @@ static int load_costs(json_obj *root, struct machine *m, bl_err *err)
 	struct machine_costs *c = &m->costs;
 	json_obj o;
 
-	TRY(json_child(root, "costs", JSON_REQUIRED, &o, err));
+	BL_TRY(json_child(root, "costs", JSON_REQUIRED, &o, err));
 	snprintf(c->currency, sizeof(c->currency), "EUR");
-	TRY(json_str(&o, "currency", JSON_OPTIONAL, c->currency, sizeof(c->currency), err));
-	TRY(json_num(&o, "arm_per_hour", JSON_REQUIRED, 0.0, 1e6, &c->arm_per_hour, err));
-	TRY(json_num(&o, "per_verification", JSON_REQUIRED, 0.0, 1e6, &c->per_verification, err));
-	TRY(json_num(&o, "per_planner_call", JSON_REQUIRED, 0.0, 1e6, &c->per_planner_call, err));
-	TRY(json_num(&o, "paint_per_ml", JSON_REQUIRED, 0.0, 1e6, &c->paint_per_ml, err));
+	BL_TRY(json_str(&o, "currency", JSON_OPTIONAL, c->currency, sizeof(c->currency), err));
+	BL_TRY(json_num(&o, "arm_per_hour", JSON_REQUIRED, 0.0, 1e6, &c->arm_per_hour, err));
+	BL_TRY(json_num(&o, "per_verification", JSON_REQUIRED, 0.0, 1e6, &c->per_verification, err));
+	BL_TRY(json_num(&o, "per_planner_call", JSON_REQUIRED, 0.0, 1e6, &c->per_planner_call, err));
+	BL_TRY(json_num(&o, "paint_per_ml", JSON_REQUIRED, 0.0, 1e6, &c->paint_per_ml, err));
 	return json_end(&o, err);
 }
 
@@ -555,16 +574,16 @@ static int load_brakes(json_obj *root, struct machine *m, bl_err *err)
 	struct machine_brakes *b = &m->brakes;
 	json_obj o;
 
-	TRY(json_child(root, "brakes", JSON_REQUIRED, &o, err));
-	TRY(json_i32(&o, "attempts_per_subtask", JSON_REQUIRED, 1, 100, &b->attempts_per_subtask, err));
-	TRY(json_i32(&o, "stuck_repeats", JSON_REQUIRED, 2, 100, &b->stuck_repeats, err));
-	TRY(json_i32(&o, "no_progress_checkpoints", JSON_REQUIRED, 1, 100, &b->no_progress_checkpoints, err));
-	TRY(json_i32(&o, "correction_rounds", JSON_REQUIRED, 0, 100, &b->correction_rounds, err));
-	TRY(json_num(&o, "wall_time_s", JSON_REQUIRED, 1.0, 30.0 * 86400, &b->wall_time_s, err));
-	TRY(json_num(&o, "arm_time_s", JSON_REQUIRED, 1.0, 30.0 * 86400, &b->arm_time_s, err));
-	TRY(json_num(&o, "cost_max", JSON_REQUIRED, 0.0, 1e9, &b->cost_max, err));
-	TRY(json_i32(&o, "comm_errors", JSON_REQUIRED, 1, 1000, &b->comm_errors, err));
-	TRY(json_num(&o, "heartbeat_stale_s", JSON_REQUIRED, 1.0, 86400.0, &b->heartbeat_stale_s,
+	BL_TRY(json_child(root, "brakes", JSON_REQUIRED, &o, err));
+	BL_TRY(json_i32(&o, "attempts_per_subtask", JSON_REQUIRED, 1, 100, &b->attempts_per_subtask, err));
+	BL_TRY(json_i32(&o, "stuck_repeats", JSON_REQUIRED, 2, 100, &b->stuck_repeats, err));
+	BL_TRY(json_i32(&o, "no_progress_checkpoints", JSON_REQUIRED, 1, 100, &b->no_progress_checkpoints, err));
+	BL_TRY(json_i32(&o, "correction_rounds", JSON_REQUIRED, 0, 100, &b->correction_rounds, err));
+	BL_TRY(json_num(&o, "wall_time_s", JSON_REQUIRED, 1.0, 30.0 * 86400, &b->wall_time_s, err));
+	BL_TRY(json_num(&o, "arm_time_s", JSON_REQUIRED, 1.0, 30.0 * 86400, &b->arm_time_s, err));
+	BL_TRY(json_num(&o, "cost_max", JSON_REQUIRED, 0.0, 1e9, &b->cost_max, err));
+	BL_TRY(json_i32(&o, "comm_errors", JSON_REQUIRED, 1, 1000, &b->comm_errors, err));
+	BL_TRY(json_num(&o, "heartbeat_stale_s", JSON_REQUIRED, 1.0, 86400.0, &b->heartbeat_stale_s,
 		     err));
 	return json_end(&o, err);
 }
@@ -611,9 +630,6 @@ static void sim_defaults(struct machine *m)
 	s->chart_center_mm[1] = co[1] + 0.5 * cs[1];
 	s->chart_patch_mm = floor(patch);
 	s->chart_gap_mm = floor(patch / 5.0);
-	s->has_markers = 1;
-	s->marker_size_mm = 14.0;   /* vision's finder markers: 7 modules of 2 mm */
-	s->marker_offset_mm = 10.0;
 	s->faults.dry_well_ml = 0.05;
 }
 
@@ -627,15 +643,15 @@ static int load_sim_faults(json_obj *sim, struct machine *m, bl_err *err)
 	rc = json_child(sim, "faults", JSON_OPTIONAL, &o, err);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	TRY(json_num(&o, "drop_frames", JSON_OPTIONAL, 0.0, 1.0, &f->drop_frames, err));
-	TRY(json_num(&o, "corrupt_frames", JSON_OPTIONAL, 0.0, 1.0, &f->corrupt_frames, err));
-	TRY(json_num(&o, "command_failures", JSON_OPTIONAL, 0.0, 1.0, &f->command_failures, err));
-	TRY(json_num(&o, "stall_at_s", JSON_OPTIONAL, 0.0, 1e7, &f->stall_at_s, err));
-	TRY(json_str(&o, "dry_well", JSON_OPTIONAL, f->dry_well, sizeof(f->dry_well), err));
+	BL_TRY(json_num(&o, "drop_frames", JSON_OPTIONAL, 0.0, 1.0, &f->drop_frames, err));
+	BL_TRY(json_num(&o, "corrupt_frames", JSON_OPTIONAL, 0.0, 1.0, &f->corrupt_frames, err));
+	BL_TRY(json_num(&o, "command_failures", JSON_OPTIONAL, 0.0, 1.0, &f->command_failures, err));
+	BL_TRY(json_num(&o, "stall_at_s", JSON_OPTIONAL, 0.0, 1e7, &f->stall_at_s, err));
+	BL_TRY(json_str(&o, "dry_well", JSON_OPTIONAL, f->dry_well, sizeof(f->dry_well), err));
 	if (f->dry_well[0] && !machine_find_well(m, f->dry_well))
 		return json_fail(&o, "dry_well", err, BL_EINVAL, "'%s' is not a well of this machine",
 				 f->dry_well);
-	TRY(json_num(&o, "dry_well_ml", JSON_OPTIONAL, 0.0, 10000.0, &f->dry_well_ml, err));
+	BL_TRY(json_num(&o, "dry_well_ml", JSON_OPTIONAL, 0.0, 10000.0, &f->dry_well_ml, err));
 	rc = json_int(&o, "power_loss_after", JSON_OPTIONAL, 0, 1000000000LL, &n, err);
 	if (rc < 0)
 		return rc;
@@ -660,7 +676,7 @@ static int load_sim_paints(json_obj *sim, struct machine *m, bl_err *err)
 			return json_fail(&o, it->string, err, BL_EINVAL,
 					 "'%s' is not a well of this machine", it->string);
 		snprintf(s->paint_well[i], CFG_NAME_MAX, "%s", it->string);
-		TRY(json_str(&o, it->string, JSON_REQUIRED, s->paint_name[i], CFG_NAME_MAX, err));
+		BL_TRY(json_str(&o, it->string, JSON_REQUIRED, s->paint_name[i], CFG_NAME_MAX, err));
 		if (!s->paint_name[i][0])
 			return json_fail(&o, it->string, err, BL_EINVAL, "must name a paint");
 		s->n_paints++;
@@ -681,7 +697,7 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	if (m->arm_backend != MACHINE_ARM_SIM && m->camera.backend != MACHINE_CAM_SIM)
 		return json_fail(root, "sim", err, BL_EINVAL,
 				 "neither the arm nor the camera is simulated; remove this key");
-	TRY(json_num(&o, "cell_mm", JSON_OPTIONAL, 0.25, 10.0, &s->cell_mm, err));
+	BL_TRY(json_num(&o, "cell_mm", JSON_OPTIONAL, 0.25, 10.0, &s->cell_mm, err));
 	if (m->canvas.size_mm[0] / s->cell_mm * (m->canvas.size_mm[1] / s->cell_mm) > 4e6)
 		return json_fail(&o, "cell_mm", err, BL_EINVAL,
 				 "%g mm makes more than 4 million canvas cells", s->cell_mm);
@@ -690,15 +706,15 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
-		TRY(json_vec(&c, "position_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "position_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
 			     s->cam_position_mm, err));
-		TRY(json_vec(&c, "look_at_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "look_at_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
 			     s->cam_look_at_mm, err));
-		TRY(json_num(&c, "hfov_deg", JSON_REQUIRED, 5.0, 150.0, &s->cam_hfov_deg, err));
+		BL_TRY(json_num(&c, "hfov_deg", JSON_REQUIRED, 5.0, 150.0, &s->cam_hfov_deg, err));
 		if (s->cam_position_mm[2] <= s->cam_look_at_mm[2] + 1.0)
 			return json_fail(&c, "position_mm", err, BL_EINVAL,
 					 "the camera must look down: it is not above look_at_mm");
-		TRY(json_end(&c, err));
+		BL_TRY(json_end(&c, err));
 	}
 
 	rc = json_child(&o, "light", JSON_OPTIONAL, &c, err);
@@ -707,9 +723,9 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	if (rc == 0) {
 		json_obj d;
 
-		TRY(json_enum(&c, "spectrum", JSON_OPTIONAL, machine_sim_light_names,
+		BL_TRY(json_enum(&c, "spectrum", JSON_OPTIONAL, machine_sim_light_names,
 			      &s->light_spectrum, err));
-		TRY(json_vec(&c, "position_mm", JSON_OPTIONAL, 3, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "position_mm", JSON_OPTIONAL, 3, -COORD_MAX_MM, COORD_MAX_MM,
 			     s->light_position_mm, err));
 		if (s->light_position_mm[2] <= m->work_max_mm[2])
 			return json_fail(&c, "position_mm", err, BL_EINVAL,
@@ -719,58 +735,45 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
-			TRY(json_num(&d, "intensity", JSON_OPTIONAL, -0.5, 0.5,
+			BL_TRY(json_num(&d, "intensity", JSON_OPTIONAL, -0.5, 0.5,
 				     &s->drift_intensity_per_h, err));
-			TRY(json_num(&d, "tilt", JSON_OPTIONAL, -0.5, 0.5, &s->drift_tilt_per_h, err));
-			TRY(json_end(&d, err));
+			BL_TRY(json_num(&d, "tilt", JSON_OPTIONAL, -0.5, 0.5, &s->drift_tilt_per_h, err));
+			BL_TRY(json_end(&d, err));
 		}
-		TRY(json_end(&c, err));
+		BL_TRY(json_end(&c, err));
 	}
 
 	rc = json_child(&o, "sensor", JSON_OPTIONAL, &c, err);
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
-		TRY(json_vec(&c, "peaks_nm", JSON_OPTIONAL, 3, 380.0, 780.0, s->sensor_peaks_nm, err));
-		TRY(json_vec(&c, "widths_nm", JSON_OPTIONAL, 3, 5.0, 200.0, s->sensor_widths_nm, err));
-		TRY(json_vec(&c, "wb_error", JSON_OPTIONAL, 2, -0.5, 0.5, s->wb_error, err));
-		TRY(json_num(&c, "full_well_e", JSON_OPTIONAL, 100.0, 1e7, &s->full_well_e, err));
-		TRY(json_num(&c, "read_noise_e", JSON_OPTIONAL, 0.0, 1000.0, &s->read_noise_e, err));
-		TRY(json_num(&c, "vignetting", JSON_OPTIONAL, 0.0, 1.0, &s->vignetting, err));
-		TRY(json_i32(&c, "jpeg_quality", JSON_OPTIONAL, 1, 100, &s->jpeg_quality, err));
-		TRY(json_end(&c, err));
+		BL_TRY(json_vec(&c, "peaks_nm", JSON_OPTIONAL, 3, 380.0, 780.0, s->sensor_peaks_nm, err));
+		BL_TRY(json_vec(&c, "widths_nm", JSON_OPTIONAL, 3, 5.0, 200.0, s->sensor_widths_nm, err));
+		BL_TRY(json_vec(&c, "wb_error", JSON_OPTIONAL, 2, -0.5, 0.5, s->wb_error, err));
+		BL_TRY(json_num(&c, "full_well_e", JSON_OPTIONAL, 100.0, 1e7, &s->full_well_e, err));
+		BL_TRY(json_num(&c, "read_noise_e", JSON_OPTIONAL, 0.0, 1000.0, &s->read_noise_e, err));
+		BL_TRY(json_num(&c, "vignetting", JSON_OPTIONAL, 0.0, 1.0, &s->vignetting, err));
+		BL_TRY(json_i32(&c, "jpeg_quality", JSON_OPTIONAL, 1, 100, &s->jpeg_quality, err));
+		BL_TRY(json_end(&c, err));
 	}
 
-	TRY(load_sim_paints(&o, m, err));
-	TRY(json_num(&o, "batch_variation", JSON_OPTIONAL, 0.0, 0.5, &s->batch_variation, err));
-	TRY(json_num(&o, "arm_noise_mm", JSON_OPTIONAL, 0.0, 10.0, &s->arm_noise_mm, err));
-	TRY(json_num(&o, "dispense_sd", JSON_OPTIONAL, 0.0, 0.5, &s->dispense_sd, err));
-	TRY(json_num(&o, "drying_s", JSON_OPTIONAL, 0.0, 1e6, &s->drying_s, err));
+	BL_TRY(load_sim_paints(&o, m, err));
+	BL_TRY(json_num(&o, "batch_variation", JSON_OPTIONAL, 0.0, 0.5, &s->batch_variation, err));
+	BL_TRY(json_num(&o, "arm_noise_mm", JSON_OPTIONAL, 0.0, 10.0, &s->arm_noise_mm, err));
+	BL_TRY(json_num(&o, "dispense_sd", JSON_OPTIONAL, 0.0, 0.5, &s->dispense_sd, err));
+	BL_TRY(json_num(&o, "drying_s", JSON_OPTIONAL, 0.0, 1e6, &s->drying_s, err));
 
 	rc = json_child(&o, "chart", JSON_OPTIONAL, &c, err);
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
-		TRY(json_vec(&c, "center_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "center_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
 			     s->chart_center_mm, err));
-		TRY(json_num(&c, "patch_mm", JSON_REQUIRED, 5.0, 200.0, &s->chart_patch_mm, err));
-		TRY(json_num(&c, "gap_mm", JSON_REQUIRED, 0.0, 50.0, &s->chart_gap_mm, err));
-		TRY(json_end(&c, err));
+		BL_TRY(json_num(&c, "patch_mm", JSON_REQUIRED, 5.0, 200.0, &s->chart_patch_mm, err));
+		BL_TRY(json_num(&c, "gap_mm", JSON_REQUIRED, 0.0, 50.0, &s->chart_gap_mm, err));
+		BL_TRY(json_end(&c, err));
 	}
-	rc = json_child(&o, "markers", JSON_OPTIONAL, &c, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		TRY(json_num(&c, "size_mm", JSON_REQUIRED, 5.0, 200.0, &s->marker_size_mm, err));
-		TRY(json_num(&c, "offset_mm", JSON_REQUIRED, 0.0, 500.0, &s->marker_offset_mm, err));
-		/* The marker's paper (its quiet zone included) is 9/7 of its side. */
-		if (s->marker_offset_mm < 4.5 / 7.0 * s->marker_size_mm)
-			return json_fail(&c, "offset_mm", err, BL_EINVAL,
-					 "%g is less than 9/14 of size_mm: the markers would lie on "
-					 "the canvas", s->marker_offset_mm);
-		TRY(json_end(&c, err));
-	}
-	TRY(load_sim_faults(&o, m, err));
+	BL_TRY(load_sim_faults(&o, m, err));
 	return json_end(&o, err);
 }
 
@@ -833,58 +836,49 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 
 static int load_root(json_obj *root, struct machine *m, bl_err *err)
 {
-	char kind[32];
-	long long version;
 	json_obj o;
 
-	TRY(json_str(root, "kind", JSON_REQUIRED, kind, sizeof(kind), err));
-	if (strcmp(kind, "machine") != 0)
-		return json_fail(root, "kind", err, BL_EINVAL, "is '%s', expected 'machine'", kind);
-	TRY(json_int(root, "version", JSON_REQUIRED, 0, 1000000, &version, err));
-	if (version != 1)
-		return json_fail(root, "version", err, BL_EINVAL,
-				 "schema version %lld is not supported (this brushloop reads 1)",
-				 version);
-	TRY(json_str(root, "name", JSON_REQUIRED, m->name, sizeof(m->name), err));
+	BL_TRY(json_kind(root, "machine", 1, err));
+	BL_TRY(json_str(root, "name", JSON_REQUIRED, m->name, sizeof(m->name), err));
 
-	TRY(json_child(root, "work_area", JSON_REQUIRED, &o, err));
-	TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->work_min_mm,
+	BL_TRY(json_child(root, "work_area", JSON_REQUIRED, &o, err));
+	BL_TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->work_min_mm,
 		     err));
-	TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->work_max_mm,
+	BL_TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->work_max_mm,
 		     err));
 	for (int i = 0; i < 3; i++)
 		if (m->work_min_mm[i] >= m->work_max_mm[i])
 			return json_fail(&o, "max_mm", err, BL_EINVAL,
 					 "must exceed min_mm on every axis");
-	TRY(json_end(&o, err));
+	BL_TRY(json_end(&o, err));
 
-	TRY(json_child(root, "arm", JSON_REQUIRED, &o, err));
-	TRY(json_enum(&o, "backend", JSON_REQUIRED, machine_arm_backend_names, &m->arm_backend,
+	BL_TRY(json_child(root, "arm", JSON_REQUIRED, &o, err));
+	BL_TRY(json_enum(&o, "backend", JSON_REQUIRED, machine_arm_backend_names, &m->arm_backend,
 		      err));
-	TRY(load_connection(&o, m, err));
-	TRY(load_kinematics(&o, m, err));
-	TRY(json_vec(&o, "home_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->home_mm, err));
-	TRY(check_point_in_work(&o, "home_mm", m, m->home_mm, err));
-	TRY(json_end(&o, err));
+	BL_TRY(load_connection(&o, m, err));
+	BL_TRY(load_kinematics(&o, m, err));
+	BL_TRY(json_vec(&o, "home_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->home_mm, err));
+	BL_TRY(check_point_in_work(&o, "home_mm", m, m->home_mm, err));
+	BL_TRY(json_end(&o, err));
 
-	TRY(json_num(root, "travel_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_num(root, "travel_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
 		     &m->travel_z_mm, err));
 	if (m->travel_z_mm < m->work_min_mm[2] || m->travel_z_mm > m->work_max_mm[2])
 		return json_fail(root, "travel_z_mm", err, BL_EINVAL,
 				 "%g lies outside work_area z", m->travel_z_mm);
 
-	TRY(load_zones(root, m, err));
-	TRY(load_brushes(root, m, err));
-	TRY(check_unique_names(root, m, err));
-	TRY(load_limits(root, m, err));
-	TRY(load_safety(root, m, err));
-	TRY(load_tolerances(root, m, err));
-	TRY(load_mixing(root, m, err));
-	TRY(load_camera(root, m, err));
-	TRY(load_calibration(root, m, err));
-	TRY(load_costs(root, m, err));
-	TRY(load_brakes(root, m, err));
-	TRY(load_sim(root, m, err));
+	BL_TRY(load_zones(root, m, err));
+	BL_TRY(load_brushes(root, m, err));
+	BL_TRY(check_unique_names(root, m, err));
+	BL_TRY(load_limits(root, m, err));
+	BL_TRY(load_safety(root, m, err));
+	BL_TRY(load_tolerances(root, m, err));
+	BL_TRY(load_mixing(root, m, err));
+	BL_TRY(load_camera(root, m, err));
+	BL_TRY(load_calibration(root, m, err));
+	BL_TRY(load_costs(root, m, err));
+	BL_TRY(load_brakes(root, m, err));
+	BL_TRY(load_sim(root, m, err));
 	return json_end(root, err);
 }
 

@@ -67,6 +67,8 @@ struct machine_canvas {
 	double origin_mm[2];  /* machine x, y of the canvas's corner at canvas (0, 0) */
 	double size_mm[2];    /* width (along machine x) and height (along machine y) */
 	double surface_z_mm;  /* z where the brush touches the canvas */
+	double marker_size_mm;   /* corner markers (vision/canvas.h): side of the ink square */
+	double marker_offset_mm; /* their centres' distance outside each corner, along x and y */
 };
 
 struct machine_brush {
@@ -208,8 +210,6 @@ struct machine_sim {
 	int has_chart;               /* a colour chart for the "chart" scene */
 	double chart_center_mm[2];
 	double chart_patch_mm, chart_gap_mm;
-	int has_markers;             /* corner markers beside the canvas */
-	double marker_size_mm, marker_offset_mm;
 	struct machine_sim_faults faults;
 };
 

@@ -9,13 +9,6 @@
 #include "base/json.h"
 #include "base/strbuf.h"
 
-#define TRY(expr)                      \
-	do {                           \
-		int rc_ = (expr);      \
-		if (rc_ < 0)           \
-			return rc_;    \
-	} while (0)
-
 /* Reads an array of exactly n numbers of any length up to PALETTE_MAX_BANDS. */
 static int load_bands(json_obj *o, const char *key, int n, double lo, double hi, double *out,
 		      bl_err *err)
@@ -23,7 +16,7 @@ static int load_bands(json_obj *o, const char *key, int n, double lo, double hi,
 	const cJSON *arr, *it;
 	size_t count, i = 0;
 
-	TRY(json_array(o, key, JSON_REQUIRED, PALETTE_MAX_BANDS, &arr, &count, err));
+	BL_TRY(json_array(o, key, JSON_REQUIRED, PALETTE_MAX_BANDS, &arr, &count, err));
 	if ((int)count != n)
 		return json_fail(o, key, err, BL_EINVAL, "has %zu values, wavelengths_nm has %d",
 				 count, n);
@@ -51,7 +44,7 @@ static int load_wavelengths(json_obj *root, struct palette *p, bl_err *err)
 		return rc;
 	if (n < 3)
 		return json_fail(root, "wavelengths_nm", err, BL_EINVAL, "needs at least 3 bands");
-	TRY(load_bands(root, "wavelengths_nm", (int)n, 300.0, 1000.0, p->wavelengths_nm, err));
+	BL_TRY(load_bands(root, "wavelengths_nm", (int)n, 300.0, 1000.0, p->wavelengths_nm, err));
 	for (size_t i = 1; i < n; i++)
 		if (p->wavelengths_nm[i] <= p->wavelengths_nm[i - 1])
 			return json_fail(root, "wavelengths_nm", err, BL_EINVAL,
@@ -63,7 +56,7 @@ static int load_wavelengths(json_obj *root, struct palette *p, bl_err *err)
 
 static int load_lab(json_obj *o, const char *key, double lab[3], bl_err *err)
 {
-	TRY(json_vec(o, key, JSON_REQUIRED, 3, -200.0, 200.0, lab, err));
+	BL_TRY(json_vec(o, key, JSON_REQUIRED, 3, -200.0, 200.0, lab, err));
 	if (lab[0] < 0.0 || lab[0] > 100.0)
 		return json_fail(o, key, err, BL_EINVAL, "L=%g is outside 0..100", lab[0]);
 	return 0;
@@ -76,8 +69,8 @@ static int load_measured(json_obj *paint, struct palette_paint *pp, bl_err *err)
 	size_t n, i = 0;
 	int rc;
 
-	TRY(json_child(paint, "measured", JSON_REQUIRED, &o, err));
-	TRY(load_lab(&o, "masstone_lab", pp->masstone_lab, err));
+	BL_TRY(json_child(paint, "measured", JSON_REQUIRED, &o, err));
+	BL_TRY(load_lab(&o, "masstone_lab", pp->masstone_lab, err));
 	rc = json_array(&o, "tints", JSON_OPTIONAL, PALETTE_MAX_TINTS, &arr, &n, err);
 	if (rc < 0)
 		return rc;
@@ -85,15 +78,15 @@ static int load_measured(json_obj *paint, struct palette_paint *pp, bl_err *err)
 		cJSON_ArrayForEach(it, arr) {
 			struct palette_tint *pt = &pp->tints[i];
 
-			TRY(json_item_obj(&o, "tints", it, i, &t, err));
-			TRY(json_num(&t, "paint_fraction", JSON_REQUIRED, 0.0, 1.0,
+			BL_TRY(json_item_obj(&o, "tints", it, i, &t, err));
+			BL_TRY(json_num(&t, "paint_fraction", JSON_REQUIRED, 0.0, 1.0,
 				     &pt->paint_fraction, err));
 			if (pt->paint_fraction <= 0.0 || pt->paint_fraction >= 1.0)
 				return json_fail(&t, "paint_fraction", err, BL_EINVAL,
 						 "%g must lie strictly between 0 and 1",
 						 pt->paint_fraction);
-			TRY(load_lab(&t, "lab", pt->lab, err));
-			TRY(json_end(&t, err));
+			BL_TRY(load_lab(&t, "lab", pt->lab, err));
+			BL_TRY(json_end(&t, err));
 			i++;
 		}
 		pp->n_tints = (int)n;
@@ -110,10 +103,10 @@ static int load_spectral(json_obj *paint, const struct palette *p, struct palett
 	if (p->n_bands == 0)
 		return json_fail(paint, "spectral", err, BL_EINVAL,
 				 "spectral data needs wavelengths_nm at the top level");
-	TRY(json_child(paint, "spectral", JSON_REQUIRED, &o, err));
+	BL_TRY(json_child(paint, "spectral", JSON_REQUIRED, &o, err));
 	/* K and S of real paints relative to white's S = 1 stay well below 1e4. */
-	TRY(load_bands(&o, "k", p->n_bands, 0.0, 1e4, pp->k, err));
-	TRY(load_bands(&o, "s", p->n_bands, 0.0, 1e4, pp->s, err));
+	BL_TRY(load_bands(&o, "k", p->n_bands, 0.0, 1e4, pp->k, err));
+	BL_TRY(load_bands(&o, "s", p->n_bands, 0.0, 1e4, pp->s, err));
 	pp->has_spectral = 1;
 	return json_end(&o, err);
 }
@@ -125,15 +118,15 @@ static int load_paint(json_obj *root, const cJSON *item, size_t i, struct palett
 	int has_s, has_m;
 	json_obj o;
 
-	TRY(json_item_obj(root, "paints", item, i, &o, err));
-	TRY(json_str(&o, "name", JSON_REQUIRED, pp->name, sizeof(pp->name), err));
+	BL_TRY(json_item_obj(root, "paints", item, i, &o, err));
+	BL_TRY(json_str(&o, "name", JSON_REQUIRED, pp->name, sizeof(pp->name), err));
 	if (!pp->name[0])
 		return json_fail(&o, "name", err, BL_EINVAL, "must not be empty");
 	for (size_t j = 0; j < i; j++)
 		if (strcmp(p->paints[j].name, pp->name) == 0)
 			return json_fail(&o, "name", err, BL_EINVAL, "'%s' is used twice", pp->name);
-	TRY(json_str(&o, "pigment", JSON_OPTIONAL, pp->pigment, sizeof(pp->pigment), err));
-	TRY(json_str(&o, "well", JSON_REQUIRED, pp->well, sizeof(pp->well), err));
+	BL_TRY(json_str(&o, "pigment", JSON_OPTIONAL, pp->pigment, sizeof(pp->pigment), err));
+	BL_TRY(json_str(&o, "well", JSON_REQUIRED, pp->well, sizeof(pp->well), err));
 	has_s = cJSON_HasObjectItem(o.node, "spectral");
 	has_m = cJSON_HasObjectItem(o.node, "measured");
 	if (has_s && has_m)
@@ -143,37 +136,28 @@ static int load_paint(json_obj *root, const cJSON *item, size_t i, struct palett
 		return json_fail(&o, NULL, err, BL_EINVAL,
 				 "needs optical data: \"spectral\" (k, s) or \"measured\" (masstone_lab, tints)");
 	if (has_s)
-		TRY(load_spectral(&o, p, pp, err));
+		BL_TRY(load_spectral(&o, p, pp, err));
 	else
-		TRY(load_measured(&o, pp, err));
+		BL_TRY(load_measured(&o, pp, err));
 	return json_end(&o, err);
 }
 
 static int load_root(json_obj *root, struct palette *p, bl_err *err)
 {
 	const cJSON *arr, *it;
-	char kind[32];
-	long long version;
 	size_t n, i = 0;
 	int need_white = 0;
 
-	TRY(json_str(root, "kind", JSON_REQUIRED, kind, sizeof(kind), err));
-	if (strcmp(kind, "palette") != 0)
-		return json_fail(root, "kind", err, BL_EINVAL, "is '%s', expected 'palette'", kind);
-	TRY(json_int(root, "version", JSON_REQUIRED, 0, 1000000, &version, err));
-	if (version != 1)
-		return json_fail(root, "version", err, BL_EINVAL,
-				 "schema version %lld is not supported (this brushloop reads 1)",
-				 version);
-	TRY(json_str(root, "name", JSON_REQUIRED, p->name, sizeof(p->name), err));
-	TRY(json_str(root, "notice", JSON_OPTIONAL, p->notice, sizeof(p->notice), err));
-	TRY(json_str(root, "white", JSON_OPTIONAL, p->white, sizeof(p->white), err));
-	TRY(load_wavelengths(root, p, err));
-	TRY(json_array(root, "paints", JSON_REQUIRED, PALETTE_MAX_PAINTS, &arr, &n, err));
+	BL_TRY(json_kind(root, "palette", 1, err));
+	BL_TRY(json_str(root, "name", JSON_REQUIRED, p->name, sizeof(p->name), err));
+	BL_TRY(json_str(root, "notice", JSON_OPTIONAL, p->notice, sizeof(p->notice), err));
+	BL_TRY(json_str(root, "white", JSON_OPTIONAL, p->white, sizeof(p->white), err));
+	BL_TRY(load_wavelengths(root, p, err));
+	BL_TRY(json_array(root, "paints", JSON_REQUIRED, PALETTE_MAX_PAINTS, &arr, &n, err));
 	if (n == 0)
 		return json_fail(root, "paints", err, BL_EINVAL, "needs at least one paint");
 	cJSON_ArrayForEach(it, arr) {
-		TRY(load_paint(root, it, i, p, err));
+		BL_TRY(load_paint(root, it, i, p, err));
 		if (p->paints[i].n_tints)
 			need_white = 1;
 		i++;

@@ -322,37 +322,73 @@ extern "C" int cv_find_markers(const struct cv_view *grey, double min_side_px,
 	double min_side = std::max(6.0, min_side_px / scale);
 	std::vector<struct cv_marker> found;
 	for (size_t i = 0; i < contours.size(); i++) {
-		double a0 = cv::contourArea(contours[i]);
-		if (a0 < min_side * min_side || hier[i][2] < 0)
+		/* Only ink outlines: a contour at odd depth is the edge of a hole. */
+		int depth = 0;
+		for (int p = hier[i][3]; p >= 0; p = hier[p][3])
+			depth++;
+		if (depth % 2 || hier[i][2] < 0)
 			continue;
-		/* The hole of the ring, then the largest dark blob inside the hole. */
-		int j = hier[i][2], k = -1;
+		double a0 = cv::contourArea(contours[i]);
+		if (a0 < min_side * min_side)
+			continue;
+		/*
+		 * One paper hole of (2/3)^2 = 0.44 the area; inside it nothing, or
+		 * (the origin) one ink core of (1/3)^2 = 0.11. Specks below 2 % of
+		 * the marker are noise; anything else bigger is not a marker.
+		 */
+		int j = -1, k = -1, extra = 0;
 		double a1 = 0.0, a2 = 0.0;
-		for (int c = j; c >= 0; c = hier[c][0]) {
+		for (int c = hier[i][2]; c >= 0; c = hier[c][0]) {
 			double a = cv::contourArea(contours[c]);
 			if (a > a1) {
+				extra += a1 > 0.02 * a0;
 				a1 = a;
 				j = c;
+			} else {
+				extra += a > 0.02 * a0;
 			}
 		}
+		if (j < 0 || extra || a1 < 0.25 * a0 || a1 > 0.65 * a0)
+			continue;
 		for (int c = hier[j][2]; c >= 0; c = hier[c][0]) {
 			double a = cv::contourArea(contours[c]);
 			if (a > a2) {
+				extra += a2 > 0.02 * a0;
 				a2 = a;
 				k = c;
+			} else {
+				extra += a > 0.02 * a0;
 			}
 		}
-		if (k < 0 || a1 < 0.25 * a0 || a1 > 0.8 * a0 || a2 < 0.06 * a0 || a2 > 0.4 * a0)
+		bool origin = k >= 0 && a2 > 0.02 * a0;
+		if (extra || (origin && (a2 < 0.05 * a0 || a2 > 0.2 * a0)))
 			continue;
+		/*
+		 * Squares, not round things with a rim (a water pot, a wipe pad): the
+		 * four-point approximation of a four-cornered outline covers all of
+		 * it, of a circle only 64 %.
+		 */
+		std::vector<cv::Point> hole;
+		cv::approxPolyDP(contours[j], hole, 0.08 * cv::arcLength(contours[j], true), true);
+		if (hole.size() != 4 || std::fabs(cv::contourArea(hole) - a1) > 0.12 * a1)
+			continue;
+		cv::Moments mo = cv::moments(contours[i]), mj = cv::moments(contours[j]);
+		if (mo.m00 <= 0 || mj.m00 <= 0)
+			continue;
+		cv::Point2d co(mo.m10 / mo.m00, mo.m01 / mo.m00), cj(mj.m10 / mj.m00, mj.m01 / mj.m00);
+		if (cv::norm(co - cj) > 0.15 * std::sqrt(a0))
+			continue;
+		if (origin) {
+			cv::Moments mk = cv::moments(contours[k]);
+			if (mk.m00 <= 0 ||
+			    cv::norm(co - cv::Point2d(mk.m10 / mk.m00, mk.m01 / mk.m00)) >
+				    0.15 * std::sqrt(a0))
+				continue;
+		}
 		std::vector<cv::Point> quad;
 		cv::approxPolyDP(contours[i], quad, 0.06 * cv::arcLength(contours[i], true), true);
-		if (quad.size() != 4 || !cv::isContourConvex(quad))
-			continue;
-		cv::Moments mo = cv::moments(contours[i]), mk = cv::moments(contours[k]);
-		if (mo.m00 <= 0 || mk.m00 <= 0)
-			continue;
-		cv::Point2d co(mo.m10 / mo.m00, mo.m01 / mo.m00), ck(mk.m10 / mk.m00, mk.m01 / mk.m00);
-		if (cv::norm(co - ck) > 0.2 * std::sqrt(a0))
+		if (quad.size() != 4 || !cv::isContourConvex(quad) ||
+		    std::fabs(cv::contourArea(quad) - a0) > 0.12 * a0)
 			continue;
 
 		cv::Point2f q[4];
@@ -367,7 +403,8 @@ extern "C" int cv_find_markers(const struct cv_view *grey, double min_side_px,
 		 * edge; the corner search finds the edges' true crossing.
 		 */
 		std::vector<cv::Point2f> pts(q, q + 4);
-		int win = std::max(2, std::min(8, (int)(side / 8.0)));
+		/* Within half the ink border (S/6) and the quiet zone beyond it: other edges stay out. */
+		int win = std::max(2, std::min(8, (int)(side / 12.0)));
 		cv::cornerSubPix(g, pts, cv::Size(win, win), cv::Size(-1, -1),
 				 cv::TermCriteria(cv::TermCriteria::COUNT | cv::TermCriteria::EPS, 40,
 						  0.01));
@@ -386,9 +423,10 @@ extern "C" int cv_find_markers(const struct cv_view *grey, double min_side_px,
 			m.corners[2 * v + 1] = q[v].y;
 		}
 		m.side_px = side;
+		m.origin = origin;
 		found.push_back(m);
 	}
-	/* A marker's core can itself pass as a smaller marker's ring only in theory; drop nested duplicates. */
+	/* Nothing inside a marker passes as another, but a blurred one may show twice: keep the larger. */
 	std::sort(found.begin(), found.end(),
 		  [](const struct cv_marker &x, const struct cv_marker &y) { return x.side_px > y.side_px; });
 	std::vector<struct cv_marker> kept;

@@ -1,4 +1,4 @@
-/* cv.h: plain C functions over OpenCV (homography, warps, resampling, lens distortion, marker detection); the only door to C++ in the host. */
+/* cv.h: plain C functions over OpenCV (homography, warps, resampling, lens distortion, corner-marker detection); the only door to C++ in the host. */
 #ifndef BL_CV_CV_H
 #define BL_CV_CV_H
 
@@ -62,18 +62,20 @@ int cv_resize(const struct cv_view *src, struct cv_view *dst, bl_err *err);
 int cv_grey(const struct cv_view *rgb, struct cv_view *grey, bl_err *err);
 
 /*
- * A square finder marker: a dark square ring, a light ring, a dark core, in
- * widths 1:1:3:1:1 (as a QR code's finder pattern). centre is the crossing of
- * the outer square's diagonals, its corners refined to sub-pixel precision.
+ * A corner marker (vision/canvas.h): an ink square, a paper square of 2/3 its
+ * side inside, and on the origin marker an ink core of 1/3 the side. centre
+ * is the crossing of the outer square's diagonals, its corners refined to
+ * sub-pixel precision.
  */
 struct cv_marker {
 	double centre[2];     /* px */
 	double corners[8];    /* outer square, x, y interleaved, in contour order */
 	double side_px;       /* mean side length */
+	int origin;           /* it has the ink core: the canvas origin's marker */
 };
 
 /*
- * Finds finder markers in a grey image. Markers smaller than min_side_px are
+ * Finds corner markers in a grey image. Markers smaller than min_side_px are
  * ignored. Fills up to max markers, largest first, and sets *n to the number
  * found (which may exceed max).
  */

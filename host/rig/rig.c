@@ -1,9 +1,12 @@
-/* rig.c: chooses the arm and camera backends of a machine file from a table, so new backends register in one place. */
+/* rig.c: chooses the arm and camera backends of a machine file from a table, so every backend registers in one place. */
 #include "rig/rig.h"
 
 #include <string.h>
 
+#include "arm/arm_gcode.h"
+#include "arm/arm_modbus.h"
 #include "sim/sim.h"
+#include "vision/cam_open.h"
 
 static int open_sim_world(struct rig *r, const struct rig_options *o, bl_err *err)
 {
@@ -29,29 +32,69 @@ static int open_sim_arm(struct rig *r, const struct rig_options *o, bl_err *err)
 	return rc;
 }
 
-static int open_sim_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+static int open_modbus_arm(struct rig *r, const struct rig_options *o, bl_err *err)
 {
-	if (!r->sim)
-		return bl_fail(err, BL_EINVAL, "%s: the sim camera films the simulated world and "
-			       "needs arm.backend \"sim\"", r->m.file);
 	(void)o;
-	r->cam = sim_camera(r->sim);
-	return 0;
+	return arm_modbus_open(&r->m, r->clock, &r->arm, err);
 }
 
-/* Backends by the machine file's names; others (modbus, gcode, v4l2, replay) add their entry here. */
+static int open_gcode_arm(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	(void)o;
+	return arm_gcode_open(&r->m, r->clock, &r->arm, err);
+}
+
+static int open_sim_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	int rc;
+
+	if (r->m.arm_backend != MACHINE_ARM_SIM)
+		return bl_fail(err, BL_EINVAL, "%s: the sim camera films the simulated world and "
+			       "needs arm.backend \"sim\"", r->m.file);
+	rc = open_sim_world(r, o, err);
+	if (rc == 0)
+		r->cam = sim_camera(r->sim);
+	return rc;
+}
+
+static int open_v4l2_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	int rc = cam_v4l2_open(&r->cam_store, &r->m, r->clock, err);
+
+	(void)o;
+	if (rc == 0)
+		r->cam = &r->cam_store;
+	return rc;
+}
+
+static int open_replay_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	int rc = cam_replay_open(&r->cam_store, &r->m, r->clock, err);
+
+	(void)o;
+	if (rc == 0)
+		r->cam = &r->cam_store;
+	return rc;
+}
+
+/* Backends by the machine file's names: a new one adds its entry here and nowhere else. */
 static const struct {
 	int backend;
 	int (*open)(struct rig *r, const struct rig_options *o, bl_err *err);
 } arm_backends[] = {
 	{ MACHINE_ARM_SIM, open_sim_arm },
+	{ MACHINE_ARM_MODBUS, open_modbus_arm },
+	{ MACHINE_ARM_GCODE, open_gcode_arm },
 }, cam_backends[] = {
 	{ MACHINE_CAM_SIM, open_sim_camera },
+	{ MACHINE_CAM_V4L2, open_v4l2_camera },
+	{ MACHINE_CAM_REPLAY, open_replay_camera },
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r, bl_err *err)
+static int open_parts(const struct machine *m, const struct rig_options *o, int with_arm,
+		      struct rig *r, bl_err *err)
 {
 	size_t i;
 	int rc;
@@ -67,14 +110,16 @@ int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r
 		if (rc)
 			return rc;
 	}
-	for (i = 0; i < N_OF(arm_backends) && arm_backends[i].backend != m->arm_backend; i++)
-		;
-	if (i == N_OF(arm_backends))
-		return bl_fail(err, BL_EINVAL, "%s: arm backend '%s' is not built into this "
-			       "brushloop", m->file, machine_arm_backend_names[m->arm_backend]);
-	rc = arm_backends[i].open(r, o, err);
-	if (rc)
-		goto out_close;
+	if (with_arm) {
+		for (i = 0; i < N_OF(arm_backends) && arm_backends[i].backend != m->arm_backend; i++)
+			;
+		if (i == N_OF(arm_backends))
+			return bl_fail(err, BL_EINVAL, "%s: arm backend '%s' is not built into this "
+				       "brushloop", m->file, machine_arm_backend_names[m->arm_backend]);
+		rc = arm_backends[i].open(r, o, err);
+		if (rc)
+			goto out_close;
+	}
 	for (i = 0; i < N_OF(cam_backends) && cam_backends[i].backend != m->camera.backend; i++)
 		;
 	if (i == N_OF(cam_backends)) {
@@ -90,6 +135,17 @@ int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r
 out_close:
 	rig_close(r);
 	return rc;
+}
+
+int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r, bl_err *err)
+{
+	return open_parts(m, o, 1, r, err);
+}
+
+int rig_open_camera(const struct machine *m, const struct rig_options *o, struct rig *r,
+		    bl_err *err)
+{
+	return open_parts(m, o, 0, r, err);
 }
 
 void rig_close(struct rig *r)

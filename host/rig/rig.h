@@ -1,4 +1,4 @@
-/* rig.h: opens the arm, the camera and the clock a machine file names, through a small table of backends. */
+/* rig.h: opens the arm, the camera and the clock a machine file names, through the one table that maps backends to implementations. */
 #ifndef BL_RIG_RIG_H
 #define BL_RIG_RIG_H
 
@@ -22,22 +22,35 @@ struct rig_options {
 
 struct sim;
 
-/* What rig_open opened; the machine copy carries the fault overrides. */
+/*
+ * What rig_open opened; the machine copy carries the fault overrides. The
+ * backends keep pointers into it: a rig stays where it was opened until
+ * rig_close.
+ */
 struct rig {
 	struct machine m;
 	clk vclock;                /* the simulator's virtual clock */
 	clk *clock;                /* vclock, or the monotonic clock for hardware */
-	struct arm *arm;
+	struct arm *arm;           /* NULL after rig_open_camera */
 	struct camera *cam;
+	struct camera cam_store;   /* for camera backends that fill a caller's struct (v4l2, replay) */
 	struct sim *sim;           /* the simulated world when a backend is "sim", else NULL */
 };
 
 /*
- * Opens the arm and camera backends m names, and the clock they share. A
- * backend that is not built in is an error naming it. On failure nothing
- * stays open.
+ * Opens the arm and camera backends m names (sim, modbus, gcode; sim, v4l2,
+ * replay), and the clock they share. A backend that is not built in is an
+ * error naming it. On failure nothing stays open. o may be NULL.
  */
 int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r, bl_err *err);
+
+/*
+ * Opens only the camera (and, for the sim camera, the simulated world it
+ * films): for commands that look and never move, so no arm is connected.
+ */
+int rig_open_camera(const struct machine *m, const struct rig_options *o, struct rig *r,
+		    bl_err *err);
+
 void rig_close(struct rig *r);
 
 #endif

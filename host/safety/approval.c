@@ -126,11 +126,35 @@ static void add_point(cJSON *o, const char *key, const arm_point *p)
 	json_add_vec(o, key, v, 3);
 }
 
+void gate_request_add_motion(cJSON *o, const struct gate_request *r)
+{
+	cJSON *why, *zones;
+
+	add_point(o, "from_mm", &r->from);
+	add_point(o, "to_mm", &r->to);
+	cJSON_AddNumberToObject(o, "speed_mm_s", r->speed_mm_s);
+	zones = cJSON_AddArrayToObject(o, "zones");
+	for (int k = 0; k < ARM_ZONE_COUNT; k++)
+		if (r->zones & (1u << k))
+			cJSON_AddItemToArray(zones, cJSON_CreateString(arm_zone_names[k]));
+	why = cJSON_AddArrayToObject(o, "why");
+	for (int i = 0; i < r->n_why; i++) {
+		cJSON *w = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(w, "reason", gate_reason_names[r->why[i].reason]);
+		cJSON_AddStringToObject(w, "field", r->why[i].field);
+		cJSON_AddStringToObject(w, "detail", r->why[i].detail);
+		cJSON_AddItemToArray(why, w);
+	}
+	if (r->preview[0])
+		cJSON_AddStringToObject(o, "preview", r->preview);
+}
+
 int gate_request_write(const char *run_dir, const struct gate_request *r,
 		       const struct gate_decision *d, bl_err *err)
 {
 	char path[PATH_MAX];
-	cJSON *o, *why, *zones, *action;
+	cJSON *o, *action;
 	int rc = id_path(run_dir, r->id, ".json", path, sizeof(path), err);
 
 	if (rc)
@@ -149,26 +173,9 @@ int gate_request_write(const char *run_dir, const struct gate_request *r,
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)r->created_wall_ms);
 	cJSON_AddNumberToObject(o, "action_index", (double)r->index);
 	cJSON_AddItemToObject(o, "action", action);
-	add_point(o, "from_mm", &r->from);
-	add_point(o, "to_mm", &r->to);
-	cJSON_AddNumberToObject(o, "speed_mm_s", r->speed_mm_s);
+	gate_request_add_motion(o, r);
 	cJSON_AddNumberToObject(o, "length_mm", r->length_mm);
 	cJSON_AddNumberToObject(o, "segments", (double)r->n_segments);
-	zones = cJSON_AddArrayToObject(o, "zones");
-	for (int k = 0; k < ARM_ZONE_COUNT; k++)
-		if (r->zones & (1u << k))
-			cJSON_AddItemToArray(zones, cJSON_CreateString(arm_zone_names[k]));
-	why = cJSON_AddArrayToObject(o, "why");
-	for (int i = 0; i < r->n_why; i++) {
-		cJSON *w = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(w, "reason", gate_reason_names[r->why[i].reason]);
-		cJSON_AddStringToObject(w, "field", r->why[i].field);
-		cJSON_AddStringToObject(w, "detail", r->why[i].detail);
-		cJSON_AddItemToArray(why, w);
-	}
-	if (r->preview[0])
-		cJSON_AddStringToObject(o, "preview", r->preview);
 	if (d)
 		cJSON_AddItemToObject(o, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
 	rc = json_write_file(path, o, err);
@@ -242,17 +249,12 @@ out:
 static int load_fields(json_obj *o, struct gate_request *r, bl_err *err)
 {
 	const cJSON *arr, *it, *action;
-	char kind[32], status[16];
+	char status[16];
 	long long v;
 	size_t n, i = 0;
 	int rc, k;
 
-	if ((rc = json_str(o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)))
-		return rc;
-	if (strcmp(kind, "approval_request") != 0)
-		return json_fail(o, "kind", err, BL_EINVAL, "is '%s', expected 'approval_request'",
-				 kind);
-	if ((rc = json_int(o, "version", JSON_REQUIRED, 1, 1, &v, err)))
+	if ((rc = json_kind(o, "approval_request", 1, err)))
 		return rc;
 	{
 		char id[GATE_ID_MAX];

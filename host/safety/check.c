@@ -92,7 +92,9 @@ static void seg_field(const struct arm_action *a, const struct arm_path *p, size
 		return;
 	}
 	case ARM_DIP:
-		snprintf(out, n, "%s", s->zone == ARM_ZONE_WELL ? "depth_mm" : "well");
+		snprintf(out, n, "%s", s->zone == ARM_ZONE_WELL || s->zone == ARM_ZONE_CELL ? "depth_mm"
+				       : a->cell[0]                                     ? "cell"
+											: "well");
 		return;
 	case ARM_STIR:
 		snprintf(out, n, "%s", s->zone == ARM_ZONE_CELL ? "depth_mm" : "cell");
@@ -540,7 +542,8 @@ static int check_static(const struct machine *m, const struct arm_action *a,
 			snprintf(f->message, sizeof(f->message),
 				 "brush: '%s' is not a brush of this machine", a->brush);
 	}
-	if (a->kind == ARM_DIP || a->kind == ARM_DISPENSE) {
+	/* A dip loads from a paint well, or from the mixing cell holding a mixed colour. */
+	if ((a->kind == ARM_DIP && !a->cell[0]) || a->kind == ARM_DISPENSE) {
 		well = machine_find_well(m, a->well);
 		if (!well) {
 			missing = 1;
@@ -549,7 +552,7 @@ static int check_static(const struct machine *m, const struct arm_action *a,
 					 "well: '%s' is not a paint well of this machine", a->well);
 		}
 	}
-	if (a->kind == ARM_DISPENSE || a->kind == ARM_STIR) {
+	if (a->kind == ARM_DISPENSE || a->kind == ARM_STIR || (a->kind == ARM_DIP && a->cell[0])) {
 		cell = machine_find_cell(m, a->cell);
 		if (!cell) {
 			missing = 1;
@@ -589,17 +592,17 @@ static int check_static(const struct machine *m, const struct arm_action *a,
 			figures(f, ml, m->mixing.cell_max_ml);
 		}
 	}
-	if ((a->kind == ARM_DIP && well) || (a->kind == ARM_STIR && cell)) {
-		const struct machine_station *st = a->kind == ARM_DIP ? well : cell;
+	if ((a->kind == ARM_DIP && (well || cell)) || (a->kind == ARM_STIR && cell)) {
+		const struct machine_station *st = well ? well : cell;
 
 		if (a->depth_mm > st->depth_mm + EPS_MM &&
 		    (f = finding(d, GATE_R_TOO_DEEP, "depth_mm", -1))) {
 			snprintf(f->message, sizeof(f->message),
 				 "depth_mm: %g mm is deeper than %s '%s' allows", a->depth_mm,
-				 a->kind == ARM_DIP ? "well" : "cell", st->name);
+				 well ? "well" : "cell", st->name);
 			snprintf(f->detail, sizeof(f->detail),
 				 "depth_mm: %g mm; %s '%s' has depth_mm %g", a->depth_mm,
-				 a->kind == ARM_DIP ? "well" : "mixing cell", st->name, st->depth_mm);
+				 well ? "well" : "mixing cell", st->name, st->depth_mm);
 			figures(f, a->depth_mm, st->depth_mm);
 		}
 	}

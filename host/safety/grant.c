@@ -188,17 +188,11 @@ static int load_doc(const char *path, const cJSON *doc, struct gate_grants *out,
 {
 	const cJSON *arr, *it;
 	json_obj root;
-	char kind[32];
-	long long version;
 	size_t n, i = 0;
 	int rc;
 
 	if ((rc = json_obj_open(doc, path, "", &root, err)) ||
-	    (rc = json_str(&root, "kind", JSON_REQUIRED, kind, sizeof(kind), err)))
-		return rc;
-	if (strcmp(kind, "grants") != 0)
-		return json_fail(&root, "kind", err, BL_EINVAL, "is '%s', expected 'grants'", kind);
-	if ((rc = json_int(&root, "version", JSON_REQUIRED, 1, 1, &version, err)) ||
+	    (rc = json_kind(&root, "grants", 1, err)) ||
 	    (rc = json_array(&root, "grants", JSON_REQUIRED, MAX_GRANTS, &arr, &n, err)) ||
 	    (rc = json_end(&root, err)))
 		return rc;

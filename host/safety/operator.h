@@ -65,6 +65,9 @@ int gate_request_new_id(const char *run_dir, char *id, size_t n, bl_err *err);
 int gate_request_from_decision(const struct gate_decision *d, const struct arm_action *a,
 			       struct gate_request *r, bl_err *err);
 
+/* Adds what a request asks to move (from, to, speed, zones, why, preview) to o: the file and `pending` show the same. */
+void gate_request_add_motion(cJSON *o, const struct gate_request *r);
+
 int gate_request_write(const char *run_dir, const struct gate_request *r,
 		       const struct gate_decision *d, bl_err *err);
 /* Loads request id with its answer, strictly; a malformed file is an error naming it. */

@@ -1,4 +1,4 @@
-/* cam_open.h: opening the camera a machine file names (v4l2, replay), listing V4L2 devices, and capturing averaged frames for measurement. */
+/* cam_open.h: the v4l2 and replay camera backends' open calls (the rig chooses among them), listing V4L2 devices, and capturing averaged frames for measurement. */
 #ifndef BL_VISION_CAM_OPEN_H
 #define BL_VISION_CAM_OPEN_H
 
@@ -18,12 +18,6 @@ int cam_v4l2_open(struct camera *c, const struct machine *m, clk *clock, bl_err 
  * Running out of frames is an error, never a wrap-around.
  */
 int cam_replay_open(struct camera *c, const struct machine *m, clk *clock, bl_err *err);
-
-/*
- * Opens the machine file's camera. The sim camera lives in sim/ (lower
- * parts never include the simulator): asking for it here is BL_EINVAL.
- */
-int cam_open(struct camera *c, const struct machine *m, clk *clock, bl_err *err);
 
 #define CAM_V4L2_MAX_FORMATS 16
 #define CAM_V4L2_MAX_SIZES 32

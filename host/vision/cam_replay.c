@@ -1,4 +1,4 @@
-/* cam_replay.c: the replay camera (recorded JPEG and PNG frames from a folder or a list file), the backend chooser, and averaged captures. */
+/* cam_replay.c: the replay camera (recorded JPEG and PNG frames from a folder or a list file) and averaged captures. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -194,20 +194,6 @@ out_close:
 	replay_close(c);
 	c->ops = NULL;
 	return rc;
-}
-
-int cam_open(struct camera *c, const struct machine *m, clk *clock, bl_err *err)
-{
-	switch (m->camera.backend) {
-	case MACHINE_CAM_V4L2:
-		return cam_v4l2_open(c, m, clock, err);
-	case MACHINE_CAM_REPLAY:
-		return cam_replay_open(c, m, clock, err);
-	default:
-		memset(c, 0, sizeof(*c));
-		return bl_fail(err, BL_EINVAL, "%s: camera.backend \"%s\" is opened by the simulator, "
-			       "not here", m->file, machine_cam_backend_names[m->camera.backend]);
-	}
 }
 
 int cam_capture_average(struct camera *c, int n, struct img *out, int *locked, bl_err *err)

@@ -9,13 +9,6 @@
 #include "base/json.h"
 #include "base/log.h"
 
-#define TRY(expr)                      \
-	do {                           \
-		int rc_ = (expr);      \
-		if (rc_ < 0)           \
-			return rc_;    \
-	} while (0)
-
 /* Frames and canvases beyond these are typos, not equipment. */
 #define MAX_IMAGE_PX 65536
 #define MAX_CANVAS_MM 10000.0
@@ -23,7 +16,6 @@
 void vis_canvas_init(struct vis_canvas *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->marker_offset_mm = VIS_MARKER_OFFSET_MM;
 	c->error_mm = -1.0;
 }
 
@@ -67,8 +59,8 @@ static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
 	rc = json_child(root, "camera", JSON_OPTIONAL, &o, err);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	TRY(json_vec(&o, "focal_px", JSON_REQUIRED, 2, 1.0, 1e6, f, err));
-	TRY(json_vec(&o, "centre_px", JSON_REQUIRED, 2, -1e5, 1e5, ctr, err));
+	BL_TRY(json_vec(&o, "focal_px", JSON_REQUIRED, 2, 1.0, 1e6, f, err));
+	BL_TRY(json_vec(&o, "centre_px", JSON_REQUIRED, 2, -1e5, 1e5, ctr, err));
 	rc = json_array(&o, "distortion", JSON_OPTIONAL, 8, &arr, &n, err);
 	if (rc < 0)
 		return rc;
@@ -76,7 +68,7 @@ static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
 		if (n != 4 && n != 5 && n != 8)
 			return json_fail(&o, "distortion", err, BL_EINVAL,
 					 "%zu coefficients; give 4 (k1 k2 p1 p2), 5 (+k3) or 8", n);
-		TRY(json_vec(&o, "distortion", JSON_REQUIRED, (int)n, -1e3, 1e3, c->camera.dist,
+		BL_TRY(json_vec(&o, "distortion", JSON_REQUIRED, (int)n, -1e3, 1e3, c->camera.dist,
 			     err));
 		c->camera.ndist = (int)n;
 	}
@@ -154,9 +146,6 @@ int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 	}
 	if ((rc = load_camera(&o, c, err)) < 0)
 		goto out_free;
-	if ((rc = json_num(&o, "marker_offset_mm", JSON_OPTIONAL, 0.0, 1000.0, &c->marker_offset_mm,
-			   err)) < 0)
-		goto out_free;
 	if ((rc = json_num(&o, "error_mm", JSON_OPTIONAL, 0.0, 1000.0, &c->error_mm, err)) < 0)
 		goto out_free;
 	rc = json_end(&o, err);
@@ -192,7 +181,6 @@ int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err)
 				json_add_vec(cam, "distortion", c->camera.dist, c->camera.ndist);
 		}
 	}
-	cJSON_AddNumberToObject(root, "marker_offset_mm", c->marker_offset_mm);
 	if (c->error_mm >= 0.0)
 		cJSON_AddNumberToObject(root, "error_mm", c->error_mm);
 	rc = json_write_file(path, root, err);
@@ -209,19 +197,39 @@ static double local_scale(const double H[9], double x, double y)
 	return 0.5 * (hypot(q[2] - q[0], q[3] - q[1]) + hypot(q[4] - q[0], q[5] - q[1]));
 }
 
-/* Orders four marker centres as canvas (0,0), (W,0), (W,H), (0,H): by angle about their middle. */
-static void order_corners(const struct cv_marker *m, double out[8], double side[4])
+/*
+ * Orders four marker centres as canvas (0,0), (W,0), (W,H), (0,H): the origin
+ * marker first, then the others by angle about their middle. A camera above
+ * the table sees machine x, y turned but never mirrored, so with image y
+ * running down the corners follow in decreasing angle whatever the camera's
+ * rotation. 1 when the markers cannot be ordered (not exactly one origin).
+ */
+static int order_corners(const struct cv_marker *m, double out[8], double side[4])
 {
-	double cx = 0.0, cy = 0.0, ang[4];
-	int idx[4] = { 0, 1, 2, 3 };
+	double cx = 0.0, cy = 0.0, ang[4], a0;
+	int idx[4] = { 0, 1, 2, 3 }, origin = -1;
 
 	for (int i = 0; i < 4; i++) {
 		cx += m[i].centre[0] / 4.0;
 		cy += m[i].centre[1] / 4.0;
+		if (m[i].origin) {
+			if (origin >= 0)
+				return 1;
+			origin = i;
+		}
 	}
-	for (int i = 0; i < 4; i++)
-		ang[i] = atan2(m[i].centre[1] - cy, m[i].centre[0] - cx);
-	/* Image y runs down: angles from -pi are top left, top right, bottom right, bottom left. */
+	if (origin < 0)
+		return 1;
+	a0 = atan2(m[origin].centre[1] - cy, m[origin].centre[0] - cx);
+	/* Angle turned clockwise on screen from the origin marker, in [0, 2 pi). */
+	for (int i = 0; i < 4; i++) {
+		ang[i] = a0 - atan2(m[i].centre[1] - cy, m[i].centre[0] - cx);
+		while (ang[i] < 0.0)
+			ang[i] += 2.0 * M_PI;
+		while (ang[i] >= 2.0 * M_PI)
+			ang[i] -= 2.0 * M_PI;
+	}
+	ang[origin] = -1.0;
 	for (int i = 1; i < 4; i++)
 		for (int j = i; j > 0 && ang[idx[j]] < ang[idx[j - 1]]; j--) {
 			int t = idx[j];
@@ -234,27 +242,27 @@ static void order_corners(const struct cv_marker *m, double out[8], double side[
 		out[2 * i + 1] = m[idx[i]].centre[1];
 		side[i] = m[idx[i]].side_px;
 	}
+	return 0;
 }
 
 static int geometry_from_markers(const struct img *frame, const char *name,
-				 const struct vis_canvas *file, const double size_mm[2],
+				 const struct vis_markers *mk, const struct vis_canvas *file,
 				 struct vis_geometry *g, bl_err *err)
 {
 	struct cv_view rgb = { frame->px, frame->w, frame->h, frame->w * 3, 3 };
 	struct cv_view grey = { NULL, frame->w, frame->h, frame->w, 1 };
-	struct cv_marker mk[8];
+	struct cv_marker found[8];
 	double raw[8], ideal[8], side[4], canvas_pts[8];
-	double o = file ? file->marker_offset_mm : VIS_MARKER_OFFSET_MM;
-	const double *sz = file ? file->size_mm : size_mm;
+	const double *sz = mk->canvas_mm;
 	int n = 0, rc;
 
 	grey.px = malloc((size_t)frame->w * frame->h);
 	if (!grey.px)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	rc = cv_grey(&rgb, &grey, err);
-	/* Markers smaller than 8 px across cannot be told from paint texture. */
+	/* Below 12 px across, the ink border (S/6) is two pixels: paint texture looks alike. */
 	if (rc == 0)
-		rc = cv_find_markers(&grey, 8.0, mk, 8, &n, err);
+		rc = cv_find_markers(&grey, 12.0, found, 8, &n, err);
 	free(grey.px);
 	if (rc)
 		return rc;
@@ -264,11 +272,11 @@ static int geometry_from_markers(const struct img *frame, const char *name,
 			log_info("%s: %d corner marker%s found, need 4", name, n, n == 1 ? "" : "s");
 		return 1;
 	}
-	if (!sz)
-		return bl_fail(err, BL_EINVAL,
-			       "%s: corner markers found but the canvas size is unknown (give a "
-			       "machine file)", name);
-	order_corners(mk, raw, side);
+	if (order_corners(found, raw, side)) {
+		log_warn("%s: four corner markers found but not one origin marker (the one with a "
+			 "dark centre) among them; ignoring them", name);
+		return 1;
+	}
 	if (file && file->has_camera) {
 		rc = cv_undistort_points(&file->camera, raw, ideal, 4, err);
 		if (rc)
@@ -276,11 +284,8 @@ static int geometry_from_markers(const struct img *frame, const char *name,
 	} else {
 		memcpy(ideal, raw, sizeof(ideal));
 	}
-	{
-		const double pts[8] = { -o, -o, sz[0] + o, -o, sz[0] + o, sz[1] + o, -o, sz[1] + o };
-
-		memcpy(canvas_pts, pts, sizeof(pts));
-	}
+	for (int i = 0; i < 4; i++)
+		vis_marker_centre(mk, i, canvas_pts + 2 * i);
 	rc = cv_homography(canvas_pts, ideal, 4, g->H, err);
 	if (rc)
 		return bl_err_prefix(err, "%s: corner markers", name);
@@ -290,7 +295,7 @@ static int geometry_from_markers(const struct img *frame, const char *name,
 	 */
 	for (int i = 0; i < 4; i++) {
 		double want = local_scale(g->H, canvas_pts[2 * i], canvas_pts[2 * i + 1]) *
-			      VIS_MARKER_SIDE_MM;
+			      mk->size_mm;
 
 		if (side[i] < 0.6 * want || side[i] > 1.6 * want) {
 			log_warn("%s: the corner markers do not fit a %gx%g mm canvas (marker %d is "
@@ -319,15 +324,17 @@ static int geometry_from_markers(const struct img *frame, const char *name,
 }
 
 int vis_locate(const struct img *frame, const char *name, const struct vis_canvas *file,
-	       const double size_mm[2], struct vis_geometry *g, bl_err *err)
+	       const struct vis_markers *markers, struct vis_geometry *g, bl_err *err)
 {
 	double canvas_pts[8], ideal[8];
 	int rc;
 
 	memset(g, 0, sizeof(*g));
-	rc = geometry_from_markers(frame, name, file, size_mm, g, err);
-	if (rc <= 0)
-		return rc;
+	if (markers) {
+		rc = geometry_from_markers(frame, name, markers, file, g, err);
+		if (rc <= 0)
+			return rc;
+	}
 	if (!file)
 		return bl_fail(err, BL_EINVAL,
 			       "%s: no canvas found: %d corner marker%s in the frame (4 needed) and no "
@@ -478,76 +485,53 @@ out_free:
 	return rc;
 }
 
-int vis_marker_at(double x_mm, double y_mm, const double size_mm[2], double offset_mm)
+void vis_markers_from_machine(const struct machine *m, struct vis_markers *mk)
 {
-	const double o = offset_mm;
-	const double cx[4] = { -o, size_mm[0] + o, size_mm[0] + o, -o };
-	const double cy[4] = { -o, -o, size_mm[1] + o, size_mm[1] + o };
-
-	for (int m = 0; m < 4; m++) {
-		double u = (x_mm - cx[m]) / VIS_MARKER_MODULE_MM, v = (y_mm - cy[m]) / VIS_MARKER_MODULE_MM;
-		double r = fmax(fabs(u), fabs(v)); /* in modules from the centre */
-
-		if (r < 4.5)
-			return r < 1.5 || (r >= 2.5 && r < 3.5);
-	}
-	return -1;
+	mk->canvas_mm[0] = m->canvas.size_mm[0];
+	mk->canvas_mm[1] = m->canvas.size_mm[1];
+	mk->size_mm = m->canvas.marker_size_mm;
+	mk->offset_mm = m->canvas.marker_offset_mm;
 }
 
-void vis_draw_markers(struct img *frame, const double H[9], const double size_mm[2],
-		      double offset_mm)
+void vis_marker_centre(const struct vis_markers *mk, int id, double c[2])
 {
-	const double o = offset_mm, half = 4.5 * VIS_MARKER_MODULE_MM; /* with a 1-module quiet zone */
-	const double ctr[8] = { -o, -o, size_mm[0] + o, -o, size_mm[0] + o, size_mm[1] + o,
-				-o, size_mm[1] + o };
-	double Hi[9];
+	static const int sx[4] = { 0, 1, 1, 0 }, sy[4] = { 0, 0, 1, 1 };
+	const double o = mk->offset_mm;
 
-	if (cv_invert3(H, Hi, NULL))
-		return;
-	for (int m = 0; m < 4; m++) {
-		double box[8] = { ctr[2 * m] - half, ctr[2 * m + 1] - half, ctr[2 * m] + half,
-				  ctr[2 * m + 1] - half, ctr[2 * m] + half, ctr[2 * m + 1] + half,
-				  ctr[2 * m] - half, ctr[2 * m + 1] + half };
-		double ib[8];
-		double x0 = frame->w, y0 = frame->h, x1 = -1, y1 = -1;
+	c[0] = sx[id] ? mk->canvas_mm[0] + o : -o;
+	c[1] = sy[id] ? mk->canvas_mm[1] + o : -o;
+}
 
-		cv_apply_homography(H, box, ib, 4);
-		for (int i = 0; i < 4; i++) {
-			x0 = fmin(x0, floor(ib[2 * i]) - 1);
-			x1 = fmax(x1, ceil(ib[2 * i]) + 1);
-			y0 = fmin(y0, floor(ib[2 * i + 1]) - 1);
-			y1 = fmax(y1, ceil(ib[2 * i + 1]) + 1);
-		}
-		x0 = fmax(x0, 0);
-		y0 = fmax(y0, 0);
-		x1 = fmin(x1, frame->w - 1);
-		y1 = fmin(y1, frame->h - 1);
-		for (int y = (int)y0; y <= (int)y1; y++)
-			for (int x = (int)x0; x <= (int)x1; x++) {
-				int dark = 0, inside = 0;
+double vis_marker_reach_mm(const struct vis_markers *mk)
+{
+	return 2.0 / 3.0 * mk->size_mm;
+}
 
-				/* 4x4 samples a pixel: the edges come out anti-aliased, as a lens renders them. */
-				for (int sy = 0; sy < 4; sy++)
-					for (int sx = 0; sx < 4; sx++) {
-						double p[2] = { x - 0.375 + sx * 0.25, y - 0.375 + sy * 0.25 }, q[2];
-						int k;
+int vis_marker_pattern(int id, double dx_mm, double dy_mm, double size_mm)
+{
+	double r = fmax(fabs(dx_mm), fabs(dy_mm)) / size_mm; /* in sides from the centre */
 
-						cv_apply_homography(Hi, p, q, 1);
-						k = vis_marker_at(q[0], q[1], size_mm, offset_mm);
-						if (k < 0)
-							continue;
-						inside++;
-						dark += k;
-					}
-				if (!inside)
-					continue;
-				for (int k = 0; k < 3; k++) {
-					unsigned char *px = frame->px + ((size_t)y * frame->w + x) * 3 + k;
-					double cov = inside / 16.0;
-					double val = (dark * 25.0 + (inside - dark) * 235.0) / inside;
+	if (r >= 2.0 / 3.0)
+		return -1;
+	if (r >= 0.5)
+		return 0;  /* quiet zone */
+	if (r >= 1.0 / 3.0)
+		return 1;  /* the ink border */
+	if (r >= 1.0 / 6.0)
+		return 0;
+	return id == 0; /* the origin's core */
+}
 
-					*px = (unsigned char)lround(cov * val + (1.0 - cov) * *px);
-				}
-			}
+int vis_marker_at(const struct vis_markers *mk, double x_mm, double y_mm)
+{
+	for (int id = 0; id < 4; id++) {
+		double c[2];
+		int k;
+
+		vis_marker_centre(mk, id, c);
+		k = vis_marker_pattern(id, x_mm - c[0], y_mm - c[1], mk->size_mm);
+		if (k >= 0)
+			return k;
 	}
+	return -1;
 }

@@ -3,18 +3,45 @@
 #define BL_VISION_CANVAS_H
 
 #include "base/err.h"
+#include "config/machine.h"
 #include "cv/cv.h"
 #include "vision/image.h"
 
 /*
- * The corner markers (docs/vision.md): square finder patterns 7 modules of
- * 2 mm across (dark ring, light ring, dark 3x3 core), centred
- * VIS_MARKER_OFFSET_MM outside each canvas corner along both axes, i.e. at
- * canvas (-o, -o), (W + o, -o), (W + o, H + o), (-o, H + o) mm.
+ * The corner markers (docs/vision.md "Corner markers"): the one definition,
+ * which the simulator draws and the detector looks for. One printed square
+ * lies beside each canvas corner, on the table just outside the canvas so
+ * paint never covers it: marker k is centred offset_mm outside canvas corner
+ * k along both axes, at canvas (-o, -o), (W + o, -o), (W + o, H + o),
+ * (-o, H + o) mm. Each is concentric squares of side S: ink out to S, paper
+ * inside 2S/3 and, on marker 0 (the canvas origin) only, ink again inside
+ * S/3, so which corner is which shows however the camera is turned; around
+ * it a paper quiet zone S/6 wide keeps its outline apart from whatever it
+ * lies on. S and o are the machine file's zones.canvas.markers.
  */
-#define VIS_MARKER_MODULE_MM 2.0
-#define VIS_MARKER_SIDE_MM (7.0 * VIS_MARKER_MODULE_MM)
-#define VIS_MARKER_OFFSET_MM 10.0
+struct vis_markers {
+	double canvas_mm[2];         /* the canvas W, H */
+	double size_mm;              /* S, the ink square's side */
+	double offset_mm;            /* o: centre outside its corner, along x and y */
+};
+
+/* The markers of machine m (zones.canvas.size_mm and zones.canvas.markers). */
+void vis_markers_from_machine(const struct machine *m, struct vis_markers *mk);
+
+/* Centre of marker id (0 at canvas (0, 0), then (W, 0), (W, H), (0, H)) in canvas mm. */
+void vis_marker_centre(const struct vis_markers *mk, int id, double c[2]);
+
+/* How far a marker's printed sheet reaches from its centre, quiet zone included: 2S/3 mm. */
+double vis_marker_reach_mm(const struct vis_markers *mk);
+
+/*
+ * What marker id shows at (dx, dy) mm from its centre: -1 beyond its quiet
+ * zone, 0 paper, 1 ink.
+ */
+int vis_marker_pattern(int id, double dx_mm, double dy_mm, double size_mm);
+
+/* What the markers show at canvas point (x, y) mm: -1 outside them all, 0 paper, 1 ink. */
+int vis_marker_at(const struct vis_markers *mk, double x_mm, double y_mm);
 
 /* Default resolution of the rectified canvas raster. */
 #define VIS_DEFAULT_PX_PER_MM 1.0
@@ -31,7 +58,6 @@ struct vis_canvas {
 	double corners_px[8];        /* x, y interleaved */
 	int has_camera;              /* intrinsics and distortion present */
 	struct cv_camera camera;
-	double marker_offset_mm;     /* where the markers sit (default VIS_MARKER_OFFSET_MM) */
 	double error_mm;             /* calibration's reprojection error, -1 when not recorded */
 };
 
@@ -41,7 +67,7 @@ int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err);
 /* Writes a canvas file atomically. */
 int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err);
 
-/* Sets defaults: no camera, markers at VIS_MARKER_OFFSET_MM, no error recorded. */
+/* Sets defaults: no camera, no error recorded. */
 void vis_canvas_init(struct vis_canvas *c);
 
 enum vis_source { VIS_FROM_MARKERS, VIS_FROM_FILE };
@@ -59,12 +85,14 @@ struct vis_geometry {
 
 /*
  * Locates the canvas in frame: from the four corner markers when the frame
- * shows them, else from the canvas file (file may be NULL). size_mm is the
- * canvas size to use with markers when there is no file (the machine file's
- * zones.canvas.size_mm). name is the frame's name for messages.
+ * shows them (markers may be NULL: do not look), else from the canvas file
+ * (file may be NULL). The canvas size is the markers' (the machine file's)
+ * when they are found, else the file's. The markers are ordered from the
+ * origin marker as a camera above the table sees them, in any rotation.
+ * name is the frame's name for messages.
  */
 int vis_locate(const struct img *frame, const char *name, const struct vis_canvas *file,
-	       const double size_mm[2], struct vis_geometry *g, bl_err *err);
+	       const struct vis_markers *markers, struct vis_geometry *g, bl_err *err);
 
 /*
  * Rectifies the canvas to a raster of size_mm * px_per_mm pixels: raster
@@ -74,19 +102,5 @@ int vis_locate(const struct img *frame, const char *name, const struct vis_canva
  */
 int vis_rectify(const struct img *frame, const struct vis_geometry *g, double px_per_mm,
 		struct img *out, bl_err *err);
-
-/*
- * What the corner markers show at canvas point (x, y) mm: -1 outside every
- * marker and its one-module light quiet zone, 0 light, 1 dark.
- */
-int vis_marker_at(double x_mm, double y_mm, const double size_mm[2], double offset_mm);
-
-/*
- * Draws the four corner markers for a canvas into a frame through H (canvas
- * mm -> image px), dark on whatever is there: for the simulator, tests and
- * benchmarks, which must show the camera what the markers look like.
- */
-void vis_draw_markers(struct img *frame, const double H[9], const double size_mm[2],
-		      double offset_mm);
 
 #endif

@@ -75,8 +75,6 @@ struct meas_swatch {
 int meas_swatch(const struct img *im, const char *name, const struct meas_roi *roi,
 		const struct meas_profile *p, struct meas_swatch *out, bl_err *err);
 
-/* CIEDE2000 (kL = kC = kH = 1), an own implementation for maps: checked against lcms2's in the tests. */
-double meas_de00(double L1, double a1, double b1, double L2, double a2, double b2);
 
 #define MEAS_MAX_WORST 16
 

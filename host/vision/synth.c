@@ -25,7 +25,8 @@ int vis_synth_frame(const struct vis_synth *s, struct img *out, bl_err *err)
 				       s->size_mm[1] };
 	double H[9], Hi[9], *pts = NULL;
 	unsigned long long st = 0x9e3779b97f4a7c15ULL ^ s->seed;
-	const double off = s->marker_offset_mm > 0 ? s->marker_offset_mm : VIS_MARKER_OFFSET_MM;
+	const struct vis_markers mk = { { s->size_mm[0], s->size_mm[1] }, s->marker_size_mm,
+					s->marker_offset_mm };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -60,10 +61,10 @@ int vis_synth_frame(const struct vis_synth *s, struct img *out, bl_err *err)
 				double u = pts[(x * 4 + k) * 2], v = pts[(x * 4 + k) * 2 + 1];
 				unsigned char c[3];
 				const double m = s->paper_margin_mm;
-				int mk = s->markers ? vis_marker_at(u, v, s->size_mm, off) : -1;
+				int ink = s->markers ? vis_marker_at(&mk, u, v) : -1;
 
-				if (mk >= 0)
-					memset(c, mk ? 25 : 235, 3);
+				if (ink >= 0)
+					memset(c, ink ? 25 : 235, 3);
 				else if (u >= 0 && v >= 0 && u < s->size_mm[0] && v < s->size_mm[1] && s->paint)
 					s->paint(s->ctx, u, v, c);
 				else if (u >= -m && v >= -m && u < s->size_mm[0] + m &&

@@ -10,8 +10,9 @@ struct vis_synth {
 	int w, h;                  /* frame size, px */
 	double corners_px[8];      /* where canvas (0,0), (W,0), (W,H), (0,H) appear, ideal px */
 	double size_mm[2];         /* canvas W, H */
-	int markers;               /* draw the four corner markers */
-	double marker_offset_mm;   /* 0: VIS_MARKER_OFFSET_MM */
+	int markers;               /* draw the four corner markers (vision/canvas.h) */
+	double marker_size_mm;     /* their side S, mm */
+	double marker_offset_mm;   /* their centres outside each corner, mm */
 	const struct cv_camera *camera; /* lens distortion of the rendering, NULL for none */
 	unsigned char table[3];    /* colour around the paper */
 	unsigned char paper[3];    /* the paper around the canvas, which carries the markers */

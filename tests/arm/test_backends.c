@@ -2,6 +2,7 @@
 #include "arm/arm_gcode.h"
 #include "arm/arm_modbus.h"
 #include "base/fs.h"
+#include "rig/rig.h"
 #include "test.h"
 
 static char *example(void)
@@ -119,5 +120,31 @@ TEST(gcode_open_fails_clearly)
 	free(text);
 }
 
+/* The rig is the one place that maps machine-file backends to implementations: it reaches both. */
+TEST(the_rig_opens_modbus_and_gcode)
+{
+	char *text = example();
+	struct machine *m = load(text, NULL);
+	struct rig *r = malloc(sizeof(*r));
+	bl_err err;
+
+	CHECK(m != NULL && r != NULL);
+	snprintf(m->connection.port, sizeof(m->connection.port), "%s/no-such-tty", test_tmpdir());
+	CHECK(rig_open(m, NULL, r, &err) == BL_EIO);
+	CHECK_STR_CONTAINS(err.msg, "modbus");
+	CHECK_STR_CONTAINS(err.msg, "no-such-tty: cannot connect");
+	CHECK(r->arm == NULL && r->cam == NULL);
+	m->arm_backend = MACHINE_ARM_GCODE;
+	CHECK(rig_open(m, NULL, r, &err) == BL_EIO);
+	CHECK_STR_CONTAINS(err.msg, "no such serial port");
+	/* A camera-only open never touches the arm: the error is the camera's. */
+	snprintf(m->camera.device, sizeof(m->camera.device), "%s/no-video", test_tmpdir());
+	CHECK(rig_open_camera(m, NULL, r, &err) != 0);
+	CHECK_STR_CONTAINS(err.msg, "no-video");
+	CHECK(!strstr(err.msg, "serial"));
+	free(r);
+	free(text);
+}
+
 TEST_MAIN(T(example_modbus_machine_is_valid), T(watchdog_key_is_checked),
-	  T(modbus_open_fails_clearly), T(gcode_open_fails_clearly))
+	  T(modbus_open_fails_clearly), T(gcode_open_fails_clearly), T(the_rig_opens_modbus_and_gcode))

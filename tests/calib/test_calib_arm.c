@@ -297,9 +297,9 @@ TEST(the_cli_session_registers_the_simulated_arm)
 	struct calib_arm a;
 	bl_err err = { 0 };
 
-	/* Vision's canvas (0, 0) is the frame's top left: the far corner from the camera, machine (260, 400). */
+	/* The example canvas: origin at machine (260, 100), x and y along the machine's. */
 	for (int k = 0; k < 5; k++) {
-		double want[3] = { 260 + t[k][0], 400 - t[k][1], 0 };
+		double want[3] = { 260 + t[k][0], 100 + t[k][1], 0 };
 		static const int order[3] = { 2, 0, 1 };
 
 		if (pos[2] < 20) {
@@ -327,7 +327,9 @@ TEST(the_cli_session_registers_the_simulated_arm)
 	CHECK_MSG(calib_arm_load(out, &a, &err) == 0, "%s", err.msg);
 	CHECK(a.n == 5);
 	CHECK(a.max_mm < 0.01);
-	CHECK(a.a[0][0] * a.a[1][1] - a.a[0][1] * a.a[1][0] < 0); /* mirrored, as the camera sees it */
+	CHECK_NEAR(a.a[0][2], 260, 0.01);
+	CHECK_NEAR(a.a[1][2], 100, 0.01);
+	CHECK(a.a[0][0] * a.a[1][1] - a.a[0][1] * a.a[1][0] > 0);
 	CHECK(file_exists(tmp_path("armrun/journal.jsonl")));
 }
 

@@ -27,7 +27,7 @@ TEST(canvas_error_is_under_half_a_millimetre_against_the_truth)
 		/* The propagated error is an honest figure: within a factor of 3 of the truth's. */
 		CHECK(json_at(text, "error_mm") < 3 * json_at(text, "truth.mean_mm") + 0.05);
 		CHECK(json_at(text, "error_mm") > json_at(text, "truth.mean_mm") / 3);
-		CHECK(json_at(text, "points") >= 40);
+		CHECK(json_at(text, "points") >= 30); /* of 36: 12 on the origin marker, 8 on each other */
 		/* The file vision reads, with the figure measure checks against the machine. */
 		CHECK_MSG(vis_canvas_load(out, &vc, &err) == 0, "%s", err.msg);
 		CHECK_NEAR(vc.error_mm, json_at(text, "error_mm"), 1e-6);
@@ -95,7 +95,7 @@ TEST(a_hidden_marker_is_named)
 	CHECK(img_save(png, &im, &err) == 0);
 	CHECK(run_cli(a, NULL, &e) == 2);
 	CHECK_STR_CONTAINS(e, "corner markers found");
-	CHECK_STR_CONTAINS(e, "all 4");
+	CHECK_STR_CONTAINS(e, "needs all 4");
 	CHECK(!file_exists(out));
 	free(e);
 	img_free(&im);

@@ -15,10 +15,10 @@ static void calibrate_all(void)
 	sim_frame(SIM_SCENE_CANVAS, 1, 0, NULL, canvas, NULL);
 	arm[3] = test_write_file("pairs.json",
 				 "{\"kind\": \"arm-points\", \"version\": 1, \"points\": ["
-				 "{\"canvas_mm\": [20, 20], \"arm_mm\": [280.1, 380, 0]},"
-				 "{\"canvas_mm\": [380, 20], \"arm_mm\": [640, 379.9, 0.1]},"
-				 "{\"canvas_mm\": [380, 280], \"arm_mm\": [640.1, 120, 0]},"
-				 "{\"canvas_mm\": [20, 280], \"arm_mm\": [280, 120.1, 0]},"
+				 "{\"canvas_mm\": [20, 20], \"arm_mm\": [280.1, 120, 0]},"
+				 "{\"canvas_mm\": [380, 20], \"arm_mm\": [640, 120.1, 0.1]},"
+				 "{\"canvas_mm\": [380, 280], \"arm_mm\": [640.1, 380, 0]},"
+				 "{\"canvas_mm\": [20, 280], \"arm_mm\": [280, 379.9, 0]},"
 				 "{\"canvas_mm\": [200, 150], \"arm_mm\": [460, 250, 0]}]}");
 	CHECK(run_cli(cam, NULL, NULL) == 0);
 	CHECK(run_cli(cnv, NULL, NULL) == 0);
@@ -42,10 +42,10 @@ TEST(everything_calibrated_loads_in_one_call)
 	CHECK(meas_profile_calibrated(s.profile));
 	CHECK(s.missing[0] == 0 && s.warnings[0] == 0);
 	CHECK(s.canvas.error_mm >= 0 && s.canvas.error_mm < 0.5);
-	/* Canvas (0, 0) as the camera sees it is the far corner of the simulated canvas. */
+	/* Canvas (0, 0) is the canvas's origin corner, machine (260, 100). */
 	calib_arm_to_machine(&s.arm, 0, 0, 0, &p);
 	CHECK_NEAR(p.x, 260, 0.2);
-	CHECK_NEAR(p.y, 400, 0.2);
+	CHECK_NEAR(p.y, 100, 0.2);
 	calib_set_free(&s);
 	free(mc);
 }

@@ -59,19 +59,19 @@ TEST(card_files_are_read_strictly)
 		const char *text, *want;
 	} bad[] = {
 		{ "{\"kind\":\"paint-card\",\"version\":1,\"palette\":\"p\",\"white\":\"white\","
-		  "\"size_mm\":[200,100],\"marker_inset_mm\":11,\"tints\":[0.5],\"swatches\":["
+		  "\"size_mm\":[200,100],\"marker_size_mm\":20,\"marker_inset_mm\":15,\"tints\":[0.5],\"swatches\":["
 		  "{\"paint\":\"red\",\"fraction\":1,\"rect_mm\":[30,30,18,18]}]}", "no masstone swatch" },
 		{ "{\"kind\":\"paint-card\",\"version\":1,\"palette\":\"p\",\"white\":\"white\","
-		  "\"size_mm\":[200,100],\"marker_inset_mm\":11,\"tints\":[0.5],\"swatches\":["
+		  "\"size_mm\":[200,100],\"marker_size_mm\":20,\"marker_inset_mm\":15,\"tints\":[0.5],\"swatches\":["
 		  "{\"paint\":\"white\",\"fraction\":1,\"rect_mm\":[190,30,18,18]}]}", "must lie on" },
 		{ "{\"kind\":\"paint-card\",\"version\":1,\"palette\":\"p\",\"white\":\"white\","
-		  "\"size_mm\":[200,100],\"marker_inset_mm\":11,\"tints\":[0.5],\"swatches\":["
+		  "\"size_mm\":[200,100],\"marker_size_mm\":20,\"marker_inset_mm\":15,\"tints\":[0.5],\"swatches\":["
 		  "{\"paint\":\"white\",\"fraction\":1,\"rect_mm\":[30,30,18,18]},"
 		  "{\"paint\":\"white\",\"fraction\":1,\"rect_mm\":[60,30,18,18]}]}", "twice" },
 		{ "{\"kind\":\"paint-card\",\"version\":1,\"palette\":\"p\",\"white\":\"white\","
-		  "\"size_mm\":[200,100],\"marker_inset_mm\":11,\"tints\":[1.5],\"swatches\":[]}", "tints" },
+		  "\"size_mm\":[200,100],\"marker_size_mm\":20,\"marker_inset_mm\":15,\"tints\":[1.5],\"swatches\":[]}", "tints" },
 		{ "{\"kind\":\"paint-card\",\"version\":1,\"palette\":\"p\",\"white\":\"white\","
-		  "\"size_mm\":[200,100],\"marker_inset_mm\":11,\"tints\":[],\"swatches\":["
+		  "\"size_mm\":[200,100],\"marker_size_mm\":20,\"marker_inset_mm\":15,\"tints\":[],\"swatches\":["
 		  "{\"paint\":\"white\",\"fraction\":1,\"rect_mm\":[30,30,18,18],\"ink\":2}]}", "ink" },
 	};
 	struct calib_card *c = malloc(sizeof(*c));

@@ -83,6 +83,40 @@ TEST(sharma_pairs_from_cli)
 	}
 }
 
+TEST(fast_ciede2000_matches_sharma_and_lcms)
+{
+	unsigned st = 11;
+	double worst = 0;
+
+	for (int i = 0; i < 34; i++) {
+		const double d1 = color_de00_fast(sharma[i].l1, sharma[i].a1, sharma[i].b1,
+						  sharma[i].l2, sharma[i].a2, sharma[i].b2);
+		const double d2 = color_de00_fast(sharma[i].l2, sharma[i].a2, sharma[i].b2,
+						  sharma[i].l1, sharma[i].a1, sharma[i].b1);
+
+		CHECK_MSG(fabs(round(d1 * 1e4) / 1e4 - sharma[i].de) < 1e-9, "pair %d: %.6f", i + 1, d1);
+		CHECK_MSG(fabs(round(d2 * 1e4) / 1e4 - sharma[i].de) < 1e-9, "pair %d reversed: %.6f",
+			  i + 1, d2);
+	}
+	/* Random pairs over the whole Lab range, against lcms2's implementation. */
+	for (int i = 0; i < 100000; i++) {
+		double v[6];
+
+		for (int k = 0; k < 6; k++) {
+			st = st * 1103515245u + 12345u;
+			v[k] = (k % 3 == 0) ? (st >> 8) % 10001 / 100.0
+					    : (int)((st >> 8) % 25601) / 100.0 - 128;
+		}
+		{
+			color_lab x = { v[0], v[1], v[2] }, y = { v[3], v[4], v[5] };
+
+			worst = fmax(worst, fabs(color_de00_fast(v[0], v[1], v[2], v[3], v[4], v[5]) -
+						 color_de00(&x, &y)));
+		}
+	}
+	CHECK_MSG(worst < 1e-9, "largest difference from lcms2: %g", worst);
+}
+
 TEST(weighting_factors_change_the_difference)
 {
 	color_lab x = { 50, 0, 0 }, y = { 60, 0, 0 };
@@ -238,6 +272,7 @@ TEST(cli_json_output)
 }
 
 TEST_MAIN(T(sharma_pairs_both_orders), T(sharma_pairs_from_cli),
+	  T(fast_ciede2000_matches_sharma_and_lcms),
 	  T(weighting_factors_change_the_difference), T(srgb_known_colours),
 	  T(lab_srgb_round_trip), T(out_of_gamut_is_reported), T(xyz_of_white_and_round_trip),
 	  T(malformed_colours_are_refused), T(cli_refuses_bad_colours_with_exit_2),

@@ -367,6 +367,45 @@ TEST(dispensed_and_stirred_cells_become_swatches)
 	close_world(&w);
 }
 
+/* The planner paints mixed colours: a brush loads from a mixing cell as from a well. */
+TEST(a_brush_loads_a_mixed_colour_from_a_cell)
+{
+	struct world w;
+	double cell[3], painted[3], bare[3];
+	bl_err err;
+
+	open_world(&w, 5, NULL);
+	MUST(w.s, HOME);
+	lab_at(w.s, 350, 200, bare);
+	MUST(w.s, "{\"type\": \"dispense\", \"speed_mm_s\": 150, \"well\": \"w1\", \"cell\": \"m2\", "
+		  "\"units\": 6}");
+	MUST(w.s, "{\"type\": \"dispense\", \"speed_mm_s\": 150, \"well\": \"w10\", \"cell\": \"m2\", "
+		  "\"units\": 3}");
+	MUST(w.s, "{\"type\": \"stir\", \"speed_mm_s\": 40, \"cell\": \"m2\", \"depth_mm\": 3, "
+		  "\"ms\": 6000}");
+	CHECK(sim_station_lab(w.s, "m2", cell, &err) == 0);
+	{
+		double before = sim_station_ml(w.s, "m2");
+
+		MUST(w.s, "{\"type\": \"dip\", \"speed_mm_s\": 150, \"brush\": \"round-6\", "
+			  "\"cell\": \"m2\", \"depth_mm\": 2.5}");
+		/* The load came out of the cell. */
+		CHECK_MSG(sim_station_ml(w.s, "m2") < before - 0.01, "m2 %.3f -> %.3f ml", before,
+			  sim_station_ml(w.s, "m2"));
+	}
+	MUST(w.s, stroke_json(330, 380, 200));
+	lab_at(w.s, 350, 200, painted);
+	/* The stroke carries the cell's colour, not bare canvas and not a well's. */
+	CHECK_MSG(de(painted, cell) < 6.0, "stroke %.1f,%.1f,%.1f vs cell %.1f,%.1f,%.1f", painted[0],
+		  painted[1], painted[2], cell[0], cell[1], cell[2]);
+	CHECK(de(painted, bare) > 15.0);
+	/* An unknown cell is refused and nothing moves. */
+	CHECK(act(w.s, "{\"type\": \"dip\", \"speed_mm_s\": 150, \"brush\": \"round-6\", "
+		       "\"cell\": \"m99\", \"depth_mm\": 2}") == BL_EINVAL);
+	CHECK_STR_CONTAINS(last_err.msg, "m99");
+	close_world(&w);
+}
+
 /* ---- determinism and the world file ---- */
 
 static void script(struct sim *s)
@@ -1022,9 +1061,9 @@ TEST(markers_lie_where_the_truth_says)
 
 		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "visible")));
 		CHECK(cJSON_GetArraySize(corners) == 4);
-		/* Vision's finder pattern: a dark core in every marker. */
-		CHECK_MSG(px[1] < 80, "marker %d centre %d", id, px[1]);
-		/* The corners themselves are black. */
+		/* The centre is black on the origin marker, white on the others. */
+		CHECK_MSG(id == 0 ? px[1] < 80 : px[1] > 150, "marker %d centre %d", id, px[1]);
+		/* The ring between centre and corners is white, the corners themselves black. */
 		for (cJSON *p = corners->child; p; p = p->next) {
 			double pu = cJSON_GetArrayItem(p, 0)->valuedouble, pv = cJSON_GetArrayItem(p, 1)->valuedouble;
 			int qu = (int)(pu + 0.15 * (u - pu)), qv = (int)(pv + 0.15 * (v - pv));
@@ -1128,8 +1167,8 @@ TEST(the_sim_section_is_read_strictly)
 	CHECK_STR_CONTAINS(err.msg, "sim.paints.w13: unknown paint 'blak'");
 	CHECK(load_with("c.json", "\"w13\": \"black\"", "\"w15\": \"black\"", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "'w15' is not a well");
-	CHECK(load_with("d.json", "\"offset_mm\": 10", "\"offset_mm\": 8", &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "sim.markers.offset_mm");
+	CHECK(load_with("d.json", "\"offset_mm\": 25", "\"offset_mm\": 19", &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "zones.canvas.markers.offset_mm: 19 is less than 2/3 of size_mm");
 	CHECK(load_with("e.json", "\"jpeg_quality\": 90", "\"jpeg_quality\": 101", &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "jpeg_quality");
 	CHECK(load_with("f.json", "\"drop_frames\": 0,", "\"drop_frames\": 1.5,", &err) == BL_EINVAL);
@@ -1292,14 +1331,23 @@ TEST(the_rig_opens_what_the_machine_names)
 	CHECK(r->m.sim.faults.drop_frames == 1.0 && m->sim.faults.drop_frames == 0.0);
 	CHECK(cam_capture(r->cam, &f, &err) == BL_ETIMEDOUT);
 	rig_close(r);
-	m->arm_backend = MACHINE_ARM_MODBUS;
-	CHECK(rig_open(m, NULL, r, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "arm backend 'modbus' is not built into");
-	m->arm_backend = MACHINE_ARM_SIM;
+	/* Only the camera, and the world it films: no arm. */
+	CHECK_MSG(rig_open_camera(m, NULL, r, &err) == 0, "%s", err.msg);
+	CHECK(r->sim && r->cam && !r->arm);
+	CHECK(cam_capture(r->cam, &f, &err) == 0 && f.width == 1280);
+	cam_frame_free(&f);
+	rig_close(r);
+	/* The v4l2 camera is registered too: a missing device is its error, and nothing stays open. */
 	m->camera.backend = MACHINE_CAM_V4L2;
-	CHECK(rig_open(m, NULL, r, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "camera backend 'v4l2'");
-	CHECK(r->arm == NULL && r->sim == NULL);
+	snprintf(m->camera.device, sizeof(m->camera.device), "%s/no-video", test_tmpdir());
+	CHECK(rig_open(m, NULL, r, &err) != 0);
+	CHECK_STR_CONTAINS(err.msg, "no-video");
+	CHECK(r->arm == NULL && r->sim == NULL && r->cam == NULL);
+	/* The simulator's camera films the simulated world only. */
+	m->camera.backend = MACHINE_CAM_SIM;
+	m->arm_backend = MACHINE_ARM_MODBUS;
+	CHECK(rig_open_camera(m, NULL, r, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "needs arm.backend \"sim\"");
 	free(r);
 	free(m);
 }
@@ -1390,6 +1438,7 @@ TEST(cli_exec_reports_simulated_time_and_saves_frames)
 TEST_MAIN(T(strokes_put_paint_where_the_brush_went), T(the_load_runs_out_along_the_stroke),
 	  T(wet_paint_mixes_and_dry_paint_layers), T(an_unwashed_brush_carries_colour_over),
 	  T(a_clean_brush_smears_wet_paint), T(dispensed_and_stirred_cells_become_swatches),
+	  T(a_brush_loads_a_mixed_colour_from_a_cell),
 	  T(same_machine_seed_and_actions_give_the_same_bytes), T(a_saved_world_loads_as_it_was),
 	  T(a_damaged_world_file_is_refused), T(a_run_resumes_after_a_power_loss_on_the_same_canvas),
 	  T(fault_dropped_frames), T(fault_corrupt_frames), T(fault_command_failures),

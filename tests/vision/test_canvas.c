@@ -5,7 +5,9 @@
 #include "vtest.h"
 
 static const double SIZE[2] = { 400, 300 };
-static const double CORNERS[8] = { 210, 110, 1090, 90, 1120, 650, 180, 630 };
+/* Canvas (0,0), (W,0), (W,H), (0,H) as a camera above the table sees them: the origin bottom left. */
+static const double CORNERS[8] = { 250, 600, 1030, 615, 1000, 150, 280, 165 };
+static const struct vis_markers MK = { { 400, 300 }, 30, 25 };
 
 /* Four flat quadrants split at x = 100 mm and y = 150 mm. */
 static void quadrants(void *ctx, double x, double y, unsigned char rgb[3])
@@ -26,6 +28,8 @@ static void synth_init(struct vis_synth *s, int markers)
 	memcpy(s->corners_px, CORNERS, sizeof(CORNERS));
 	memcpy(s->size_mm, SIZE, sizeof(SIZE));
 	s->markers = markers;
+	s->marker_size_mm = MK.size_mm;
+	s->marker_offset_mm = MK.offset_mm;
 	memset(s->table, 60, 3);
 	memset(s->paper, 228, 3);
 	s->paper_margin_mm = 25;
@@ -144,7 +148,6 @@ TEST(canvas_file_round_trip)
 	CHECK(d.size_mm[0] == 400 && d.size_mm[1] == 300);
 	CHECK(d.has_camera && d.camera.ndist == 5 && d.camera.fy == 905 && d.camera.dist[4] == 0.01);
 	CHECK_NEAR(d.error_mm, 0.21, 1e-12);
-	CHECK_NEAR(d.marker_offset_mm, VIS_MARKER_OFFSET_MM, 1e-12);
 }
 
 TEST(example_canvas_file_loads)
@@ -182,6 +185,10 @@ TEST(canvas_file_rejects_bad_files)
 		  "camera.distortion" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
 		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]} trailing", "canvas-bad.json" },
+		/* The markers are the machine file's (zones.canvas.markers), not the canvas file's. */
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]],\"marker_offset_mm\":10}",
+		  "marker_offset_mm: unknown key" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -206,7 +213,7 @@ TEST(markers_locate_and_rectify_the_canvas)
 
 	synth_init(&s, 1);
 	render(&s, &im);
-	rc = vis_locate(&im, "synthetic", NULL, SIZE, &g, &err);
+	rc = vis_locate(&im, "synthetic", NULL, &MK, &g, &err);
 	CHECK_MSG(rc == 0, "%s", err.msg);
 	if (rc) {
 		img_free(&im);
@@ -254,7 +261,7 @@ TEST(markers_survive_uneven_light)
 
 				*p = (unsigned char)(*p * (1.0 - 0.55 * x / im.w));
 			}
-	CHECK_MSG(vis_locate(&im, "dim", NULL, SIZE, &g, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_locate(&im, "dim", NULL, &MK, &g, &err) == 0, "%s", err.msg);
 	CHECK(g.source == VIS_FROM_MARKERS);
 	CHECK(corner_error(g.corners_px, CORNERS) < 0.7);
 	img_free(&im);
@@ -282,9 +289,9 @@ TEST(canvas_file_used_without_markers)
 
 	synth_init(&s, 0);
 	render(&s, &im);
-	CHECK(vis_locate(&im, "plain.jpg", NULL, SIZE, &g, &err) == BL_EINVAL);
+	CHECK(vis_locate(&im, "plain.jpg", NULL, &MK, &g, &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "plain.jpg: no canvas found: 0 corner markers in the frame (4 needed)");
-	CHECK_MSG(vis_locate(&im, "plain.jpg", &c, SIZE, &g, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_locate(&im, "plain.jpg", &c, &MK, &g, &err) == 0, "%s", err.msg);
 	CHECK(g.source == VIS_FROM_FILE);
 	CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
 	CHECK(fabs(edge_x(&r, 75) - 100.0) < 0.5);
@@ -292,7 +299,7 @@ TEST(canvas_file_used_without_markers)
 	/* A file made for other frames is refused, not stretched. */
 	c.image_w = 1920;
 	c.image_h = 1080;
-	CHECK(vis_locate(&im, "plain.jpg", &c, SIZE, &g, &err) == BL_EINVAL);
+	CHECK(vis_locate(&im, "plain.jpg", &c, &MK, &g, &err) == BL_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "1920x1080");
 	img_free(&im);
 }
@@ -309,7 +316,7 @@ TEST(covered_marker_falls_back_to_the_file)
 	render(&s, &im);
 	/* The arm's shadow over the top left marker. */
 	vt_fill(&im, 120, 40, 140, 120, 70, 60, 55);
-	CHECK(vis_locate(&im, "covered", &c, SIZE, &g, &err) == 0);
+	CHECK(vis_locate(&im, "covered", &c, &MK, &g, &err) == 0);
 	CHECK(g.source == VIS_FROM_FILE);
 	CHECK(g.markers_found == 3);
 	img_free(&im);
@@ -333,7 +340,7 @@ TEST(lens_distortion_is_undone)
 	c = file_for(raw);
 	c.has_camera = 1;
 	c.camera = cam;
-	CHECK(vis_locate(&im, "bent", &c, SIZE, &g, &err) == 0);
+	CHECK(vis_locate(&im, "bent", &c, &MK, &g, &err) == 0);
 	CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
 	for (int y = 5; y < 150; y += 10)
 		worst = fmax(worst, fabs(edge_x(&r, y) - 100.0));
@@ -341,7 +348,7 @@ TEST(lens_distortion_is_undone)
 	img_free(&r);
 	/* Without the lens model the same edge bows: the test can tell. */
 	c.has_camera = 0;
-	CHECK(vis_locate(&im, "bent", &c, SIZE, &g, &err) == 0);
+	CHECK(vis_locate(&im, "bent", &c, &MK, &g, &err) == 0);
 	if (g.source == VIS_FROM_FILE || g.source == VIS_FROM_MARKERS) {
 		CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
 		for (int y = 5; y < 150; y += 10)
@@ -352,24 +359,81 @@ TEST(lens_distortion_is_undone)
 	img_free(&im);
 }
 
-TEST(drawn_markers_are_found)
+/* The camera turned by 0, 90, 180 and 270 degrees about its axis: the origin marker says which corner is which. */
+TEST(markers_tell_the_corners_in_any_rotation)
+{
+	static const double turned[4][8] = {
+		{ 250, 600, 1030, 615, 1000, 150, 280, 165 },
+		{ 420, 80, 400, 640, 820, 650, 840, 90 },
+		{ 1030, 120, 250, 105, 280, 570, 1000, 555 },
+		{ 860, 640, 880, 80, 460, 70, 440, 630 },
+	};
+
+	for (int k = 0; k < 4; k++) {
+		struct vis_synth s;
+		struct img im, r;
+		struct vis_geometry g;
+		bl_err err = { 0 };
+
+		synth_init(&s, 1);
+		memcpy(s.corners_px, turned[k], sizeof(turned[k]));
+		render(&s, &im);
+		CHECK_MSG(vis_locate(&im, "turned", NULL, &MK, &g, &err) == 0, "%d: %s", k, err.msg);
+		CHECK(g.source == VIS_FROM_MARKERS);
+		CHECK_MSG(corner_error(g.corners_px, turned[k]) < 0.7, "%d: corners off by %.3f px", k,
+			  corner_error(g.corners_px, turned[k]));
+		/* The raster is in canvas mm whatever the view: red quadrant at the origin. */
+		CHECK(vis_rectify(&im, &g, 1.0, &r, &err) == 0);
+		CHECK_MSG(abs(r.px[(50 * 400 + 50) * 3] - 190) <= 4, "%d: %d", k, r.px[(50 * 400 + 50) * 3]);
+		CHECK(abs(r.px[(250 * 400 + 300) * 3] - 200) <= 4);
+		img_free(&r);
+		img_free(&im);
+	}
+}
+
+TEST(markers_without_the_origin_are_not_trusted)
 {
 	struct vis_synth s;
 	struct img im;
 	struct vis_geometry g;
-	double H[9];
+	double H[9], c[2], q[2];
 	const double cpts[8] = { 0, 0, 400, 0, 400, 300, 0, 300 };
 	bl_err err = { 0 };
 
-	/* vis_draw_markers onto a frame rendered without them: what a simulator would do. */
-	synth_init(&s, 0);
+	synth_init(&s, 1);
 	render(&s, &im);
+	/* Paper over the origin's core: four plain markers could be any corner. */
 	CHECK(cv_homography(cpts, CORNERS, 4, H, &err) == 0);
-	vis_draw_markers(&im, H, SIZE, VIS_MARKER_OFFSET_MM);
-	CHECK(vis_locate(&im, "drawn", NULL, SIZE, &g, &err) == 0);
-	CHECK(g.source == VIS_FROM_MARKERS);
-	CHECK(corner_error(g.corners_px, CORNERS) < 0.5);
+	vis_marker_centre(&MK, 0, c);
+	cv_apply_homography(H, c, q, 1);
+	vt_fill(&im, (int)q[0] - 9, (int)q[1] - 9, 19, 19, 235, 235, 235);
+	CHECK(vis_locate(&im, "no-origin", NULL, &MK, &g, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "no canvas found: 4 corner markers");
 	img_free(&im);
+}
+
+TEST(marker_pattern_is_the_documented_one)
+{
+	double c[2];
+
+	/* Side 30: ink to 15 mm from the centre, paper to 10, origin core to 5, quiet zone to 20. */
+	CHECK(vis_marker_pattern(0, 0, 0, 30) == 1);
+	CHECK(vis_marker_pattern(1, 0, 0, 30) == 0);
+	CHECK(vis_marker_pattern(0, 4.9, -4.9, 30) == 1);
+	CHECK(vis_marker_pattern(0, 5.1, 0, 30) == 0);
+	CHECK(vis_marker_pattern(2, 0, 10.1, 30) == 1);
+	CHECK(vis_marker_pattern(2, -14.9, 14.9, 30) == 1);
+	CHECK(vis_marker_pattern(3, 15.1, 0, 30) == 0);
+	CHECK(vis_marker_pattern(3, 19.9, 0, 30) == 0);
+	CHECK(vis_marker_pattern(3, 20.1, 0, 30) == -1);
+	CHECK_NEAR(vis_marker_reach_mm(&MK), 20.0, 1e-12);
+	vis_marker_centre(&MK, 2, c);
+	CHECK(c[0] == 425 && c[1] == 325);
+	vis_marker_centre(&MK, 3, c);
+	CHECK(c[0] == -25 && c[1] == 325);
+	CHECK(vis_marker_at(&MK, -25, -25) == 1);
+	CHECK(vis_marker_at(&MK, 425, -25) == 0);
+	CHECK(vis_marker_at(&MK, 200, 150) == -1);
 }
 
 TEST_MAIN(T(homography_exact_and_degenerate), T(opencv_exceptions_become_error_codes),
@@ -377,4 +441,6 @@ TEST_MAIN(T(homography_exact_and_degenerate), T(opencv_exceptions_become_error_c
 	  T(canvas_file_rejects_bad_files),
 	  T(markers_locate_and_rectify_the_canvas), T(markers_survive_uneven_light),
 	  T(canvas_file_used_without_markers), T(covered_marker_falls_back_to_the_file),
-	  T(lens_distortion_is_undone), T(drawn_markers_are_found))
+	  T(lens_distortion_is_undone),
+	  T(markers_tell_the_corners_in_any_rotation), T(markers_without_the_origin_are_not_trusted),
+	  T(marker_pattern_is_the_documented_one))

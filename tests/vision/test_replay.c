@@ -176,15 +176,31 @@ TEST(average_of_frames)
 	cam_close(&cam);
 }
 
-TEST(sim_camera_is_not_opened_here)
+/* The example machine's camera is the simulator's: capture reaches it through the rig, with no --machine. */
+TEST(camera_capture_from_the_simulator)
 {
-	struct camera cam;
-	struct machine *m = replay_machine("x");
-	bl_err err = { 0 };
+	const char *out_path = vt_path("sim.jpg");
+	const char *args[] = { "camera", "capture", "-o", out_path, "--json", NULL };
+	char *out = NULL, *err = NULL;
+	struct img im = { 0 };
+	bl_err e = { 0 };
+	cJSON *j;
 
-	m->camera.backend = MACHINE_CAM_SIM;
-	CHECK(cam_open(&cam, m, clk_monotonic(), &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "simulator");
+	unsetenv("BRUSHLOOP_MACHINE");
+	CHECK_MSG(test_brushloop(args, &out, &err) == 0, "%s", err ? err : "");
+	j = vt_json(out);
+	if (j) {
+		CHECK(vt_num(j, "width") == 1280 && vt_num(j, "height") == 720);
+		CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "source")) &&
+		      strncmp(cJSON_GetObjectItem(j, "source")->valuestring, "sim", 3) == 0);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "controls_locked")));
+		cJSON_Delete(j);
+	}
+	free(out);
+	free(err);
+	CHECK_MSG(img_load(out_path, 40000000, &im, &e) == 0, "%s", e.msg);
+	CHECK(im.w == 1280 && im.h == 720);
+	img_free(&im);
 }
 
 /* The example machine file with a replay camera on device, written beside the frames. */
@@ -320,5 +336,5 @@ TEST(camera_list_command)
 }
 
 TEST_MAIN(T(folder_frames_in_name_order_then_an_end), T(list_file_in_its_order),
-	  T(bad_recordings_are_named), T(average_of_frames), T(sim_camera_is_not_opened_here),
+	  T(bad_recordings_are_named), T(average_of_frames), T(camera_capture_from_the_simulator),
 	  T(camera_capture_command), T(camera_command_usage_errors), T(camera_list_command))

@@ -1,0 +1,825 @@
+/* plan_build.c: from placed strokes to the ordered subtasks of a plan: mixes, paint batches with their actions and expected results, checkpoints. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan_int.h"
+
+const char *const plan_subtask_names[] = { "mix", "paint", "checkpoint", NULL };
+
+/* Machine coordinates are written to 0.01 mm: finer than any arm repeats, and short to read. */
+static double r2(double v)
+{
+	return round(v * 100.0) / 100.0;
+}
+
+void plan_canvas_to_machine(const struct machine *m, double x_mm, double y_mm, double *mx,
+			    double *my)
+{
+	/* The canvas lies square to the machine axes at its origin; an arm registration from calibration will replace this. */
+	*mx = m->canvas.origin_mm[0] + x_mm;
+	*my = m->canvas.origin_mm[1] + y_mm;
+}
+
+/* ---- ordering ---------------------------------------------------------- */
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct pm_stroke *x = a, *y = b;
+
+	if (x->pass != y->pass)
+		return x->pass - y->pass;
+	if (x->colour != y->colour)
+		return x->colour - y->colour;
+	/* batch holds the placement order until batches are assigned: keep it as the tie-break */
+	return x->batch - y->batch;
+}
+
+static void reverse_stroke(struct pm_stroke *s)
+{
+	for (int i = 0, j = s->n - 1; i < j; i++, j--) {
+		double tx = s->xy[2 * i], ty = s->xy[2 * i + 1];
+
+		s->xy[2 * i] = s->xy[2 * j];
+		s->xy[2 * i + 1] = s->xy[2 * j + 1];
+		s->xy[2 * j] = tx;
+		s->xy[2 * j + 1] = ty;
+	}
+}
+
+/* Nearest neighbour from (x, y), either end of a stroke may start it: short travel inside a colour. */
+static void order_group(struct pm_stroke *s, size_t n, double x, double y)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t best = i;
+		int rev = 0;
+		double bd = INFINITY;
+
+		for (size_t j = i; j < n; j++) {
+			const double *p = s[j].xy;
+			double d0 = hypot(p[0] - x, p[1] - y);
+			double d1 = hypot(p[2 * (s[j].n - 1)] - x, p[2 * (s[j].n - 1) + 1] - y);
+
+			if (d0 < bd) {
+				bd = d0;
+				best = j;
+				rev = 0;
+			}
+			if (d1 < bd) {
+				bd = d1;
+				best = j;
+				rev = 1;
+			}
+		}
+		if (best != i) {
+			struct pm_stroke t = s[i];
+
+			s[i] = s[best];
+			s[best] = t;
+		}
+		if (rev)
+			reverse_stroke(&s[i]);
+		x = s[i].xy[2 * (s[i].n - 1)];
+		y = s[i].xy[2 * (s[i].n - 1) + 1];
+	}
+}
+
+/* ---- actions ----------------------------------------------------------- */
+
+struct builder {
+	struct plan *p;
+	const struct machine *m;
+	const struct plan_options *opt;
+	const struct plan_solver *solver;
+	arm_point at; /* tool position after the actions so far */
+	long next_id;
+	size_t cap_sub;
+	struct plan_subtask *cur;
+	size_t cap_act;
+	double arm_time_s;
+	struct arm_path path;
+};
+
+static struct plan_subtask *new_subtask(struct builder *b, enum plan_subtask_type type, int colour,
+					bl_err *err)
+{
+	struct plan *p = b->p;
+	struct plan_subtask *s;
+
+	if (p->n_subtasks == b->cap_sub) {
+		size_t cap = b->cap_sub ? b->cap_sub * 2 : 64;
+		struct plan_subtask *ns = realloc(p->subtasks, cap * sizeof(*ns));
+
+		if (!ns) {
+			bl_fail(err, BL_ENOMEM, "out of memory for subtasks");
+			return NULL;
+		}
+		p->subtasks = ns;
+		b->cap_sub = cap;
+	}
+	s = &p->subtasks[p->n_subtasks++];
+	memset(s, 0, sizeof(*s));
+	s->id = (int)p->n_subtasks;
+	s->type = type;
+	s->colour = colour;
+	s->batch = -1;
+	s->tolerance_de00 = type == PLAN_MIX ? b->m->tolerances.mix_de00 : b->m->tolerances.paint_de00;
+	b->cur = s;
+	b->cap_act = 0;
+	return s;
+}
+
+static int seg_hits_box(double ax, double ay, double bx, double by, const struct machine_box *k,
+			double margin)
+{
+	/* Liang-Barsky clip of the segment against the box grown by margin, in x and y. */
+	double t0 = 0.0, t1 = 1.0, dx = bx - ax, dy = by - ay;
+	double p[4] = { -dx, dx, -dy, dy };
+	double q[4] = { ax - (k->min_mm[0] - margin), (k->max_mm[0] + margin) - ax,
+			ay - (k->min_mm[1] - margin), (k->max_mm[1] + margin) - ay };
+
+	for (int i = 0; i < 4; i++) {
+		if (p[i] == 0.0) {
+			if (q[i] < 0.0)
+				return 0;
+			continue;
+		}
+		double t = q[i] / p[i];
+
+		if (p[i] < 0.0) {
+			if (t > t1)
+				return 0;
+			if (t > t0)
+				t0 = t;
+		} else {
+			if (t < t0)
+				return 0;
+			if (t < t1)
+				t1 = t;
+		}
+	}
+	return 1;
+}
+
+static int clear_path(const struct machine *m, double ax, double ay, double bx, double by,
+		      double z)
+{
+	for (int i = 0; i < m->n_keep_out; i++) {
+		const struct machine_box *k = &m->keep_out[i];
+
+		if (z < k->min_mm[2] || z > k->max_mm[2])
+			continue;
+		if (seg_hits_box(ax, ay, bx, by, k, 4.0))
+			return 0;
+	}
+	return 1;
+}
+
+static int push_action(struct builder *b, struct arm_action *a, bl_err *err);
+static double safe_speed(const struct machine *m, const struct arm_path *p, double v);
+
+static int push_move(struct builder *b, double x, double y, double z, bl_err *err)
+{
+	struct arm_action a;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_MOVE;
+	a.zones = 1u << ARM_ZONE_TRAVEL;
+	a.speed_mm_s = b->opt->travel_speed_mm_s;
+	a.target.x = r2(x);
+	a.target.y = r2(y);
+	a.target.z = r2(z);
+	return push_action(b, &a, err);
+}
+
+/*
+ * Every action starts by travelling across at the tool's height; where that
+ * crossing is longer than one move may be, or passes a keep-out box, waypoints
+ * go first, so the whole plan stays within the unattended limits.
+ */
+static int route_to(struct builder *b, double x, double y, bl_err *err)
+{
+	const struct machine *m = b->m;
+	double z = b->at.z, max_mm = 0.9 * m->limits.soft.move_mm;
+	int rc;
+
+	if (!clear_path(m, b->at.x, b->at.y, x, y, z)) {
+		double best = INFINITY, wx = 0, wy = 0;
+
+		for (int i = 0; i < m->n_keep_out; i++)
+			for (int c = 0; c < 4; c++) {
+				const struct machine_box *k = &m->keep_out[i];
+				double cx = c & 1 ? k->max_mm[0] + 10.0 : k->min_mm[0] - 10.0;
+				double cy = c & 2 ? k->max_mm[1] + 10.0 : k->min_mm[1] - 10.0;
+				double d = hypot(cx - b->at.x, cy - b->at.y) + hypot(x - cx, y - cy);
+
+				if (cx < m->work_min_mm[0] || cx > m->work_max_mm[0] ||
+				    cy < m->work_min_mm[1] || cy > m->work_max_mm[1])
+					continue;
+				if (d < best && clear_path(m, b->at.x, b->at.y, cx, cy, z) &&
+				    clear_path(m, cx, cy, x, y, z)) {
+					best = d;
+					wx = cx;
+					wy = cy;
+				}
+			}
+		if (isfinite(best) && (rc = route_to(b, wx, wy, err)))
+			return rc;
+		if (isfinite(best) && (rc = push_move(b, wx, wy, z, err)))
+			return rc;
+	}
+	while (hypot(x - b->at.x, y - b->at.y) > max_mm) {
+		double d = hypot(x - b->at.x, y - b->at.y), f = max_mm / d;
+
+		if ((rc = push_move(b, b->at.x + f * (x - b->at.x), b->at.y + f * (y - b->at.y), z,
+				    err)))
+			return rc;
+	}
+	return 0;
+}
+
+static int push_action(struct builder *b, struct arm_action *a, bl_err *err)
+{
+	struct plan_subtask *s = b->cur;
+	int rc;
+
+	if (a->kind != ARM_MOVE) {
+		/* Where the action first goes, so that the crossing to it can be checked. */
+		double x = b->at.x, y = b->at.y;
+		const struct machine_station *st = NULL;
+
+		switch (a->kind) {
+		case ARM_STROKE:
+			x = a->points[0].x;
+			y = a->points[0].y;
+			break;
+		case ARM_DIP:
+			st = a->cell[0] ? machine_find_cell(b->m, a->cell) : machine_find_well(b->m, a->well);
+			break;
+		case ARM_DISPENSE:
+			st = machine_find_well(b->m, a->well);
+			break;
+		case ARM_STIR:
+			st = machine_find_cell(b->m, a->cell);
+			break;
+		case ARM_WASH:
+			st = &b->m->water;
+			break;
+		case ARM_WIPE:
+			st = &b->m->wipe;
+			break;
+		case ARM_PARK:
+			x = b->m->park_mm[0];
+			y = b->m->park_mm[1];
+			break;
+		default:
+			break;
+		}
+		if (st) {
+			x = st->center_mm[0];
+			y = st->center_mm[1];
+		}
+		if ((rc = route_to(b, x, y, err)))
+			goto out_release;
+	}
+	if (s->n_actions == b->cap_act) {
+		size_t cap = b->cap_act ? b->cap_act * 2 : 16;
+		struct arm_action *na = realloc(s->actions, cap * sizeof(*na));
+
+		if (!na) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory for actions");
+			goto out_release;
+		}
+		s->actions = na;
+		b->cap_act = cap;
+	}
+	a->id = b->next_id++;
+	rc = arm_motion(b->m, &b->at, a, &b->path, err);
+	if (rc)
+		goto out_release;
+	{
+		/* Curves (a stroke's bends, a stir's circle) set the speed: slower where they are tight. */
+		double v = safe_speed(b->m, &b->path, a->speed_mm_s);
+
+		if (v < a->speed_mm_s) {
+			a->speed_mm_s = v > 1.0 ? v : 1.0;
+			if ((rc = arm_motion(b->m, &b->at, a, &b->path, err)))
+				goto out_release;
+		}
+	}
+	for (size_t i = 0; i < b->path.n; i++) {
+		const struct arm_segment *g = &b->path.seg[i];
+
+		b->arm_time_s += arm_move_time_s(arm_segment_length(g), g->speed_mm_s,
+						 b->m->limits.soft.accel_mm_s2) +
+				 g->dwell_ms / 1000.0;
+		b->at = g->to;
+	}
+	s->actions[s->n_actions++] = *a;
+	return 0;
+
+out_release:
+	arm_action_release(a);
+	return rc;
+}
+
+/*
+ * The fastest speed at which every gentle turn of a path stays within the
+ * unattended acceleration: a turn under 45 degrees is taken at speed, with a
+ * centripetal acceleration v^2 / R (R through the three points), as the gate
+ * models every backend; a sharper one is a stop.
+ */
+static double safe_speed(const struct machine *m, const struct arm_path *p, double v)
+{
+	double amax = 0.9 * m->limits.soft.accel_mm_s2;
+
+	for (size_t i = 1; i < p->n; i++) {
+		const struct arm_segment *s0 = &p->seg[i - 1], *s1 = &p->seg[i];
+		double ux = s0->to.x - s0->from.x, uy = s0->to.y - s0->from.y, uz = s0->to.z - s0->from.z;
+		double vx = s1->to.x - s1->from.x, vy = s1->to.y - s1->from.y, vz = s1->to.z - s1->from.z;
+		double wx = s1->to.x - s0->from.x, wy = s1->to.y - s0->from.y, wz = s1->to.z - s0->from.z;
+		double l0 = sqrt(ux * ux + uy * uy + uz * uz), l1 = sqrt(vx * vx + vy * vy + vz * vz);
+		double l2 = sqrt(wx * wx + wy * wy + wz * wz), cx = uy * vz - uz * vy,
+		       cy = uz * vx - ux * vz, cz = ux * vy - uy * vx, cross, r;
+
+		if (l0 <= 0.0 || l1 <= 0.0 || (s0->flags | s1->flags) & ARM_SEG_DWELL)
+			continue;
+		if ((ux * vx + uy * vy + uz * vz) / (l0 * l1) <= cos(45.0 * M_PI / 180.0))
+			continue;
+		cross = sqrt(cx * cx + cy * cy + cz * cz);
+		if (cross < 1e-9 * l0 * l1)
+			continue;
+		r = l0 * l1 * l2 / (2.0 * cross);
+		if (v * v / r > amax)
+			v = sqrt(amax * r);
+	}
+	return floor(v);
+}
+
+static int act_simple(struct builder *b, enum arm_kind kind, bl_err *err)
+{
+	struct arm_action a;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = kind;
+	a.zones = arm_default_zones(kind);
+	a.speed_mm_s = b->opt->travel_speed_mm_s;
+	if (kind == ARM_WASH)
+		a.duration_ms = b->opt->wash_ms;
+	return push_action(b, &a, err);
+}
+
+static int act_dip(struct builder *b, const char *brush, const char *cell, bl_err *err)
+{
+	const struct machine_station *c = machine_find_cell(b->m, cell);
+	struct arm_action a;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_DIP;
+	a.zones = (1u << ARM_ZONE_TRAVEL) | (1u << ARM_ZONE_CELL);
+	a.speed_mm_s = b->opt->travel_speed_mm_s;
+	snprintf(a.brush, sizeof(a.brush), "%s", brush);
+	snprintf(a.cell, sizeof(a.cell), "%s", cell);
+	/* Half the cell's depth: enough to load the brush without flooding it. */
+	a.depth_mm = r2(0.5 * c->depth_mm);
+	return push_action(b, &a, err);
+}
+
+static int act_stroke(struct builder *b, const struct pm_stroke *st, bl_err *err)
+{
+	const struct machine *m = b->m;
+	double floor_press = m->canvas.surface_z_mm - m->limits.z_floor.canvas_mm;
+	double z = r2(m->canvas.surface_z_mm - fmin(b->opt->press_mm, floor_press));
+	struct arm_action a;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_STROKE;
+	a.zones = (1u << ARM_ZONE_TRAVEL) | (1u << ARM_ZONE_CANVAS);
+	a.speed_mm_s = b->opt->stroke_speed_mm_s;
+	snprintf(a.brush, sizeof(a.brush), "%s", m->brushes[st->brush].name);
+	a.points = malloc((size_t)st->n * sizeof(*a.points));
+	if (!a.points)
+		return bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
+	a.n_points = (size_t)st->n;
+	for (int i = 0; i < st->n; i++) {
+		double mx, my;
+
+		plan_canvas_to_machine(m, st->xy[2 * i], st->xy[2 * i + 1], &mx, &my);
+		a.points[i].x = r2(mx);
+		a.points[i].y = r2(my);
+		a.points[i].z = z;
+	}
+	return push_action(b, &a, err);
+}
+
+static int add_mix(struct builder *b, int colour, double volume_ml, bl_err *err)
+{
+	const struct machine *m = b->m;
+	struct plan_colour *c = &b->p->colours[colour];
+	const struct machine_station *cell = machine_find_cell(m, c->cell);
+	struct plan_subtask *s = new_subtask(b, PLAN_MIX, colour, err);
+	struct arm_action a;
+	int rc;
+
+	if (!s)
+		return BL_ENOMEM;
+	s->volume_ml = volume_ml;
+	if ((rc = b->solver->solve(b->solver->ctx, &c->want, volume_ml, &s->mix, err)))
+		return rc;
+	for (int i = 0; i < s->mix.recipe.n; i++) {
+		const struct plan_recipe_item *it = &s->mix.recipe.item[i];
+
+		if (it->units <= 0)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.kind = ARM_DISPENSE;
+		a.zones = arm_default_zones(ARM_DISPENSE);
+		a.speed_mm_s = b->opt->travel_speed_mm_s;
+		snprintf(a.well, sizeof(a.well), "%s", it->well);
+		snprintf(a.cell, sizeof(a.cell), "%s", c->cell);
+		a.units = it->units;
+		if ((rc = push_action(b, &a, err)))
+			return rc;
+	}
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_STIR;
+	a.zones = arm_default_zones(ARM_STIR);
+	a.speed_mm_s = b->opt->travel_speed_mm_s;
+	snprintf(a.cell, sizeof(a.cell), "%s", c->cell);
+	a.depth_mm = r2(0.8 * cell->depth_mm);
+	a.duration_ms = m->mixing.stir_ms;
+	if ((rc = push_action(b, &a, err)))
+		return rc;
+	if ((rc = act_simple(b, ARM_WASH, err)) || (rc = act_simple(b, ARM_WIPE, err)))
+		return rc;
+	/* Out of the camera's view, so the mix can be measured. */
+	return act_simple(b, ARM_PARK, err);
+}
+
+/* ---- the prediction and its expected results ------------------------ */
+
+struct expect_grid {
+	int cols, rows;
+	int *cell_of;    /* grid pixel -> expectation cell */
+	int *cell_px;    /* pixels in each cell */
+	int *covered;    /* pixels the current batch painted, per cell */
+	uint32_t *mark;  /* grid pixel -> last batch that painted it */
+};
+
+static int expect_init(struct expect_grid *e, const struct pm_grid *g, double cell_mm,
+		       bl_err *err)
+{
+	size_t n = (size_t)g->w * g->h;
+	double img_w = g->w / g->px_mm, img_h = g->h / g->px_mm;
+
+	e->cols = (int)ceil(img_w / cell_mm - 1e-9);
+	e->rows = (int)ceil(img_h / cell_mm - 1e-9);
+	e->cell_of = malloc(n * sizeof(int));
+	e->mark = calloc(n, sizeof(uint32_t));
+	e->cell_px = calloc((size_t)e->cols * e->rows, sizeof(int));
+	e->covered = calloc((size_t)e->cols * e->rows, sizeof(int));
+	if (!e->cell_of || !e->mark || !e->cell_px || !e->covered)
+		return bl_fail(err, BL_ENOMEM, "out of memory for expected results");
+	for (int y = 0; y < g->h; y++)
+		for (int x = 0; x < g->w; x++) {
+			int cx = (int)(((x + 0.5) / g->px_mm) / cell_mm),
+			    cy = (int)(((y + 0.5) / g->px_mm) / cell_mm);
+			int c;
+
+			cx = cx >= e->cols ? e->cols - 1 : cx;
+			cy = cy >= e->rows ? e->rows - 1 : cy;
+			c = cy * e->cols + cx;
+			e->cell_of[(size_t)y * g->w + x] = c;
+			e->cell_px[c]++;
+		}
+	return 0;
+}
+
+static void expect_free(struct expect_grid *e)
+{
+	free(e->cell_of);
+	free(e->mark);
+	free(e->cell_px);
+	free(e->covered);
+}
+
+static void cell_mean(const struct expect_grid *e, const struct pm_grid *g, const float *canvas,
+		      int c, color_lab *out)
+{
+	double s[3] = { 0, 0, 0 };
+	int n = 0, cx = c % e->cols, cy = c / e->cols;
+
+	for (int y = 0; y < g->h; y++) {
+		size_t row = (size_t)y * g->w;
+
+		if (e->cell_of[row] / e->cols != cy)
+			continue;
+		for (int x = 0; x < g->w; x++)
+			if (e->cell_of[row + x] == c) {
+				for (int q = 0; q < 3; q++)
+					s[q] += canvas[3 * (row + x) + q];
+				n++;
+			}
+	}
+	(void)cx;
+	out->L = n ? r2(s[0] / n) : 0;
+	out->a = n ? r2(s[1] / n) : 0;
+	out->b = n ? r2(s[2] / n) : 0;
+}
+
+static int cmp_cover(const void *a, const void *b)
+{
+	const struct plan_cell *x = a, *y = b;
+
+	if (x->coverage != y->coverage)
+		return (x->coverage < y->coverage) - (x->coverage > y->coverage);
+	return (x->row * 100000 + x->col) - (y->row * 100000 + y->col);
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+	const struct plan_cell *x = a, *y = b;
+
+	return (x->row * 100000 + x->col) - (y->row * 100000 + y->col);
+}
+
+/* The cells a batch paints, with the canvas predicted there right after it. */
+static int batch_expect(struct plan_subtask *s, const struct expect_grid *e,
+			const struct pm_grid *g, const float *canvas, uint32_t batch_mark,
+			bl_err *err)
+{
+	size_t nc = (size_t)e->cols * e->rows, n = 0;
+	struct plan_cell *cells;
+
+	memset(e->covered, 0, nc * sizeof(int));
+	for (size_t i = 0; i < (size_t)g->w * g->h; i++)
+		if (e->mark[i] == batch_mark)
+			e->covered[e->cell_of[i]]++;
+	for (size_t c = 0; c < nc; c++)
+		n += e->covered[c] > 0;
+	cells = calloc(n ? n : 1, sizeof(*cells));
+	if (!cells)
+		return bl_fail(err, BL_ENOMEM, "out of memory for expected results");
+	n = 0;
+	for (size_t c = 0; c < nc; c++)
+		if (e->covered[c] > 0) {
+			cells[n].col = (int)(c % e->cols);
+			cells[n].row = (int)(c / e->cols);
+			cells[n].coverage = round(100.0 * e->covered[c] / e->cell_px[c]) / 100.0;
+			n++;
+		}
+	/* Cells mostly painted by the batch say most about it; fine strokes may half-cover only a few. */
+	qsort(cells, n, sizeof(*cells), cmp_cover);
+	{
+		size_t keep = 0;
+
+		while (keep < n && cells[keep].coverage >= 0.5)
+			keep++;
+		if (keep < 4)
+			keep = n < 4 ? n : 4;
+		n = keep;
+	}
+	qsort(cells, n, sizeof(*cells), cmp_pos);
+	for (size_t i = 0; i < n; i++)
+		cell_mean(e, g, canvas, cells[i].row * e->cols + cells[i].col, &cells[i].lab);
+	s->cells = cells;
+	s->n_cells = n;
+	return 0;
+}
+
+static int checkpoint_expect(struct plan_subtask *s, const struct expect_grid *e,
+			     const struct pm_grid *g, const float *canvas, bl_err *err)
+{
+	size_t nc = (size_t)e->cols * e->rows;
+	double (*sum)[3] = calloc(nc, sizeof(*sum));
+
+	s->cells = calloc(nc, sizeof(*s->cells));
+	if (!sum || !s->cells) {
+		free(sum);
+		return bl_fail(err, BL_ENOMEM, "out of memory for a checkpoint");
+	}
+	for (size_t i = 0; i < (size_t)g->w * g->h; i++)
+		for (int q = 0; q < 3; q++)
+			sum[e->cell_of[i]][q] += canvas[3 * i + q];
+	for (size_t c = 0; c < nc; c++) {
+		int n = e->cell_px[c];
+
+		s->cells[c].col = (int)(c % e->cols);
+		s->cells[c].row = (int)(c / e->cols);
+		s->cells[c].coverage = 1.0;
+		s->cells[c].lab.L = n ? r2(sum[c][0] / n) : 0;
+		s->cells[c].lab.a = n ? r2(sum[c][1] / n) : 0;
+		s->cells[c].lab.b = n ? r2(sum[c][2] / n) : 0;
+	}
+	s->n_cells = nc;
+	free(sum);
+	return 0;
+}
+
+/* ---- assembling ------------------------------------------------------ */
+
+static double batch_paint_ml(const struct machine *m, const struct pm_stroke *s, size_t n)
+{
+	const struct machine_brush *br = &m->brushes[s[0].brush];
+	double left = 0.0, ml = 0.0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || s[i].len_mm > left) {
+			ml += br->load_ml;
+			left = br->reload_mm;
+		}
+		left -= s[i].len_mm;
+	}
+	return ml;
+}
+
+int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
+	     const float *start_canvas, const struct machine *m, const struct plan_solver *solver,
+	     const struct plan_options *opt, struct pm_strokes *strokes, bl_err *err)
+{
+	size_t n = strokes->n, np = (size_t)g->w * g->h;
+	struct builder b;
+	struct expect_grid e = { 0 };
+	struct pm_footprint fp = { 0 };
+	float *canvas = malloc(np * 3 * sizeof(float));
+	double need[PLAN_MAX_COLOURS] = { 0 }, content[PLAN_MAX_COLOURS] = { 0 };
+	int mixed[PLAN_MAX_COLOURS] = { 0 }, batches[PLAN_MAX_COLOURS] = { 0 };
+	float col[PLAN_MAX_COLOURS][3];
+	uint32_t batch_mark = 0;
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	b.p = p;
+	b.m = m;
+	b.opt = opt;
+	b.solver = solver;
+	b.next_id = 1;
+	b.at.x = m->home_mm[0];
+	b.at.y = m->home_mm[1];
+	b.at.z = m->home_mm[2];
+	if (!canvas)
+		return bl_fail(err, BL_ENOMEM, "out of memory building the plan");
+	memcpy(canvas, start_canvas, np * 3 * sizeof(float));
+	if ((rc = expect_init(&e, g, opt->cell_mm, err)) || (rc = pm_fp_init(&fp, g, err)))
+		goto out_free;
+	p->grid_cols = e.cols;
+	p->grid_rows = e.rows;
+	for (int c = 0; c < p->n_colours; c++) {
+		col[c][0] = (float)p->colours[c].lab.L;
+		col[c][1] = (float)p->colours[c].lab.a;
+		col[c][2] = (float)p->colours[c].lab.b;
+	}
+
+	/* Order: pass by pass (coarse to fine), light colours before dark, short travel inside a colour. */
+	for (size_t i = 0; i < n; i++)
+		strokes->s[i].batch = (int)i;
+	if (n)
+		qsort(strokes->s, n, sizeof(*strokes->s), cmp_group);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		const struct machine_station *cell;
+		double sx, sy;
+
+		while (j < n && strokes->s[j].pass == strokes->s[i].pass &&
+		       strokes->s[j].colour == strokes->s[i].colour)
+			j++;
+		cell = machine_find_cell(m, p->colours[strokes->s[i].colour].cell);
+		sx = cell->center_mm[0] - m->canvas.origin_mm[0];
+		sy = cell->center_mm[1] - m->canvas.origin_mm[1];
+		order_group(strokes->s + i, j - i, sx, sy);
+		i = j;
+	}
+
+	/* Paint each colour needs, in dips: a mix is sized to it, within a cell's capacity. */
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && strokes->s[j].pass == strokes->s[i].pass &&
+		       strokes->s[j].colour == strokes->s[i].colour)
+			j++;
+		need[strokes->s[i].colour] += batch_paint_ml(m, strokes->s + i, j - i);
+		for (size_t k = i; k < j; k++) {
+			p->colours[strokes->s[k].colour].strokes++;
+			p->colours[strokes->s[k].colour].stroke_mm += strokes->s[k].len_mm;
+		}
+		i = j;
+	}
+
+	for (size_t i = 0; i < n;) {
+		int pass = strokes->s[i].pass, k = strokes->s[i].colour;
+		const struct machine_brush *br = &m->brushes[strokes->s[i].brush];
+		size_t gend = i;
+
+		while (gend < n && strokes->s[gend].pass == pass && strokes->s[gend].colour == k)
+			gend++;
+		while (i < gend) {
+			size_t j = i;
+			double ml, x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY, left = 0.0;
+			struct plan_subtask *s;
+
+			/* A batch: up to batch_strokes strokes, and no more paint than half a cell holds. */
+			while (j < gend && (int)(j - i) < opt->batch_strokes &&
+			       batch_paint_ml(m, strokes->s + i, j - i + 1) <= 0.5 * m->mixing.cell_max_ml)
+				j++;
+			if (j == i)
+				j = i + 1;
+			ml = batch_paint_ml(m, strokes->s + i, j - i);
+			if (!mixed[k] || content[k] < ml - 1e-9) {
+				double vol = fmin(m->mixing.cell_max_ml - (mixed[k] ? content[k] : 0.0),
+						  fmax(m->mixing.cell_min_ml, need[k] * 1.1));
+
+				vol = round(vol / m->mixing.dispense_unit_ml) * m->mixing.dispense_unit_ml;
+				if ((rc = add_mix(&b, k, vol, err)))
+					goto out_free;
+				content[k] += vol;
+				mixed[k] = 1;
+			}
+			content[k] -= ml;
+			need[k] -= ml;
+			p->colours[k].paint_ml += ml;
+
+			s = new_subtask(&b, PLAN_PAINT, k, err);
+			if (!s) {
+				rc = BL_ENOMEM;
+				goto out_free;
+			}
+			s->batch = batches[k]++;
+			snprintf(s->brush, sizeof(s->brush), "%s", br->name);
+			s->n_strokes = (int)(j - i);
+			batch_mark++;
+			for (size_t q = i; q < j; q++) {
+				struct pm_stroke *st = &strokes->s[q];
+
+				if (q == i || st->len_mm > left) {
+					if ((rc = act_dip(&b, br->name, p->colours[k].cell, err)))
+						goto out_free;
+					left = br->reload_mm;
+				}
+				left -= st->len_mm;
+				if ((rc = act_stroke(&b, st, err)))
+					goto out_free;
+				for (int v = 0; v < st->n; v++) {
+					x0 = fmin(x0, st->xy[2 * v] - 0.5 * br->width_mm);
+					x1 = fmax(x1, st->xy[2 * v] + 0.5 * br->width_mm);
+					y0 = fmin(y0, st->xy[2 * v + 1] - 0.5 * br->width_mm);
+					y1 = fmax(y1, st->xy[2 * v + 1] + 0.5 * br->width_mm);
+				}
+				/* The prediction, in the order the strokes will be painted. */
+				if ((rc = pm_fp_stroke(&fp, g, st->xy, st->n, br->width_mm, opt->opacity,
+						       err)))
+					goto out_free;
+				pm_fp_apply(&fp, canvas, col[k]);
+				for (int v = 0; v < fp.n; v++)
+					if (fp.a[v] >= 0.5f * opt->opacity)
+						e.mark[fp.idx[v]] = batch_mark;
+				st->batch = (int)p->n_subtasks - 1;
+			}
+			s->region_mm[0] = r2(fmax(0.0, x0));
+			s->region_mm[1] = r2(fmax(0.0, y0));
+			s->region_mm[2] = r2(fmin(m->canvas.size_mm[0], x1));
+			s->region_mm[3] = r2(fmin(m->canvas.size_mm[1], y1));
+			if ((rc = batch_expect(s, &e, g, canvas, batch_mark, err)))
+				goto out_free;
+			if (j == gend && ((rc = act_simple(&b, ARM_WASH, err)) ||
+					  (rc = act_simple(&b, ARM_WIPE, err))))
+				goto out_free;
+			if ((rc = act_simple(&b, ARM_PARK, err)))
+				goto out_free;
+			p->n_strokes += s->n_strokes;
+			i = j;
+		}
+		/* After the last colour of a pass, the whole canvas is observed. */
+		if (gend == n || strokes->s[gend].pass != pass) {
+			struct plan_subtask *s = new_subtask(&b, PLAN_CHECKPOINT, -1, err);
+
+			if (!s) {
+				rc = BL_ENOMEM;
+				goto out_free;
+			}
+			if ((rc = checkpoint_expect(s, &e, g, canvas, err)) ||
+			    (rc = pm_score(g, t->lab, canvas, &s->predicted_mean_de00, NULL, err)))
+				goto out_free;
+			s->predicted_mean_de00 = r2(s->predicted_mean_de00);
+			if ((rc = act_simple(&b, ARM_PARK, err)))
+				goto out_free;
+		}
+		i = gend;
+	}
+	for (int c = 0; c < p->n_colours; c++) {
+		p->colours[c].paint_ml = r2(p->colours[c].paint_ml);
+		p->colours[c].stroke_mm = r2(p->colours[c].stroke_mm);
+	}
+	if ((rc = pm_score(g, t->lab, canvas, &p->mean_de00, &p->p95_de00, err)))
+		goto out_free;
+	p->mean_de00 = r2(p->mean_de00);
+	p->p95_de00 = r2(p->p95_de00);
+	p->arm_time_s = round(b.arm_time_s);
+
+out_free:
+	arm_path_free(&b.path);
+	expect_free(&e);
+	pm_fp_free(&fp);
+	free(canvas);
+	return rc;
+}

@@ -1,0 +1,153 @@
+/* plan_correct.c: corrective strokes from an observed canvas: paint the cells still beyond tolerance, name those no colour can fix. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan_int.h"
+
+static void cell_means(const struct pm_grid *g, const float *img, double cell_mm, int cols,
+		       int rows, double (*out)[4])
+{
+	memset(out, 0, sizeof(*out) * (size_t)cols * rows);
+	for (int y = 0; y < g->h; y++)
+		for (int x = 0; x < g->w; x++) {
+			int cx = (int)(((x + 0.5) / g->px_mm) / cell_mm),
+			    cy = (int)(((y + 0.5) / g->px_mm) / cell_mm);
+			const float *p = img + 3 * ((size_t)y * g->w + x);
+			double *o;
+
+			cx = cx >= cols ? cols - 1 : cx;
+			cy = cy >= rows ? rows - 1 : cy;
+			o = out[cy * cols + cx];
+			o[0] += p[0];
+			o[1] += p[1];
+			o[2] += p[2];
+			o[3] += 1.0;
+		}
+	for (int c = 0; c < cols * rows; c++)
+		if (out[c][3] > 0)
+			for (int q = 0; q < 3; q++)
+				out[c][q] /= out[c][3];
+}
+
+int plan_correct(const struct plan *p, const struct plan_inputs *in,
+		 const struct plan_raster *observed, const struct plan_options *opt,
+		 struct plan *out, bl_err *err)
+{
+	const struct machine *m = in->machine;
+	double tol = m->tolerances.paint_de00;
+	struct pm_grid g;
+	struct pm_target t = { 0 };
+	struct pm_strokes st = { 0 };
+	double (*tm)[4] = NULL, (*om)[4] = NULL;
+	float *obs = NULL, *lab = NULL;
+	unsigned char *mask = NULL;
+	int cols, rows, rc = 0, n_bad = 0;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (!observed || !observed->px || observed->w < 1 || observed->h < 1)
+		return bl_fail(err, BL_EINVAL, "the observed canvas is empty");
+	if (!in->target || !in->target->px)
+		return bl_fail(err, BL_EINVAL, "the target image is empty");
+	if (p->n_colours < 1)
+		return bl_fail(err, BL_EINVAL, "the plan has no colours to correct with");
+
+	/* The corrective plan keeps everything the original fixed: target, machine, model, colours and cells. */
+	memcpy(out->target_file, p->target_file, sizeof(out->target_file));
+	memcpy(out->target_hash, p->target_hash, sizeof(out->target_hash));
+	out->target_w = p->target_w;
+	out->target_h = p->target_h;
+	memcpy(out->image_mm, p->image_mm, sizeof(out->image_mm));
+	memcpy(out->machine_name, p->machine_name, sizeof(out->machine_name));
+	memcpy(out->canvas_origin_mm, p->canvas_origin_mm, sizeof(out->canvas_origin_mm));
+	memcpy(out->canvas_size_mm, p->canvas_size_mm, sizeof(out->canvas_size_mm));
+	out->canvas_surface_z_mm = p->canvas_surface_z_mm;
+	out->canvas_lab = p->canvas_lab;
+	out->opacity = p->opacity;
+	out->cell_mm = p->cell_mm;
+	out->correction = 1;
+	out->n_colours = p->n_colours;
+	memcpy(out->colours, p->colours, sizeof(out->colours));
+	for (int c = 0; c < out->n_colours; c++) {
+		out->colours[c].paint_ml = out->colours[c].stroke_mm = 0.0;
+		out->colours[c].strokes = 0;
+	}
+
+	pm_grid_for(&g, p->image_mm);
+	n = (size_t)g.w * g.h;
+	cols = (int)ceil(p->image_mm[2] / p->cell_mm - 1e-9);
+	rows = (int)ceil(p->image_mm[3] / p->cell_mm - 1e-9);
+	lab = malloc(n * 3 * sizeof(float));
+	obs = malloc(n * 3 * sizeof(float));
+	mask = calloc(n, 1);
+	tm = malloc(sizeof(*tm) * (size_t)cols * rows);
+	om = malloc(sizeof(*om) * (size_t)cols * rows);
+	out->unfixable = calloc((size_t)cols * rows, sizeof(*out->unfixable));
+	if (!lab || !obs || !mask || !tm || !om || !out->unfixable) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory correcting");
+		goto out_free;
+	}
+	if ((rc = pm_resample(in->target, &g, lab, err)) || (rc = pm_target_init(&t, &g, lab, err)) ||
+	    (rc = pm_resample(observed, &g, obs, err)))
+		goto out_free;
+	cell_means(&g, t.lab, p->cell_mm, cols, rows, tm);
+	cell_means(&g, obs, p->cell_mm, cols, rows, om);
+
+	/* A cell beyond tolerance is corrected; if even its nearest colour is beyond it, no colour can fix it. */
+	for (int c = 0; c < cols * rows; c++) {
+		color_lab want = { tm[c][0], tm[c][1], tm[c][2] }, seen = { om[c][0], om[c][1], om[c][2] };
+		double best = INFINITY;
+		int bk = 0;
+
+		if (tm[c][3] <= 0 || color_de00(&want, &seen) <= tol)
+			continue;
+		n_bad++;
+		for (int k = 0; k < p->n_colours; k++) {
+			double d = color_de00(&want, &p->colours[k].lab);
+
+			if (d < best) {
+				best = d;
+				bk = k;
+			}
+		}
+		if (best > tol) {
+			struct plan_unfixable *u = &out->unfixable[out->n_unfixable++];
+
+			u->col = c % cols;
+			u->row = c / cols;
+			u->target.L = round(want.L * 100) / 100;
+			u->target.a = round(want.a * 100) / 100;
+			u->target.b = round(want.b * 100) / 100;
+			u->best = p->colours[bk].lab;
+			u->de00 = round(best * 100) / 100;
+		}
+		/* Even an unfixable cell is brought as close as the colours allow. */
+		tm[c][3] = -1.0;
+	}
+	for (int y = 0; y < g.h; y++)
+		for (int x = 0; x < g.w; x++) {
+			int cx = (int)(((x + 0.5) / g.px_mm) / p->cell_mm),
+			    cy = (int)(((y + 0.5) / g.px_mm) / p->cell_mm);
+
+			cx = cx >= cols ? cols - 1 : cx;
+			cy = cy >= rows ? rows - 1 : cy;
+			mask[(size_t)y * g.w + x] = tm[cy * cols + cx][3] < 0.0;
+		}
+	if (n_bad > 0 &&
+	    (rc = pm_place_strokes(&g, &t, obs, mask, m, out->colours, out->n_colours, opt, &st, err)))
+		goto out_free;
+	rc = pm_build(out, &g, &t, obs, m, in->solver, opt, &st, err);
+
+out_free:
+	if (rc)
+		plan_free(out);
+	pm_strokes_free(&st);
+	pm_target_free(&t);
+	free(lab);
+	free(obs);
+	free(mask);
+	free(tm);
+	free(om);
+	return rc;
+}

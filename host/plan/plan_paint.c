@@ -1,0 +1,915 @@
+/* plan_paint.c: choosing the colours and placing strokes where the predicted canvas is furthest from the target, plus the grid baseline. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "plan/plan_int.h"
+
+/* ---- colours ---------------------------------------------------------- */
+
+/* Automatic colour count: add colours until the target's mean Lab distance to its nearest colour is this small. */
+#define PM_AUTO_COLOUR_ERR 2.5
+
+static float d2(const float *a, const float *b)
+{
+	float x = a[0] - b[0], y = a[1] - b[1], z = a[2] - b[2];
+
+	return x * x + y * y + z * z;
+}
+
+static int cmp_light(const void *a, const void *b)
+{
+	const struct plan_colour *x = a, *y = b;
+
+	return (x->lab.L < y->lab.L) - (x->lab.L > y->lab.L);
+}
+
+/*
+ * k-means in Lab with the blank canvas as a fixed extra centre: where the
+ * target is close to the canvas, no paint is needed at all. Seeding is
+ * k-means++ from a fixed seed, so the choice repeats exactly. Returns the
+ * centres found (fewer than k when the target has fewer colours) and the mean
+ * distance of the samples to their nearest centre.
+ */
+static int kmeans(const struct pm_target *t, size_t step, size_t ns, int k, const float *canvas,
+		  unsigned long seed, float (*cent)[3], float (*sum)[4], float *dmin, double *mean_d)
+{
+	int nc;
+	rng r;
+
+	rng_init(&r, seed);
+	for (size_t s = 0; s < ns; s++)
+		dmin[s] = d2(t->lab + 3 * (s * step), canvas);
+	for (nc = 0; nc < k; nc++) {
+		double tot = 0.0, pick;
+		size_t s;
+
+		for (s = 0; s < ns; s++)
+			tot += dmin[s];
+		if (tot <= 1e-6)
+			break;
+		pick = rng_uniform(&r) * tot;
+		for (s = 0; s < ns - 1 && (pick -= dmin[s]) > 0.0; s++)
+			;
+		memcpy(cent[nc], t->lab + 3 * (s * step), sizeof(cent[nc]));
+		for (size_t q = 0; q < ns; q++) {
+			float d = d2(t->lab + 3 * (q * step), cent[nc]);
+
+			if (d < dmin[q])
+				dmin[q] = d;
+		}
+	}
+	memcpy(cent[nc], canvas, 3 * sizeof(float));
+	*mean_d = 0.0;
+	for (int it = 0; it < 14 && nc > 0; it++) {
+		double tot = 0.0;
+
+		memset(sum, 0, sizeof(*sum) * ((size_t)nc + 1));
+		for (size_t s = 0; s < ns; s++) {
+			const float *p = t->lab + 3 * (s * step);
+			int best = nc;
+			float bd = d2(p, cent[nc]);
+
+			for (int c = 0; c < nc; c++) {
+				float d = d2(p, cent[c]);
+
+				if (d < bd) {
+					bd = d;
+					best = c;
+				}
+			}
+			tot += sqrtf(bd);
+			sum[best][0] += p[0];
+			sum[best][1] += p[1];
+			sum[best][2] += p[2];
+			sum[best][3] += 1.0f;
+		}
+		*mean_d = tot / (double)ns;
+		for (int c = 0; c < nc; c++)
+			if (sum[c][3] > 0)
+				for (int q = 0; q < 3; q++)
+					cent[c][q] = sum[c][q] / sum[c][3];
+	}
+	return nc;
+}
+
+int pm_choose_colours(const struct pm_grid *g, const struct pm_target *t,
+		      const struct plan_solver *solver, const struct plan_options *opt, int k,
+		      int kmax, struct plan_colour *out, int *n_out, bl_err *err)
+{
+	size_t n = (size_t)g->w * g->h, step = n / 40000 + 1, ns = (n + step - 1) / step;
+	float (*cent)[3] = calloc((size_t)kmax + 1, sizeof(*cent));
+	float (*sum)[4] = calloc((size_t)kmax + 1, sizeof(*sum));
+	float *dmin = malloc(ns * sizeof(float));
+	float canvas[3] = { (float)opt->canvas_lab.L, (float)opt->canvas_lab.a,
+			    (float)opt->canvas_lab.b };
+	struct plan_mix mix;
+	double qerr;
+	int nc = 0, rc = 0;
+
+	*n_out = 0;
+	if (!cent || !sum || !dmin) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory choosing colours");
+		goto out_free;
+	}
+	if (k > 0) {
+		nc = kmeans(t, step, ns, k, canvas, opt->seed, cent, sum, dmin, &qerr);
+	} else {
+		/* Automatic: the fewest colours that keep the target within a few units of its nearest colour. */
+		for (int kk = 3; kk <= kmax; kk++) {
+			nc = kmeans(t, step, ns, kk, canvas, opt->seed, cent, sum, dmin, &qerr);
+			if (qerr <= PM_AUTO_COLOUR_ERR || nc < kk)
+				break;
+		}
+	}
+	if (nc == 0)
+		goto out_free; /* the target is the blank canvas: nothing to paint */
+	/* The solver moves each centre into the gamut; reassigning to the reachable colours and solving again settles the choice. */
+	for (int rnd = 0; rnd < 3; rnd++) {
+		float reach[PLAN_MAX_COLOURS + 1][3];
+
+		for (int c = 0; c < nc; c++) {
+			/* Two decimals, as plan.json keeps it: the same colour is asked for again at every mix. */
+			color_lab want = { round(cent[c][0] * 100.0) / 100.0, round(cent[c][1] * 100.0) / 100.0,
+					   round(cent[c][2] * 100.0) / 100.0 };
+
+			rc = solver->solve(solver->ctx, &want, 0.0, &mix, err);
+			if (rc)
+				goto out_free;
+			reach[c][0] = (float)mix.lab.L;
+			reach[c][1] = (float)mix.lab.a;
+			reach[c][2] = (float)mix.lab.b;
+			out[c].want = want;
+			out[c].lab = mix.lab;
+		}
+		memcpy(reach[nc], canvas, sizeof(canvas));
+		if (rnd == 2)
+			break;
+		memset(sum, 0, sizeof(*sum) * ((size_t)nc + 1));
+		for (size_t s = 0; s < ns; s++) {
+			size_t i = s * step;
+			const float *p = t->lab + 3 * i;
+			int best = nc;
+			float bd = pm_dist(t, i, reach[nc]);
+
+			for (int c = 0; c < nc; c++) {
+				float d = pm_dist(t, i, reach[c]);
+
+				if (d < bd) {
+					bd = d;
+					best = c;
+				}
+			}
+			sum[best][0] += p[0];
+			sum[best][1] += p[1];
+			sum[best][2] += p[2];
+			sum[best][3] += 1.0f;
+		}
+		for (int c = 0; c < nc; c++)
+			if (sum[c][3] > 0)
+				for (int q = 0; q < 3; q++)
+					cent[c][q] = sum[c][q] / sum[c][3];
+	}
+
+	/* Two centres the gamut squeezed onto one colour are one mix. */
+	{
+		int m = 0;
+
+		for (int c = 0; c < nc; c++) {
+			int dup = 0;
+
+			for (int q = 0; q < m && !dup; q++)
+				dup = color_de00(&out[q].lab, &out[c].lab) < 1.0;
+			if (!dup)
+				out[m++] = out[c];
+		}
+		nc = m;
+	}
+	qsort(out, (size_t)nc, sizeof(*out), cmp_light);
+	for (int c = 0; c < nc; c++) {
+		snprintf(out[c].name, sizeof(out[c].name), "c%d", c + 1);
+		out[c].cell[0] = 0;
+		out[c].paint_ml = out[c].stroke_mm = 0.0;
+		out[c].strokes = 0;
+	}
+	*n_out = nc;
+
+out_free:
+	free(cent);
+	free(sum);
+	free(dmin);
+	return rc;
+}
+
+/* ---- strokes ---------------------------------------------------------- */
+
+struct pass {
+	const struct pm_grid *g;
+	const struct pm_target *t;
+	const unsigned char *mask;
+	float *canvas;
+	float *err;
+	float *floor_err; /* the error left if the nearest colour covered the pixel: what no stroke can beat */
+	float *tb;  /* target blurred to the brush's scale */
+	float *tan; /* edge tangents */
+	float (*col)[3];
+	int nc;
+	int brush;
+	double w_mm, lmax_mm, lmin_mm, step_mm, opacity;
+	double xlo, xhi, ylo, yhi; /* where a stroke's centre line may go, canvas mm */
+	struct pm_footprint fp;
+	double *buf;               /* scratch polyline */
+	int bufcap;
+};
+
+static int pix(const struct pass *p, double x, double y)
+{
+	int ix = (int)((x - p->g->x0_mm) * p->g->px_mm), iy = (int)((y - p->g->y0_mm) * p->g->px_mm);
+
+	ix = ix < 0 ? 0 : ix >= p->g->w ? p->g->w - 1 : ix;
+	iy = iy < 0 ? 0 : iy >= p->g->h ? p->g->h - 1 : iy;
+	return iy * p->g->w + ix;
+}
+
+/* Most a stroke may turn between two steps: a brush follows gentle curves, not corners. */
+#define PM_MAX_TURN_COS 0.866 /* 30 degrees */
+
+/*
+ * Grows a stroke from (x, y) along the image's edges (Hertzmann's curved
+ * strokes): each step follows the local edge tangent, smoothed against the
+ * last direction and limited in turn, and the stroke ends where the target
+ * there is closer to what the canvas already shows than to the stroke's colour.
+ */
+static int grow(struct pass *p, double x, double y, double dx, double dy, int k, double budget_mm,
+		double *pts, int maxpts)
+{
+	double len = 0.0;
+	int n = 0;
+
+	while (n < maxpts && len + p->step_mm <= budget_mm + 1e-9) {
+		int i = pix(p, x, y);
+		const float *tg = p->tan + 3 * (size_t)i;
+		double tx = tg[0], ty = tg[1], nx, ny, nl, c;
+
+		if (tg[2] > 2.0f) {
+			if (tx * dx + ty * dy < 0.0) {
+				tx = -tx;
+				ty = -ty;
+			}
+			nx = 0.5 * tx + 0.5 * dx;
+			ny = 0.5 * ty + 0.5 * dy;
+			nl = hypot(nx, ny);
+			if (nl > 1e-6) {
+				nx /= nl;
+				ny /= nl;
+			} else {
+				nx = dx;
+				ny = dy;
+			}
+			c = nx * dx + ny * dy;
+			if (c < PM_MAX_TURN_COS) {
+				/* Turn by the limit only, towards the tangent. */
+				double s = dx * ny - dy * nx >= 0 ? 1.0 : -1.0, sn = sqrt(1 - PM_MAX_TURN_COS * PM_MAX_TURN_COS);
+
+				nx = dx * PM_MAX_TURN_COS - s * dy * sn;
+				ny = dy * PM_MAX_TURN_COS + s * dx * sn;
+			}
+			dx = nx;
+			dy = ny;
+		}
+		x += p->step_mm * dx;
+		y += p->step_mm * dy;
+		if (x < p->xlo || x > p->xhi || y < p->ylo || y > p->yhi)
+			break;
+		i = pix(p, x, y);
+		if (p->mask && !p->mask[i])
+			break;
+		if (len >= p->lmin_mm) {
+			const float *ref = p->tb + 3 * (size_t)i;
+
+			if (pm_dist_ref(ref, p->col[k]) > pm_dist_ref(ref, p->canvas + 3 * (size_t)i))
+				break;
+		}
+		pts[2 * n] = x;
+		pts[2 * n + 1] = y;
+		n++;
+		len += p->step_mm;
+	}
+	return n;
+}
+
+/* Builds the stroke of colour k through (x, y) into p->buf; returns its point count. */
+static int make_stroke(struct pass *p, double x, double y, int k, double *len_mm)
+{
+	int i = pix(p, x, y), half = (p->bufcap - 1) / 2, nf, nb, n = 0;
+	const float *tg = p->tan + 3 * (size_t)i;
+	double dx = 1.0, dy = 0.0, *fw = p->buf + 2 * (size_t)p->bufcap, *bw = fw + 2 * (size_t)half;
+
+	if (tg[2] > 2.0f) {
+		dx = tg[0];
+		dy = tg[1];
+	}
+	nf = grow(p, x, y, dx, dy, k, p->lmax_mm, fw, half);
+	nb = grow(p, x, y, -dx, -dy, k, p->lmax_mm - nf * p->step_mm, bw, half);
+	for (int j = nb - 1; j >= 0; j--) {
+		p->buf[2 * n] = bw[2 * j];
+		p->buf[2 * n + 1] = bw[2 * j + 1];
+		n++;
+	}
+	p->buf[2 * n] = x;
+	p->buf[2 * n + 1] = y;
+	n++;
+	for (int j = 0; j < nf; j++) {
+		p->buf[2 * n] = fw[2 * j];
+		p->buf[2 * n + 1] = fw[2 * j + 1];
+		n++;
+	}
+	if (n == 1) {
+		/* A dab: the shortest stroke a brush makes, along the edge. */
+		double h = 0.25 * p->step_mm;
+
+		p->buf[0] = pm_clamp(x - h * dx, p->xlo, p->xhi);
+		p->buf[1] = pm_clamp(y - h * dy, p->ylo, p->yhi);
+		p->buf[2] = pm_clamp(x + h * dx, p->xlo, p->xhi);
+		p->buf[3] = pm_clamp(y + h * dy, p->ylo, p->yhi);
+		n = 2;
+	}
+	*len_mm = 0.0;
+	for (int j = 1; j < n; j++)
+		*len_mm += hypot(p->buf[2 * j] - p->buf[2 * j - 2], p->buf[2 * j + 1] - p->buf[2 * j - 1]);
+	return n;
+}
+
+/* The part of a pixel's error that painting can still remove. */
+static inline float fixable(const struct pass *p, size_t i)
+{
+	float f = p->err[i] - p->floor_err[i];
+
+	return f > 0.0f ? f : 0.0f;
+}
+
+/* How much the error over the footprint drops if colour k is painted there. */
+static double gain_of(const struct pass *p, int k)
+{
+	const float *col = p->col[k];
+	double gain = 0.0;
+
+	for (int j = 0; j < p->fp.n; j++) {
+		size_t i = (size_t)p->fp.idx[j];
+		const float *c = p->canvas + 3 * i;
+		float a = p->fp.a[j], nc[3];
+
+		nc[0] = c[0] + a * (col[0] - c[0]);
+		nc[1] = c[1] + a * (col[1] - c[1]);
+		nc[2] = c[2] + a * (col[2] - c[2]);
+		gain += p->err[i] - pm_dist(p->t, i, nc);
+	}
+	return gain;
+}
+
+struct hent {
+	float key;   /* the gain of the cell's best stroke when last evaluated, else an estimate from its error */
+	int cell;
+	unsigned ver;
+	int guessed; /* key is a guess, not an evaluated gain */
+};
+
+struct heap {
+	struct hent *e;
+	size_t n, cap;
+};
+
+static int heap_push(struct heap *h, struct hent v)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 1024;
+		struct hent *ne = realloc(h->e, cap * sizeof(*ne));
+
+		if (!ne)
+			return -1;
+		h->e = ne;
+		h->cap = cap;
+	}
+	i = h->n++;
+	while (i > 0) {
+		size_t up = (i - 1) / 2;
+
+		/* Ties go to the lower cell number, so the order never depends on the heap's history. */
+		if (h->e[up].key > v.key || (h->e[up].key == v.key && h->e[up].cell < v.cell))
+			break;
+		h->e[i] = h->e[up];
+		i = up;
+	}
+	h->e[i] = v;
+	return 0;
+}
+
+static int hless(const struct hent *a, const struct hent *b)
+{
+	return a->key < b->key || (a->key == b->key && a->cell > b->cell);
+}
+
+static struct hent heap_pop(struct heap *h)
+{
+	struct hent top = h->e[0], last = h->e[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct hent *best = &last;
+
+		if (l < h->n && hless(best, &h->e[l])) {
+			m = l;
+			best = &h->e[l];
+		}
+		if (r < h->n && hless(best, &h->e[r]))
+			m = r;
+		if (m == i)
+			break;
+		h->e[i] = h->e[m];
+		i = m;
+	}
+	if (h->n)
+		h->e[i] = last;
+	return top;
+}
+
+/* One pass of one brush: up to budget strokes, each where the error is largest. Returns strokes placed or < 0. */
+static int run_pass(struct pass *p, int pass_no, int budget, double min_gain_px,
+		    struct pm_strokes *out, bl_err *err)
+{
+	const struct pm_grid *g = p->g;
+	int cs = (int)fmax(2.0, round(p->w_mm * g->px_mm)), ncx = (g->w + cs - 1) / cs,
+	    ncy = (g->h + cs - 1) / cs, placed = 0, fails = 0, rc = 0;
+	long evals = 0, max_evals = 40L * budget + 20000, ratio_n = 0;
+	double ratio_sum = 0.0;
+	unsigned *ver = calloc((size_t)ncx * ncy, sizeof(unsigned));
+	unsigned char *tries = calloc((size_t)ncx * ncy, 1);
+	unsigned *touch = calloc((size_t)ncx * ncy, sizeof(unsigned));
+	unsigned stamp = 0;
+	struct heap h = { 0 };
+	double min_gain = min_gain_px * (p->w_mm * g->px_mm) * (p->w_mm * g->px_mm);
+	/* A stroke from a cell spans several cells: before its first evaluation a cell's gain is guessed from its error. */
+	float guess = (float)fmax(1.0, 0.5 * p->lmax_mm / p->w_mm);
+
+	if (!ver || !tries || !touch) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+		goto out_free;
+	}
+
+	for (int cy = 0; cy < ncy; cy++)
+		for (int cx = 0; cx < ncx; cx++) {
+			float s = 0.0f;
+
+			for (int y = cy * cs; y < (cy + 1) * cs && y < g->h; y++)
+				for (int x = cx * cs; x < (cx + 1) * cs && x < g->w; x++)
+					s += fixable(p, (size_t)y * g->w + x);
+			if (heap_push(&h, (struct hent){ s * guess, cy * ncx + cx, 0, 1 })) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+				goto out_free;
+			}
+		}
+
+	/* Ends when the best remaining gain is too small to be worth a stroke; the cap only bounds a pathological image. */
+	while (placed < budget && h.n > 0 && h.e[0].key >= min_gain && evals < max_evals) {
+		struct hent e = heap_pop(&h);
+		int cx = e.cell % ncx, cy = e.cell / ncx, best_k = -1, bi = -1, n, best_n = 0;
+		float s = 0.0f, emax = -1.0f;
+		double best_gain = 0.0, best_len = 0.0, len, sx, sy;
+
+		for (int y = cy * cs; y < (cy + 1) * cs && y < g->h; y++)
+			for (int x = cx * cs; x < (cx + 1) * cs && x < g->w; x++) {
+				size_t i = (size_t)y * g->w + x;
+
+				if (p->mask && !p->mask[i])
+					continue;
+				s += fixable(p, i);
+				if (fixable(p, i) > emax) {
+					emax = fixable(p, i);
+					bi = (int)i;
+				}
+			}
+		if (bi < 0 || s < 1.5f * cs * cs * 0.25f)
+			continue;
+		if (e.guessed && s * guess < 0.99f * e.key) {
+			/* The guess has been learnt since this cell was queued: queue it again at the better guess. */
+			if (heap_push(&h, (struct hent){ s * guess, e.cell, ver[e.cell], 1 })) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+				goto out_free;
+			}
+			continue;
+		}
+		if (tries[e.cell] >= 2)
+			continue;
+		sx = g->x0_mm + ((bi % g->w) + 0.5) / g->px_mm;
+		sy = g->y0_mm + ((bi / g->w) + 0.5) / g->px_mm;
+		sx = pm_clamp(sx, p->xlo, p->xhi);
+		sy = pm_clamp(sy, p->ylo, p->yhi);
+		{
+			/* Candidate colours: the two closest to the target here, at the brush's scale. */
+			const float *ref = p->tb + 3 * (size_t)bi;
+			int c1 = -1, c2 = -1;
+			float d1 = 1e30f, dd2 = 1e30f;
+
+			for (int k = 0; k < p->nc; k++) {
+				float d = pm_dist_ref(ref, p->col[k]);
+
+				if (d < d1) {
+					dd2 = d1;
+					c2 = c1;
+					d1 = d;
+					c1 = k;
+				} else if (d < dd2) {
+					dd2 = d;
+					c2 = k;
+				}
+			}
+			for (int q = 0; q < 2; q++) {
+				int k = q ? c2 : c1;
+				double gn;
+
+				if (k < 0)
+					continue;
+				n = make_stroke(p, sx, sy, k, &len);
+				evals++;
+				if ((rc = pm_fp_stroke(&p->fp, g, p->buf, n, p->w_mm, p->opacity, err)))
+					goto out_free;
+				gn = gain_of(p, k);
+				if (gn > best_gain) {
+					best_gain = gn;
+					best_k = k;
+					best_n = n;
+					best_len = len;
+					memcpy(p->buf + 4 * (size_t)p->bufcap + 4 * (size_t)p->bufcap, p->buf,
+					       (size_t)n * 2 * sizeof(double));
+				}
+			}
+		}
+		/* Learn the guess: gains seen so far against the error of the cells they started from. */
+		ratio_sum += best_gain / (s > 1e-3f ? s : 1e-3f);
+		ratio_n++;
+		if (ratio_n >= 16)
+			guess = (float)fmax(0.5, 1.5 * ratio_sum / ratio_n);
+		if (best_k < 0 || best_gain < min_gain) {
+			tries[e.cell]++;
+			fails++;
+			if (heap_push(&h, (struct hent){ (float)best_gain * 0.5f, e.cell, ver[e.cell], 0 })) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+				goto out_free;
+			}
+			continue;
+		}
+		/*
+		 * Lazy greedy: gains only shrink as the canvas improves, so a fresh gain
+		 * that still beats every other cell's last known gain is the best stroke.
+		 */
+		if (h.n > 0 && (float)best_gain < h.e[0].key) {
+			if (heap_push(&h, (struct hent){ (float)best_gain, e.cell, ver[e.cell], 0 })) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+				goto out_free;
+			}
+			continue;
+		}
+		fails = 0;
+		{
+			struct pm_stroke st = { best_k, p->brush, pass_no, best_n, NULL, best_len, -1 };
+			const double *saved = p->buf + 8 * (size_t)p->bufcap;
+
+			st.xy = malloc((size_t)best_n * 2 * sizeof(double));
+			if (!st.xy) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
+				goto out_free;
+			}
+			memcpy(st.xy, saved, (size_t)best_n * 2 * sizeof(double));
+			if ((rc = pm_strokes_push(out, &st, err))) {
+				free(st.xy);
+				goto out_free;
+			}
+			if ((rc = pm_fp_stroke(&p->fp, g, st.xy, st.n, p->w_mm, p->opacity, err)))
+				goto out_free;
+		}
+		pm_fp_apply(&p->fp, p->canvas, p->col[best_k]);
+		stamp++;
+		for (int j = 0; j < p->fp.n; j++) {
+			size_t i = (size_t)p->fp.idx[j];
+			int c = (int)((i / g->w) / cs) * ncx + (int)((i % g->w) / cs);
+
+			p->err[i] = pm_dist(p->t, i, p->canvas + 3 * i);
+			if (touch[c] != stamp) {
+				touch[c] = stamp;
+				ver[c]++;
+			}
+		}
+		/* The start cell goes back in the queue: it may want a second stroke. */
+		tries[e.cell] = 0;
+		if (heap_push(&h, (struct hent){ (float)best_gain, e.cell, ver[e.cell], 0 })) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+			goto out_free;
+		}
+		placed++;
+	}
+	rc = placed;
+
+out_free:
+	free(ver);
+	free(tries);
+	free(touch);
+	free(h.e);
+	return rc;
+}
+
+static int cmp_brush_desc(const void *a, const void *b, void *m)
+{
+	const struct machine *mm = m;
+	double x = mm->brushes[*(const int *)a].width_mm, y = mm->brushes[*(const int *)b].width_mm;
+
+	return (x < y) - (x > y);
+}
+
+/* Brushes from widest to narrowest (insertion sort: at most eight). */
+static int brush_order(const struct machine *m, int *order)
+{
+	int n = m->n_brushes;
+
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && cmp_brush_desc(&order[j - 1], &order[j], (void *)m) > 0; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	return n;
+}
+
+int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const float *start_canvas,
+		     const unsigned char *mask, const struct machine *m,
+		     const struct plan_colour *colours, int n_colours,
+		     const struct plan_options *opt, struct pm_strokes *out, bl_err *err)
+{
+	size_t n = (size_t)g->w * g->h;
+	struct pass p;
+	int order[CFG_MAX_BRUSHES], nb, used = 0, rc = 0, usable = 0;
+	double img_w = g->w / g->px_mm, img_h = g->h / g->px_mm;
+	float col[PLAN_MAX_COLOURS][3];
+
+	memset(&p, 0, sizeof(p));
+	if (n_colours == 0 || opt->max_strokes == 0)
+		return 0;
+	for (int c = 0; c < n_colours; c++) {
+		col[c][0] = (float)colours[c].lab.L;
+		col[c][1] = (float)colours[c].lab.a;
+		col[c][2] = (float)colours[c].lab.b;
+	}
+	p.g = g;
+	p.t = t;
+	p.mask = mask;
+	p.col = col;
+	p.nc = n_colours;
+	p.opacity = opt->opacity;
+	p.canvas = malloc(n * 3 * sizeof(float));
+	p.err = malloc(n * sizeof(float));
+	p.tb = malloc(n * 3 * sizeof(float));
+	p.tan = malloc(n * 3 * sizeof(float));
+	p.floor_err = malloc(n * sizeof(float));
+	if (!p.canvas || !p.err || !p.tb || !p.tan || !p.floor_err) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+		goto out_free;
+	}
+	if ((rc = pm_fp_init(&p.fp, g, err)))
+		goto out_free;
+	memcpy(p.canvas, start_canvas, n * 3 * sizeof(float));
+	for (size_t i = 0; i < n; i++) {
+		float best = 1e30f;
+
+		p.err[i] = pm_dist(t, i, p.canvas + 3 * i);
+		for (int c = 0; c < n_colours; c++) {
+			float d = pm_dist(t, i, col[c]);
+
+			best = d < best ? d : best;
+		}
+		p.floor_err[i] = best < p.err[i] ? best : p.err[i];
+	}
+
+	nb = brush_order(m, order);
+	for (int b = 0; b < nb; b++)
+		if (m->brushes[order[b]].width_mm < fmin(img_w, img_h))
+			usable++;
+	for (int b = 0, pass_no = 0; b < nb && used < opt->max_strokes; b++) {
+		const struct machine_brush *br = &m->brushes[order[b]];
+		int left = opt->max_strokes - used, budget, got, passes_left;
+		double frac;
+
+		if (br->width_mm >= fmin(img_w, img_h))
+			continue; /* a brush wider than the picture cannot stay inside it */
+		passes_left = usable - pass_no;
+		/*
+		 * Coarse passes cover the picture, fine ones its detail: the widest
+		 * brush takes about half of the budget, and what a pass leaves unused
+		 * goes to the next.
+		 */
+		frac = passes_left <= 1 ? 1.0 : passes_left == 2 ? 0.6 : 0.5;
+		if (pass_no == 0 && passes_left > 1) {
+			/* A small budget goes mostly to covering the picture once with the widest brush. */
+			double cover = 1.3 * img_w * img_h /
+				       (br->width_mm * 0.6 * fmin(br->reload_mm, 40.0 * br->width_mm));
+
+			frac = pm_clamp(cover / left, frac, 0.9);
+		}
+		budget = (int)ceil(left * frac);
+		p.brush = order[b];
+		p.w_mm = br->width_mm;
+		p.step_mm = fmax(0.5 * br->width_mm, 1.5 / g->px_mm);
+		p.lmax_mm = fmax(p.step_mm, fmin(br->reload_mm, 40.0 * br->width_mm));
+		p.lmin_mm = fmin(p.lmax_mm, 2.0 * br->width_mm);
+		p.xlo = g->x0_mm + 0.5 * br->width_mm;
+		p.xhi = g->x0_mm + img_w - 0.5 * br->width_mm;
+		p.ylo = g->y0_mm + 0.5 * br->width_mm;
+		p.yhi = g->y0_mm + img_h - 0.5 * br->width_mm;
+		p.bufcap = (int)(2.0 * p.lmax_mm / p.step_mm) + 8;
+		free(p.buf);
+		p.buf = malloc((size_t)p.bufcap * 12 * sizeof(double));
+		if (!p.buf) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+			goto out_free;
+		}
+		if ((rc = pm_blur(t->lab, p.tb, g->w, g->h, 3, 0.5 * br->width_mm * g->px_mm, err)))
+			goto out_free;
+		if ((rc = pm_tangents(p.tb, g->w, g->h, fmax(1.5, br->width_mm * g->px_mm), p.tan,
+				      err)))
+			goto out_free;
+		got = run_pass(&p, pass_no, budget, 0.6, out, err);
+		if (got < 0) {
+			rc = got;
+			goto out_free;
+		}
+		used += got;
+		pass_no++;
+	}
+
+out_free:
+	pm_fp_free(&p.fp);
+	free(p.canvas);
+	free(p.err);
+	free(p.tb);
+	free(p.tan);
+	free(p.floor_err);
+	free(p.buf);
+	return rc;
+}
+
+/* ---- the grid baseline ------------------------------------------------ */
+
+/*
+ * The comparison the planner must beat: rows of straight strokes on a regular
+ * grid, each in the colour nearest to the target's mean under it (or none when
+ * the blank canvas is nearer). Every brush is tried and the best kept, so the
+ * baseline is as good as a grid can be with the budget.
+ */
+static int baseline_for(const struct pm_grid *g, const struct pm_target *t, const struct machine *m,
+			int brush, const float (*col)[3], int nc, const float *canvas_lab,
+			const struct plan_options *opt, struct pm_strokes *out, double *score,
+			bl_err *err)
+{
+	const struct machine_brush *br = &m->brushes[brush];
+	double w = br->width_mm, img_w = g->w / g->px_mm, img_h = g->h / g->px_mm;
+	int n = opt->max_strokes, rows_full, rows, cols, rc = 0;
+	double span = img_w - w, pitch = 0.9 * w;
+	size_t np = (size_t)g->w * g->h;
+	float *canvas = malloc(np * 3 * sizeof(float));
+	struct pm_footprint fp;
+	double tot = 0.0;
+
+	*score = INFINITY;
+	if (!canvas)
+		return bl_fail(err, BL_ENOMEM, "out of memory for the baseline");
+	if ((rc = pm_fp_init(&fp, g, err))) {
+		free(canvas);
+		return rc;
+	}
+	for (size_t i = 0; i < np; i++)
+		memcpy(canvas + 3 * i, canvas_lab, 3 * sizeof(float));
+	rows_full = (int)floor((img_h - w) / pitch) + 1;
+	rows = n < rows_full ? n : rows_full;
+	cols = n / rows;
+	if (cols < (int)ceil(span / br->reload_mm)) {
+		cols = (int)ceil(span / br->reload_mm);
+		rows = n / cols;
+	}
+	if (rows < 1 || cols < 1)
+		goto out_free;
+	for (int r = 0; r < rows; r++) {
+		double y = g->y0_mm + 0.5 * w + (rows > 1 ? r * (img_h - w) / (rows - 1) : 0.5 * (img_h - w));
+
+		for (int c = 0; c < cols; c++) {
+			double a = g->x0_mm + c * img_w / cols, b = g->x0_mm + (c + 1) * img_w / cols;
+			double xa = a + 0.5 * w, xb = b - 0.5 * w, xy[4], mean[3] = { 0, 0, 0 }, wsum = 0;
+			float mf[3], bd;
+			int best = -1;
+
+			if (xb - xa < 0.2 * w) {
+				double mid = 0.5 * (a + b);
+
+				xa = mid - 0.1 * w;
+				xb = mid + 0.1 * w;
+			}
+			xa = pm_clamp(xa, g->x0_mm + 0.5 * w, g->x0_mm + img_w - 0.5 * w);
+			xb = pm_clamp(xb, g->x0_mm + 0.5 * w, g->x0_mm + img_w - 0.5 * w);
+			xy[0] = xa;
+			xy[1] = y;
+			xy[2] = xb;
+			xy[3] = y;
+			if ((rc = pm_fp_stroke(&fp, g, xy, 2, w, opt->opacity, err)))
+				goto out_free;
+			for (int j = 0; j < fp.n; j++) {
+				const float *p = t->lab + 3 * (size_t)fp.idx[j];
+
+				for (int q = 0; q < 3; q++)
+					mean[q] += fp.a[j] * p[q];
+				wsum += fp.a[j];
+			}
+			if (wsum <= 0)
+				continue;
+			for (int q = 0; q < 3; q++)
+				mf[q] = (float)(mean[q] / wsum);
+			bd = pm_dist_ref(mf, canvas_lab);
+			for (int k = 0; k < nc; k++) {
+				float d = pm_dist_ref(mf, col[k]);
+
+				if (d < bd) {
+					bd = d;
+					best = k;
+				}
+			}
+			if (best < 0)
+				continue;
+			pm_fp_apply(&fp, canvas, col[best]);
+			{
+				struct pm_stroke st = { best, brush, 0, 2, malloc(4 * sizeof(double)),
+							xb - xa, -1 };
+
+				if (!st.xy) {
+					rc = bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
+					goto out_free;
+				}
+				memcpy(st.xy, xy, sizeof(xy));
+				if ((rc = pm_strokes_push(out, &st, err))) {
+					free(st.xy);
+					goto out_free;
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < np; i++)
+		tot += pm_dist(t, i, canvas + 3 * i);
+	*score = tot;
+
+out_free:
+	pm_fp_free(&fp);
+	free(canvas);
+	return rc;
+}
+
+int pm_baseline_strokes(const struct pm_grid *g, const struct pm_target *t,
+			const struct machine *m, const struct plan_colour *colours, int n_colours,
+			const struct plan_options *opt, struct pm_strokes *out, bl_err *err)
+{
+	float col[PLAN_MAX_COLOURS][3], canvas[3] = { (float)opt->canvas_lab.L,
+						      (float)opt->canvas_lab.a,
+						      (float)opt->canvas_lab.b };
+	double best = INFINITY;
+	double img_w = g->w / g->px_mm, img_h = g->h / g->px_mm;
+	int rc;
+
+	for (int c = 0; c < n_colours; c++) {
+		col[c][0] = (float)colours[c].lab.L;
+		col[c][1] = (float)colours[c].lab.a;
+		col[c][2] = (float)colours[c].lab.b;
+	}
+	for (int b = 0; b < m->n_brushes; b++) {
+		struct pm_strokes trial = { 0 };
+		double score;
+
+		if (m->brushes[b].width_mm >= fmin(img_w, img_h) || opt->max_strokes <= 0)
+			continue;
+		rc = baseline_for(g, t, m, b, (const float(*)[3])col, n_colours, canvas, opt, &trial,
+				  &score, err);
+		if (rc) {
+			pm_strokes_free(&trial);
+			return rc;
+		}
+		if (score < best) {
+			best = score;
+			pm_strokes_free(out);
+			*out = trial;
+		} else {
+			pm_strokes_free(&trial);
+		}
+	}
+	return 0;
+}

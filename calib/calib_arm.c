@@ -305,22 +305,15 @@ int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err)
 	json_obj o, po;
 	const cJSON *arr, *it;
 	size_t count, i = 0;
-	char kind[32] = "";
 	double det, sx, sy;
-	int version, model, mirrored, rc;
+	int model, mirrored, rc;
 
 	memset(c, 0, sizeof(*c));
 	rc = json_parse_file(path, &root, err);
 	if (rc)
 		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0)
-		goto out_free;
-	if (strcmp(kind, "arm-calibration") != 0) {
-		rc = json_fail(&o, "kind", err, BL_EINVAL, "'%s' is not \"arm-calibration\"", kind);
-		goto out_free;
-	}
-	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0 ||
+	    (rc = json_kind(&o, "arm-calibration", 1, err)) < 0 ||
 	    (rc = json_str(&o, "created", JSON_REQUIRED, c->created, sizeof(c->created), err)) < 0 ||
 	    (rc = json_enum(&o, "model", JSON_REQUIRED, calib_arm_model_names, &model, err)) < 0 ||
 	    (rc = json_array(&o, "canvas_to_machine", JSON_REQUIRED, 2, &arr, &count, err)) < 0)
@@ -395,21 +388,14 @@ int calib_arm_points_load(const char *path, int *n, double (*canvas_mm)[2], arm_
 	json_obj o, po;
 	const cJSON *arr, *it;
 	size_t count, i = 0;
-	char kind[32] = "";
-	int version, rc;
+	int rc;
 
 	*n = 0;
 	rc = json_parse_file(path, &root, err);
 	if (rc)
 		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0)
-		goto out_free;
-	if (strcmp(kind, "arm-points") != 0) {
-		rc = json_fail(&o, "kind", err, BL_EINVAL, "'%s' is not \"arm-points\"", kind);
-		goto out_free;
-	}
-	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0 ||
+	    (rc = json_kind(&o, "arm-points", 1, err)) < 0 ||
 	    (rc = json_array(&o, "points", JSON_REQUIRED, CALIB_ARM_MAX_POINTS, &arr, &count, err)) < 0)
 		goto out_free;
 	cJSON_ArrayForEach(it, arr) {

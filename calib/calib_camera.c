@@ -651,8 +651,8 @@ static int record_load(const char *path, struct rec_patch **out, int *n, double 
 	const cJSON *arr, *it;
 	size_t count, i = 0;
 	struct rec_patch *p = NULL;
-	char kind[32], s[512];
-	int version, rc;
+	char s[512];
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -661,13 +661,7 @@ static int record_load(const char *path, struct rec_patch **out, int *n, double 
 	if (rc)
 		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0)
-		goto out_free;
-	if (strcmp(kind, "camera-session") != 0) {
-		rc = json_fail(&o, "kind", err, BL_EINVAL, "'%s' is not \"camera-session\"", kind);
-		goto out_free;
-	}
-	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0 ||
+	    (rc = json_kind(&o, "camera-session", 1, err)) < 0 ||
 	    (rc = json_str(&o, "created", JSON_REQUIRED, created, created_n, err)) < 0 ||
 	    (rc = json_num(&o, "time_s", JSON_OPTIONAL, 0, 1e9, time_s, err)) < 0 ||
 	    (rc = json_str(&o, "frame", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||

@@ -63,8 +63,7 @@ int calib_chart_load(const char *path, struct calib_chart *c, bl_err *err)
 	json_obj o, po;
 	const cJSON *arr, *it;
 	size_t count, i = 0;
-	char kind[32] = "";
-	int version = 0, rc;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->patch_fraction = 0.8;
@@ -72,13 +71,7 @@ int calib_chart_load(const char *path, struct calib_chart *c, bl_err *err)
 	if (rc)
 		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0)
-		goto out_free;
-	if (strcmp(kind, "chart") != 0) {
-		rc = json_fail(&o, "kind", err, BL_EINVAL, "'%s' is not \"chart\"", kind);
-		goto out_free;
-	}
-	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0 ||
+	    (rc = json_kind(&o, "chart", 1, err)) < 0 ||
 	    (rc = json_str(&o, "name", JSON_REQUIRED, c->name, sizeof(c->name), err)) < 0 ||
 	    (rc = json_str(&o, "source", JSON_REQUIRED, c->source, sizeof(c->source), err)) < 0 ||
 	    (rc = json_i32(&o, "cols", JSON_REQUIRED, 2, 40, &c->cols, err)) < 0 ||

@@ -118,21 +118,14 @@ int calib_card_load(const char *path, struct calib_card *card, bl_err *err)
 	json_obj o, so;
 	const cJSON *arr, *it;
 	size_t count, i = 0;
-	char kind[32] = "";
-	int version, rc, white_seen = 0;
+	int rc, white_seen = 0;
 
 	memset(card, 0, sizeof(*card));
 	rc = json_parse_file(path, &root, err);
 	if (rc)
 		return rc;
 	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0)
-		goto out_free;
-	if (strcmp(kind, "paint-card") != 0) {
-		rc = json_fail(&o, "kind", err, BL_EINVAL, "'%s' is not \"paint-card\"", kind);
-		goto out_free;
-	}
-	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0 ||
+	    (rc = json_kind(&o, "paint-card", 1, err)) < 0 ||
 	    (rc = json_str(&o, "palette", JSON_REQUIRED, card->palette, sizeof(card->palette),
 			   err)) < 0 ||
 	    (rc = json_str(&o, "white", JSON_REQUIRED, card->white, sizeof(card->white), err)) < 0 ||

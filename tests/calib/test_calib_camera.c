@@ -71,7 +71,7 @@ TEST(chart_files_are_read_strictly)
 		  "{\"name\":\"b\",\"lab\":[60,0,0]},{\"name\":\"c\",\"lab\":[50,0,0]},"
 		  "{\"name\":\"d\",\"lab\":[50,0,0]}]}",
 		  "outside 0..100" },
-		{ "{\"kind\":\"palette\",\"version\":1}", "is not \"chart\"" },
+		{ "{\"kind\":\"palette\",\"version\":1}", "expected 'chart'" },
 		{ "{\"kind\":\"chart\",\"version\":1,\"name\":\"x\",\"cols\":2,\"rows\":1,"
 		  "\"dark_frame\":true,\"patches\":[]}",
 		  "source" },

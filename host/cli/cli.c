@@ -274,6 +274,65 @@ const struct cli_command cli_commands[] = {
 	  "--json: {\"plan\", \"predicted\": {\"mean_de00\", \"p95_de00\"}, \"strokes\",\n"
 	  "\"colours\": [{\"name\", \"lab\", \"recipe\", \"paint_ml\", ...}], \"arm_time_s\", ...}.\n",
 	  cli_plan_main },
+	{ "run", "paint a target: plan, mix, paint, look, correct, unattended, resumable",
+	  "usage: brushloop run TARGET [--machine M] [--palette P] [--out DIR] [--seed S]\n"
+	  "                     [--open-loop] [--max-strokes N] [--colours K] [--fault KEY=VALUE]...\n"
+	  "                     [--attended] [--accept-nearest] [--quiet]\n"
+	  "\n"
+	  "Plans TARGET (a PNG or JPEG) for the machine and paints it: every colour is mixed\n"
+	  "and measured by the camera, corrected until it is within tolerance; every batch of\n"
+	  "strokes is observed and compared with its prediction; checkpoints observe the whole\n"
+	  "canvas and corrective strokes follow for at most brakes.correction_rounds rounds.\n"
+	  "Every action goes through the safety gate; unattended, what needs an operator is\n"
+	  "deferred and the run carries on (--attended asks at the terminal instead). Every\n"
+	  "step is in DIR/journal.jsonl, where the run stands in DIR/state.json and, for a\n"
+	  "person, DIR/STATUS.md; the final canvas is DIR/final-canvas.png beside the target.\n"
+	  "\n"
+	  "--machine defaults to $BRUSHLOOP_MACHINE, else the bundled simulator\n"
+	  "(examples/machine-sim.json); --palette to examples/palette.json. --out defaults to\n"
+	  "runs/TARGET-DATE-TIME. --seed seeds the simulator (default 1). --open-loop runs the\n"
+	  "same plan without verification or correction, for comparison. --max-strokes and\n"
+	  "--colours are the planner's. --fault KEY=VALUE injects a simulator fault for this\n"
+	  "process (see brushloop sim --help). --accept-nearest accepts beforehand the nearest\n"
+	  "colour the mixing loop reaches when a mix cannot reach its tolerance (otherwise its\n"
+	  "strokes wait for the operator). A live progress line goes to a terminal, plain\n"
+	  "lines every 5 s otherwise; --quiet drops both. See docs/run.md.\n"
+	  "\n"
+	  "Exit status: 0 finished and verified, 1 runtime failure, 2 invalid input, 3 paused\n"
+	  "(a signal, or waiting for an operator), 4 a brake fired (the reason is in\n"
+	  "STATUS.md), 5 safety stop. `brushloop resume DIR` continues a run that stopped.\n",
+	  cli_run_main },
+	{ "resume", "continue a run after a crash, a pause or a brake",
+	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--fault KEY=VALUE]...\n"
+	  "                            [--attended] [--quiet]\n"
+	  "\n"
+	  "Continues the run in DIR from its state.json and journal: the arm is homed again,\n"
+	  "a dispense the journal shows may have run is never repeated, a paint batch whose\n"
+	  "completion is unknown is observed first and its interrupted stroke not repeated.\n"
+	  "Answered operator requests (brushloop approve, brushloop grant) are picked up.\n"
+	  "--accept-mix c3,c5 (or all) accepts the nearest mix the run could reach for those\n"
+	  "colours, whose strokes then go ahead. Exit status as for run.\n",
+	  cli_resume_main },
+	{ "status", "where a run stands: state, canvas error, mixes, cost, heartbeat",
+	  "usage: brushloop status DIR [--json]\n"
+	  "\n"
+	  "Reads DIR's state.json and heartbeat (the run may be running). --json prints one\n"
+	  "object: \"state\", \"reason\", \"subtask\", \"canvas\": {\"mean_de00\", \"p95_de00\",\n"
+	  "\"final\", \"verified\", \"history\"}, \"mixes\": [...], \"cost\", \"deferred\",\n"
+	  "\"heartbeat\": {\"age_s\", \"stale_after_s\", \"stale\"}. A run that says it is\n"
+	  "running but whose heartbeat is older than brakes.heartbeat_stale_s is stale: it\n"
+	  "died without saying so; `brushloop resume DIR` continues it.\n",
+	  cli_status_main },
+	{ "estimate", "what painting a target would take and cost, before it starts",
+	  "usage: brushloop estimate TARGET [--machine M] [--palette P] [--max-strokes N]\n"
+	  "                          [--colours K] [--open-loop] [--json]\n"
+	  "\n"
+	  "Plans TARGET as run would and prints the expected arm time, mixes, verifications,\n"
+	  "planner calls and paint, priced with the machine file's costs, and an upper bound\n"
+	  "that includes retries (every mix to its attempt limit, every correction round).\n"
+	  "--json: {\"expected\": {\"arm_s\", \"verifications\", \"planner_calls\", \"paint_ml\",\n"
+	  "\"priced\": {..., \"total\"}}, \"upper_bound\": {...}, \"mixes\", \"strokes\", ...}.\n",
+	  cli_estimate_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

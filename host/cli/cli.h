@@ -57,6 +57,21 @@ int cli_camera_main(int argc, char **argv);
 int cli_measure_main(int argc, char **argv);
 int cli_sim_main(int argc, char **argv);
 int cli_plan_main(int argc, char **argv);
+int cli_run_main(int argc, char **argv);
+int cli_resume_main(int argc, char **argv);
+int cli_status_main(int argc, char **argv);
+int cli_estimate_main(int argc, char **argv);
+
+/* The run commands' shared options (cli_run.c): 0, a usage exit status, or -1 after --help. */
+struct run_options;
+struct cli_run_paths {
+	char machine[4096], palette[4096];
+};
+int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need_target,
+		  struct run_options *o, struct cli_run_paths *paths, int *json);
+/* Says where a run directory and its STATUS.md and canvas are; the exit status for rc. */
+int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet);
+
 int cli_calib_main(int argc, char **argv);
 struct machine;
 struct sim_card;

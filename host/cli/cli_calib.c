@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/journal.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "calib/calib.h"
@@ -687,12 +688,14 @@ static int guided_arm(const struct machine *m, const struct common *c, int by_ha
 	struct gate *g = NULL;
 	struct gate_config gc;
 	struct gate_decision d;
+	struct journal *jr = calloc(1, sizeof(*jr));
 	char journal[CFG_PATH_MAX + 32], dir[CFG_PATH_MAX];
-	int rc;
+	int rc, jopen = 0;
 
-	if (!r || !s) {
+	if (!r || !s || !jr) {
 		free(r);
 		free(s);
+		free(jr);
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	}
 	snprintf(dir, sizeof(dir), "%s", run_dir ? run_dir : "calib-arm.run");
@@ -705,10 +708,14 @@ static int guided_arm(const struct machine *m, const struct common *c, int by_ha
 	rc = rig_open(m, &c->ro, r, err);
 	if (rc)
 		goto out_free;
+	rc = journal_open(jr, journal, r->clock, err);
+	if (rc)
+		goto out_close;
+	jopen = 1;
 	memset(&gc, 0, sizeof(gc));
 	gc.m = &r->m;
 	gc.run_dir = dir;
-	gc.journal_path = journal;
+	gc.journal = jr;
 	gc.clock = r->clock;
 	gc.mode = isatty(STDIN_FILENO) ? GATE_TERMINAL : GATE_UNATTENDED;
 	gc.tty_in_fd = STDIN_FILENO;
@@ -747,10 +754,13 @@ static int guided_arm(const struct machine *m, const struct common *c, int by_ha
 	memcpy(amm, s->arm_mm, sizeof(arm_point) * (size_t)s->n);
 out_close:
 	gate_close(g);
+	if (jopen)
+		journal_close(jr);
 	rig_close(r);
 out_free:
 	free(r);
 	free(s);
+	free(jr);
 	return rc;
 }
 

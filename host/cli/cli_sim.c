@@ -252,16 +252,16 @@ static int run_dir(const struct sim_args *a, char *out, size_t n, bl_err *err)
 }
 
 static int open_gate(const struct sim_args *a, struct rig *r, const char *dir, char *journal,
-		     size_t n, struct gate **g, bl_err *err)
+		     size_t n, struct journal *j, struct gate **g, bl_err *err)
 {
 	struct gate_config cfg = { 0 };
 	int rc = fs_join(journal, n, dir, "journal.jsonl", err);
 
-	if (rc)
+	if (rc || (rc = journal_open(j, journal, r->clock, err)))
 		return rc;
 	cfg.m = &r->m;
 	cfg.run_dir = dir;
-	cfg.journal_path = journal;
+	cfg.journal = j;
 	cfg.clock = r->clock;
 	cfg.mode = a->ask ? GATE_TERMINAL : GATE_UNATTENDED;
 	cfg.tty_in_fd = STDIN_FILENO;
@@ -295,6 +295,7 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 	bl_err err = { 0 };
 	struct sim_stats st0, st;
 	char dir[PATH_MAX], journal[PATH_MAX + 32];
+	struct journal jnl = { .fd = -1 };
 	long saved = 0, dropped = 0;
 	size_t done = 0, i;
 	int rc, fail = 0, homing_failed = 0;
@@ -320,7 +321,7 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 	}
 	/* Every action reaches the arm through the gate, which journals every decision. */
 	if ((rc = run_dir(&a, dir, sizeof(dir), &err)) ||
-	    (rc = open_gate(&a, r, dir, journal, sizeof(journal), &g, &err)) ||
+	    (rc = open_gate(&a, r, dir, journal, sizeof(journal), &jnl, &g, &err)) ||
 	    (a.frames && (rc = fs_mkdirs(a.frames, &err)))) {
 		rc = cli_fail(&err);
 		goto out_close;
@@ -485,6 +486,7 @@ out_close:
 	cJSON_Delete(per);
 	cJSON_Delete(deferred);
 	gate_close(g);
+	journal_close(&jnl);
 	rig_close(r);
 out_list:
 	arm_actions_free(&list);

@@ -39,8 +39,6 @@ struct gate {
 	clk *clock;
 	char run_dir[PATH_MAX];
 	char fault_path[PATH_MAX];
-	char journal[PATH_MAX];
-	long seq;
 	long motions;
 	int after_fault;      /* latched: the next motion needs an operator */
 	int fault_told;       /* this latch is journaled */
@@ -60,33 +58,11 @@ struct gate {
 
 static int journal(struct gate *g, const char *event, cJSON *body, bl_err *err)
 {
-	cJSON *o = cJSON_CreateObject();
-	char *line;
 	int rc;
 
-	if (!o) {
-		cJSON_Delete(body);
-		return bl_fail(err, BL_ENOMEM, "out of memory journaling");
-	}
-	cJSON_AddNumberToObject(o, "seq", (double)++g->seq);
-	cJSON_AddNumberToObject(o, "wall_ms", (double)clk_wall_ms());
-	cJSON_AddNumberToObject(o, "t_run_s", clk_now_s(g->clock));
-	cJSON_AddStringToObject(o, "src", "gate");
-	cJSON_AddStringToObject(o, "event", event);
-	if (body) {
-		while (body->child) {
-			cJSON *c = cJSON_DetachItemViaPointer(body, body->child);
-
-			cJSON_AddItemToObject(o, c->string, c);
-		}
-		cJSON_Delete(body);
-	}
-	line = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!line)
-		return bl_fail(err, BL_ENOMEM, "out of memory journaling");
-	rc = fs_append_line(g->journal, line, err);
-	cJSON_free(line);
+	if (!body)
+		body = cJSON_CreateObject();
+	rc = journal_event_from(g->cfg.journal, "gate", event, body, NULL, err);
 	if (rc)
 		bl_err_prefix(err, "the gate journals every decision and acts on none it cannot journal");
 	return rc;
@@ -115,46 +91,6 @@ static int journal_decision(struct gate *g, const struct gate_decision *d,
 
 /* ---- open and close ---- */
 
-/* The last sequence number in an existing journal, so a resumed run goes on counting; a torn last line is skipped. */
-static long last_seq(const char *path)
-{
-	char buf[65536];
-	FILE *f = fopen(path, "rb");
-	long size, from, seq = 0;
-	size_t n;
-	char *end;
-
-	if (!f)
-		return 0;
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	from = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
-	fseek(f, from, SEEK_SET);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	end = buf + n;
-	while (end > buf && !seq) {
-		char *start = end;
-		cJSON *o;
-
-		*end = '\0';
-		while (start > buf && start[-1] != '\n')
-			start--;
-		if (start > buf || from == 0) {
-			const cJSON *s;
-
-			o = cJSON_Parse(start);
-			s = cJSON_GetObjectItemCaseSensitive(o, "seq");
-			if (cJSON_IsNumber(s) && s->valuedouble > 0 && s->valuedouble < 1e15)
-				seq = (long)s->valuedouble;
-			cJSON_Delete(o);
-		}
-		end = start > buf ? start - 1 : buf;
-	}
-	return seq;
-}
-
 int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 {
 	char dir[PATH_MAX];
@@ -162,7 +98,7 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 	int rc;
 
 	*out = NULL;
-	if (!cfg->m || !cfg->run_dir || !cfg->journal_path)
+	if (!cfg->m || !cfg->run_dir || !cfg->journal)
 		return bl_fail(err, BL_EINVAL, "the gate needs a machine, a run directory and a journal");
 	rc = gate_check_machine(cfg->m, err);
 	if (rc)
@@ -173,17 +109,14 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 	g->cfg = *cfg;
 	g->m = cfg->m;
 	g->clock = cfg->clock ? cfg->clock : clk_monotonic();
-	if (snprintf(g->run_dir, sizeof(g->run_dir), "%s", cfg->run_dir) >= (int)sizeof(g->run_dir) ||
-	    snprintf(g->journal, sizeof(g->journal), "%s", cfg->journal_path) >=
-		    (int)sizeof(g->journal)) {
-		rc = bl_fail(err, BL_EINVAL, "run directory or journal path too long");
+	if (snprintf(g->run_dir, sizeof(g->run_dir), "%s", cfg->run_dir) >= (int)sizeof(g->run_dir)) {
+		rc = bl_fail(err, BL_EINVAL, "run directory path too long");
 		goto out_free;
 	}
 	if ((rc = fs_join(g->fault_path, sizeof(g->fault_path), g->run_dir, "fault.json", err)) ||
 	    (rc = gate_approvals_dir(g->run_dir, dir, sizeof(dir), err)) ||
 	    (rc = fs_mkdirs(dir, err)))
 		goto out_free;
-	g->seq = last_seq(g->journal);
 	/* A fault latched by an earlier process still stands: the next motion needs a person. */
 	if (access(g->fault_path, F_OK) == 0) {
 		g->after_fault = 1;

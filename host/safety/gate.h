@@ -10,6 +10,7 @@
 #include "arm/arm.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/journal.h"
 #include "config/machine.h"
 
 /*
@@ -205,7 +206,8 @@ enum gate_mode {
 struct gate_config {
 	const struct machine *m;
 	const char *run_dir;      /* approvals/, grants.json and fault.json live here */
-	const char *journal_path; /* every decision, grant and grant use, one JSON a line */
+	struct journal *journal;  /* the run's journal (shared with the engine): every decision,
+				     grant and grant use, as events from src "gate" */
 	clk *clock;               /* the run's clock (grant expiry); NULL: monotonic */
 	enum gate_mode mode;
 	int tty_in_fd, tty_out_fd;/* GATE_TERMINAL: where to read the answer and show the request */

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "base/journal.h"
 #include "base/rng.h"
 #include "calib/calib_arm_session.h"
 #include "calib_test.h"
@@ -215,6 +216,7 @@ TEST(the_guided_session_moves_only_through_the_gate)
 	struct arm *arm;
 	struct gate *g;
 	struct gate_config gc;
+	struct journal jr;
 	struct calib_arm_session *s = calloc(1, sizeof(*s));
 	clk c;
 	bl_err err = { 0 };
@@ -234,10 +236,11 @@ TEST(the_guided_session_moves_only_through_the_gate)
 	clk_virtual_init(&c, 0);
 	arm = rec_arm_open(m, &c, &st);
 	snprintf(journal, sizeof(journal), "%s", tmp_path("journal.jsonl"));
+	CHECK_MSG(journal_open(&jr, journal, &c, &err) == 0, "%s", err.msg);
 	memset(&gc, 0, sizeof(gc));
 	gc.m = m;
 	gc.run_dir = test_tmpdir();
-	gc.journal_path = journal;
+	gc.journal = &jr;
 	gc.clock = &c;
 	gc.mode = GATE_UNATTENDED;
 	gc.tty_in_fd = gc.tty_out_fd = -1;
@@ -281,6 +284,7 @@ TEST(the_guided_session_moves_only_through_the_gate)
 		free(text);
 	}
 	gate_close(g);
+	journal_close(&jr);
 	arm_close(arm);
 	free(s);
 	free(m);

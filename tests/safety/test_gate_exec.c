@@ -11,6 +11,7 @@
 struct rig {
 	char run[4096];
 	char journal[4096];
+	struct journal jr;
 	clk clock;
 	struct rec_state st;
 	struct machine m;
@@ -29,10 +30,14 @@ static void rig_open(struct rig *r, const char *name, enum gate_mode mode, int t
 	clk_virtual_init(&r->clock, 0);
 	r->m = *test_machine();
 	r->arm = rec_arm_open(&r->m, &r->clock, &r->st);
+	if (journal_open(&r->jr, r->journal, &r->clock, &err)) {
+		fprintf(stderr, "journal_open: %s\n", err.msg);
+		exit(1);
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.m = &r->m;
 	cfg.run_dir = r->run;
-	cfg.journal_path = r->journal;
+	cfg.journal = &r->jr;
 	cfg.clock = &r->clock;
 	cfg.mode = mode;
 	cfg.tty_in_fd = -1;
@@ -48,6 +53,7 @@ static void rig_close(struct rig *r)
 {
 	gate_close(r->g);
 	arm_close(r->arm);
+	journal_close(&r->jr);
 }
 
 static struct arm_action act(const char *json)
@@ -318,7 +324,7 @@ static int terminal(const char *name, const char *input, int close_input, int ti
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.m = &r->m;
 	cfg.run_dir = r->run;
-	cfg.journal_path = r->journal;
+	cfg.journal = &r->jr;
 	cfg.clock = &r->clock;
 	cfg.mode = GATE_TERMINAL;
 	cfg.tty_in_fd = in[0];
@@ -511,7 +517,7 @@ TEST(fault_stops_and_next_motion_needs_operator)
 	r.st.fault = 0;
 	gate_close(r.g);
 	{
-		struct gate_config cfg = { &r.m, r.run, r.journal, &r.clock, GATE_UNATTENDED, -1, -1, 0 };
+		struct gate_config cfg = { &r.m, r.run, &r.jr, &r.clock, GATE_UNATTENDED, -1, -1, 0 };
 
 		CHECK(gate_open(&cfg, &r.g, &err) == 0);
 	}
@@ -572,8 +578,10 @@ TEST(no_journal_no_motion)
 	bl_err err = { 0 };
 
 	rig_open(&r, "nojournal", GATE_UNATTENDED, 0);
-	/* The journal becomes a directory: appends fail whoever runs the test. */
-	CHECK(unlink(r.journal) == 0 && mkdir(r.journal, 0755) == 0);
+	/* The journal's disk is full: appends fail whoever runs the test. */
+	close(r.jr.fd);
+	r.jr.fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	CHECK(r.jr.fd >= 0);
 	CHECK(run(&r, MOVE_OK, &d, &err) == BL_EIO);
 	CHECK_STR_CONTAINS(err.msg, "journal");
 	CHECK(r.st.n_execute == 0);
@@ -590,7 +598,8 @@ static char *decisions_of(const char *journal)
 	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && out;
 	     line = strtok_r(NULL, "\n", &save)) {
 		cJSON *o = cJSON_Parse(line);
-		const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "decision");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o, "data"), "decision");
 		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
 		char *s;
 
@@ -679,18 +688,26 @@ TEST(journal_carries_actions_and_counts_on_across_processes)
 	CHECK(lines_with(r.journal, "\"action\":{\"type\":\"move\"") == 1);
 	gate_close(r.g);
 	{
-		struct gate_config cfg = { &r.m, r.run, r.journal, &r.clock, GATE_UNATTENDED, -1, -1, 0 };
+		struct gate_config cfg = { &r.m, r.run, &r.jr, &r.clock, GATE_UNATTENDED, -1, -1, 0 };
+		int fd;
 
-		/* A torn last line (a crash mid-append) is skipped, not fatal. */
-		CHECK(fs_append_line(r.journal, "{\"seq\": 99, \"event\": \"dec", &err) == 0);
+		/* A torn last line (a crash mid-append) is noted and skipped, not fatal. */
+		journal_close(&r.jr);
+		fd = open(r.journal, O_WRONLY | O_APPEND);
+		CHECK(fd >= 0 && write(fd, "{\"seq\": 99, \"event\": \"dec", 25) == 25);
+		close(fd);
+		CHECK(journal_open(&r.jr, r.journal, &r.clock, &err) == 0 && r.jr.torn == 1);
 		CHECK(gate_open(&cfg, &r.g, &err) == 0);
 	}
 	text = slurp(r.journal);
 	CHECK(text != NULL);
-	last = text ? strrchr(text, '{') : NULL;
-	o = last ? cJSON_Parse(last) : NULL;
-	/* gate_open, decision, executed: 3 lines; then the torn one; then gate_open again as 4. */
-	CHECK(o && cJSON_GetObjectItemCaseSensitive(o, "seq")->valuedouble == 4);
+	/* The last line: events nest their data, so from the line's start. */
+	if (text && *text && text[strlen(text) - 1] == '\n')
+		text[strlen(text) - 1] = '\0';
+	last = text ? strrchr(text, '\n') : NULL;
+	o = last ? cJSON_Parse(last + 1) : NULL;
+	/* gate_open, decision, executed: 3 lines; the torn one; its note as 4; gate_open again as 5. */
+	CHECK(o && cJSON_GetObjectItemCaseSensitive(o, "seq")->valuedouble == 5);
 	cJSON_Delete(o);
 	free(text);
 	rig_close(&r);

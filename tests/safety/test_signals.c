@@ -19,6 +19,7 @@ static void child(const char *run, const struct child_setup *cs)
 	struct machine m = *test_machine();
 	char journal[4200], log[4200], line[64];
 	struct gate_config cfg = { 0 };
+	static struct journal jr;
 	struct gate *g;
 	struct arm *arm;
 	struct arm_action a;
@@ -36,11 +37,12 @@ static void child(const char *run, const struct child_setup *cs)
 	arm = rec_arm_open(&m, &clock, &st);
 	cfg.m = &m;
 	cfg.run_dir = run;
-	cfg.journal_path = journal;
+	cfg.journal = &jr;
 	cfg.clock = &clock;
 	cfg.mode = GATE_UNATTENDED;
 	cfg.tty_in_fd = cfg.tty_out_fd = -1;
-	if (!arm || gate_signals_install(&err) || gate_open(&cfg, &g, &err))
+	if (!arm || journal_open(&jr, journal, &clock, &err) || gate_signals_install(&err) ||
+	    gate_open(&cfg, &g, &err))
 		_exit(100);
 	if (cs->raise_before)
 		raise(SIGTERM);

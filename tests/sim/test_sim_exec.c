@@ -39,7 +39,9 @@ static int count_events(const char *journal, const char *event, const char *resu
 		return -1;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		cJSON *o = cJSON_Parse(line);
-		const cJSON *e = cJSON_GetObjectItem(o, "event"), *r = cJSON_GetObjectItem(o, "result");
+		/* The gate's fields sit under "data" in the run's one journal. */
+		const cJSON *e = cJSON_GetObjectItem(o, "event");
+		const cJSON *r = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "data"), "result");
 
 		if (cJSON_IsString(e) && strcmp(e->valuestring, event) == 0 &&
 		    (!result || (cJSON_IsString(r) && strcmp(r->valuestring, result) == 0)))

@@ -1,5 +1,5 @@
-/* journal.c: the run's append-only journal: fsync'd JSON lines, a sequence that survives resumes, torn lines tolerated. */
-#include "engine/journal.h"
+/* journal.c: an append-only journal: fsync'd JSON lines, a sequence that survives resumes, torn lines tolerated. */
+#include "base/journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,9 @@
 
 /* A journal of a long night stays far below this; a bigger one is not ours. */
 #define JOURNAL_MAX_BYTES (512u << 20)
+
+static int journal_write(struct journal *j, const char *src, const char *subtask, const char *event,
+			 cJSON *data, long *seq_out, bl_err *err);
 
 struct scan {
 	long last_seq;
@@ -44,7 +47,7 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int run_journal_open(struct run_journal *j, const char *path, clk *clock, bl_err *err)
+int journal_open(struct journal *j, const char *path, clk *clock, bl_err *err)
 {
 	struct scan s = { 0 };
 	struct stat st;
@@ -57,7 +60,7 @@ int run_journal_open(struct run_journal *j, const char *path, clk *clock, bl_err
 	if (snprintf(j->path, sizeof(j->path), "%s", path) >= (int)sizeof(j->path))
 		return bl_fail(err, BL_EINVAL, "%s: path too long", path);
 	if (stat(path, &st) == 0) {
-		rc = run_journal_read(path, note_seq, &s, &bad, err);
+		rc = journal_read(path, note_seq, &s, &bad, err);
 		if (rc)
 			return rc;
 	}
@@ -86,19 +89,41 @@ int run_journal_open(struct run_journal *j, const char *path, clk *clock, bl_err
 		cJSON *d = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(d, "unreadable_lines", (double)bad);
-		return run_journal_event(j, "", "journal_torn_line_ignored", d, NULL, err);
+		return journal_write(j, "journal", "", "journal_torn_line_ignored", d, NULL, err);
 	}
 	return 0;
 }
 
-int run_journal_event(struct run_journal *j, const char *subtask, const char *event, cJSON *data,
-		      long *seq_out, bl_err *err)
+void journal_set_subtask(struct journal *j, const char *subtask)
+{
+	snprintf(j->subtask, sizeof(j->subtask), "%s", subtask ? subtask : "");
+}
+
+int journal_event(struct journal *j, const char *subtask, const char *event, cJSON *data,
+		  long *seq_out, bl_err *err)
+{
+	return journal_write(j, "engine", subtask, event, data, seq_out, err);
+}
+
+int journal_event_from(struct journal *j, const char *src, const char *event, cJSON *data,
+		       long *seq_out, bl_err *err)
+{
+	return journal_write(j, src, NULL, event, data, seq_out, err);
+}
+
+static int journal_write(struct journal *j, const char *src, const char *subtask, const char *event,
+			 cJSON *data, long *seq_out, bl_err *err)
 {
 	cJSON *ev = cJSON_CreateObject();
 	char *line = NULL;
 	size_t n;
 	int rc = 0;
 
+	if (j->fd < 0) {
+		cJSON_Delete(data);
+		cJSON_Delete(ev);
+		return bl_fail(err, BL_EIO, "%s: the journal is not open", j->path);
+	}
 	if (!ev) {
 		cJSON_Delete(data);
 		return bl_fail(err, BL_ENOMEM, "out of memory");
@@ -106,7 +131,8 @@ int run_journal_event(struct run_journal *j, const char *subtask, const char *ev
 	cJSON_AddNumberToObject(ev, "seq", (double)(j->seq + 1));
 	cJSON_AddNumberToObject(ev, "wall_ms", (double)clk_wall_ms());
 	cJSON_AddNumberToObject(ev, "mono_ns", (double)clk_now_ns(j->clock));
-	cJSON_AddStringToObject(ev, "subtask", subtask ? subtask : "");
+	cJSON_AddStringToObject(ev, "src", src);
+	cJSON_AddStringToObject(ev, "subtask", subtask ? subtask : j->subtask);
 	cJSON_AddStringToObject(ev, "event", event);
 	if (data)
 		cJSON_AddItemToObject(ev, "data", data);
@@ -138,14 +164,14 @@ int run_journal_event(struct run_journal *j, const char *subtask, const char *ev
 	return rc;
 }
 
-void run_journal_close(struct run_journal *j)
+void journal_close(struct journal *j)
 {
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;
 }
 
-int run_journal_read(const char *path, run_journal_fn fn, void *ctx, long *bad_lines, bl_err *err)
+int journal_read(const char *path, journal_fn fn, void *ctx, long *bad_lines, bl_err *err)
 {
 	char *text, *p, *nl;
 	size_t len;

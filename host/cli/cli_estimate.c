@@ -1,0 +1,49 @@
+/* cli_estimate.c: `brushloop estimate`: what painting a target would take and cost, before any paint is touched. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "engine/run.h"
+
+static void print_cost(const char *what, const cJSON *c)
+{
+	const cJSON *p = cJSON_GetObjectItem(c, "priced");
+
+	printf("%-12s arm %7.0f s (%.1f h), %4d verifications, %2d planner calls, paint %6.2f ml: %.2f %s\n",
+	       what, cJSON_GetObjectItem(c, "arm_s")->valuedouble,
+	       cJSON_GetObjectItem(c, "arm_s")->valuedouble / 3600.0,
+	       (int)cJSON_GetObjectItem(c, "verifications")->valuedouble,
+	       (int)cJSON_GetObjectItem(c, "planner_calls")->valuedouble,
+	       cJSON_GetObjectItem(c, "paint_ml")->valuedouble,
+	       cJSON_GetObjectItem(p, "total")->valuedouble,
+	       cJSON_GetStringValue(cJSON_GetObjectItem(c, "currency")));
+}
+
+int cli_estimate_main(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find("estimate");
+	struct run_options o;
+	struct cli_run_paths paths;
+	bl_err err = { 0 };
+	cJSON *e;
+	int json = 0, rc = cli_run_parse(cmd, argc, argv, 1, &o, &paths, &json);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (run_estimate(&o, &e, &err))
+		return cli_fail(&err);
+	if (json)
+		return cli_print_json(e);
+	printf("target: %s on %s\n", o.target, cJSON_GetStringValue(cJSON_GetObjectItem(e, "machine")));
+	printf("plan: %d strokes, %d colours, %d mixes, %d paint batches, %d checkpoints; predicted mean CIEDE2000 %.2f\n",
+	       (int)cJSON_GetObjectItem(e, "strokes")->valuedouble,
+	       (int)cJSON_GetObjectItem(e, "colours")->valuedouble,
+	       (int)cJSON_GetObjectItem(e, "mixes")->valuedouble,
+	       (int)cJSON_GetObjectItem(e, "paint_batches")->valuedouble,
+	       (int)cJSON_GetObjectItem(e, "checkpoints")->valuedouble,
+	       cJSON_GetObjectItem(e, "predicted_mean_de00")->valuedouble);
+	print_cost("expected:", cJSON_GetObjectItem(e, "expected"));
+	print_cost("upper bound:", cJSON_GetObjectItem(e, "upper_bound"));
+	printf("budget: %.2f\n", cJSON_GetObjectItem(e, "budget")->valuedouble);
+	cJSON_Delete(e);
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* cli_resume.c: `brushloop resume`: continue a run from its state.json and journal after a crash, a pause or a brake. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "engine/run.h"
+
+int cli_resume_main(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find("resume");
+	struct run_options o;
+	struct cli_run_paths paths;
+	bl_err err = { 0 };
+	const char *dir;
+	int rc = cli_run_parse(cmd, argc, argv, 0, &o, &paths, NULL);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (optind != argc - 1)
+		return cli_usage(cmd, "resume takes one run directory");
+	dir = argv[argc - 1];
+	if (cli_run_dir_ok(dir, &err))
+		return cli_fail(&err);
+	if (!o.quiet)
+		fprintf(stderr, "brushloop: resuming %s\n", dir);
+	rc = run_resume(dir, &o, &err);
+	return cli_run_report(dir, rc, &err, o.quiet);
+}

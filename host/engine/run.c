@@ -1,0 +1,1001 @@
+/* run.c: the run engine's loop: plan, mix, paint, look, correct, through the gate, with every step journaled and the state on disk. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "engine/run_int.h"
+
+void run_options_init(struct run_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seed = 1;
+	o->progress_fd = -1;
+}
+
+/* ---- opening a run ---- */
+
+/* The machine file as the run keeps it: calibration paths made absolute so the copy finds them. */
+static int copy_machine(const char *src, const struct machine *m, const char *dst, cJSON **copy,
+			bl_err *err)
+{
+	cJSON *root, *cal;
+	int rc = json_parse_file(src, &root, err);
+
+	if (rc)
+		return rc;
+	cal = cJSON_GetObjectItemCaseSensitive(root, "calibration");
+	if (cJSON_IsObject(cal)) {
+		static const char *const keys[] = { "camera_profile", "canvas", "arm" };
+		const char *vals[] = { m->calibration.camera_profile, m->calibration.canvas,
+				       m->calibration.arm };
+
+		for (int k = 0; k < 3; k++) {
+			char abs[PATH_MAX];
+
+			if (!vals[k][0] || !cJSON_GetObjectItemCaseSensitive(cal, keys[k]))
+				continue;
+			cJSON_ReplaceItemInObjectCaseSensitive(
+				cal, keys[k], cJSON_CreateString(realpath(vals[k], abs) ? abs : vals[k]));
+		}
+	}
+	rc = json_write_file(dst, root, err);
+	if (rc == 0 && copy)
+		*copy = root;
+	else
+		cJSON_Delete(root);
+	return rc;
+}
+
+static int copy_file(const char *src, const char *dst, bl_err *err)
+{
+	char *buf;
+	size_t len;
+	int rc = fs_read_file(src, 1u << 30, &buf, &len, err);
+
+	if (rc)
+		return rc;
+	rc = fs_write_atomic(dst, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+static int open_world(struct run *r, int fresh, bl_err *err)
+{
+	struct rig_options ro = { 0 };
+	char world[RUN_PATH_MAX];
+	struct gate_config gc = { 0 };
+	char jp[RUN_PATH_MAX];
+	int rc;
+
+	if ((rc = run_path(r, "world.sim", world, sizeof(world), err)) ||
+	    (rc = run_path(r, "journal.jsonl", jp, sizeof(jp), err)))
+		return rc;
+	ro.seed = r->st.seed;
+	ro.seed_given = fresh;
+	ro.world_file = world;
+	ro.n_faults = r->opt.n_faults;
+	for (int i = 0; i < r->opt.n_faults && i < RIG_MAX_FAULTS; i++)
+		ro.faults[i] = r->opt.faults[i];
+	if ((rc = rig_open(&r->m, &ro, &r->rig, err)))
+		return rc;
+	r->rig_open = 1;
+	if ((rc = journal_open(&r->j, jp, r->rig.clock, err)))
+		return rc;
+	if ((rc = meas_profile_open(r->m.calibration.camera_profile, &r->profile, err)))
+		return rc;
+	r->st.calibrated = meas_profile_calibrated(r->profile);
+	gc.m = &r->rig.m;
+	gc.run_dir = r->dir;
+	gc.journal = &r->j;
+	gc.clock = r->rig.clock;
+	gc.mode = r->opt.attended ? GATE_TERMINAL : GATE_UNATTENDED;
+	gc.tty_in_fd = r->opt.attended ? 0 : -1;
+	gc.tty_out_fd = r->opt.attended ? 2 : -1;
+	if ((rc = gate_open(&gc, &r->gate, err)))
+		return rc;
+	return gate_signals_install(err);
+}
+
+static void run_close(struct run *r)
+{
+	if (r->gate)
+		gate_close(r->gate);
+	r->gate = NULL;
+	if (r->rig_open)
+		rig_close(&r->rig);
+	r->rig_open = 0;
+	journal_close(&r->j);
+	meas_profile_close(r->profile);
+	r->profile = NULL;
+	plan_free(&r->plan);
+	plan_free(&r->corr);
+	plan_target_free(&r->target);
+	img_free(&r->target_img);
+	run_state_free(&r->st);
+	free(r->last_rgb);
+	r->last_rgb = NULL;
+}
+
+static int load_inputs(struct run *r, const char *machine, const char *palette, bl_err *err)
+{
+	int rc;
+
+	if ((rc = machine_load(machine, &r->m, err)) || (rc = palette_load(palette, &r->pal, err)) ||
+	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)))
+		return rc;
+	mix_learn_init(&r->st.learn, r->mixer.model.n_paints);
+	return 0;
+}
+
+static int load_target(struct run *r, bl_err *err)
+{
+	int rc;
+
+	if ((rc = plan_target_load(r->target_copy, &r->m, &r->target, err)) ||
+	    (rc = img_load(r->target_copy, r->m.camera.max_pixels, &r->target_img, err)))
+		return rc;
+	return 0;
+}
+
+static void plan_inputs_for(struct run *r, struct plan_inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->machine = &r->m;
+	in->solver = &r->mixer.solver;
+	in->target = &r->target.lab;
+	in->target_file = r->plan.target_file[0] ? r->plan.target_file : r->target_copy;
+	in->target_hash = r->target.hash;
+	in->target_w = r->target.w;
+	in->target_h = r->target.h;
+}
+
+static void plan_options_for(const struct run *r, struct plan_options *po)
+{
+	plan_options_default(po, &r->m);
+	if (r->opt.max_strokes > 0)
+		po->max_strokes = r->opt.max_strokes;
+	if (r->opt.colours > 0)
+		po->colours = r->opt.colours;
+}
+
+static long plan_strokes(const struct plan *p)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < p->n_subtasks; i++)
+		n += p->subtasks[i].type == PLAN_PAINT ? p->subtasks[i].n_strokes : 0;
+	return n;
+}
+
+static int write_run_json(struct run *r, const char *target_src, cJSON *machine_copy, bl_err *err)
+{
+	char p[RUN_PATH_MAX], pal[RUN_PATH_MAX];
+	cJSON *o = cJSON_CreateObject(), *t, *pj = NULL, *v;
+	int rc;
+
+	if (!o)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	cJSON_AddStringToObject(o, "kind", "run");
+	cJSON_AddNumberToObject(o, "version", 1);
+	t = cJSON_AddObjectToObject(o, "target");
+	cJSON_AddStringToObject(t, "file", target_src);
+	cJSON_AddStringToObject(t, "copy", strrchr(r->target_copy, '/') + 1);
+	cJSON_AddStringToObject(t, "hash", r->target.hash);
+	cJSON_AddNumberToObject(o, "seed", (double)r->st.seed);
+	cJSON_AddBoolToObject(o, "open_loop", r->opt.open_loop);
+	cJSON_AddBoolToObject(o, "accept_nearest", r->opt.accept_nearest);
+	cJSON_AddNumberToObject(o, "max_strokes", r->opt.max_strokes);
+	cJSON_AddNumberToObject(o, "colours", r->opt.colours);
+	cJSON_AddNumberToObject(o, "created_wall_ms", (double)clk_wall_ms());
+	v = cJSON_AddObjectToObject(o, "versions");
+	cJSON_AddStringToObject(v, "brushloop", BL_VERSION);
+	cJSON_AddNumberToObject(v, "plan", 1);
+	cJSON_AddNumberToObject(v, "state", 1);
+	cJSON_AddItemToObject(o, "machine", machine_copy);
+	if ((rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
+	    (rc = json_parse_file(pal, &pj, err)))
+		goto out;
+	cJSON_AddItemToObject(o, "palette", pj);
+	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) == 0)
+		rc = json_write_file(p, o, err);
+out:
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* ---- subtasks ---- */
+
+static int begin_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	char name[32];
+	cJSON *d = cJSON_CreateObject(), *e;
+
+	run_subtask_name(r, r->st.next, name, sizeof(name));
+	journal_set_subtask(&r->j, name);
+	run_brakes_subtask_start(&r->st.brakes);
+	r->st.sub[r->st.next].status = RUN_SUB_RUNNING;
+	/* The end condition, written before anything runs. */
+	cJSON_AddStringToObject(d, "type", plan_subtask_names[s->type]);
+	cJSON_AddNumberToObject(d, "round", r->st.round);
+	e = cJSON_AddObjectToObject(d, "expected");
+	cJSON_AddNumberToObject(e, "tolerance_de00", s->tolerance_de00);
+	if (s->type == PLAN_MIX) {
+		cJSON_AddStringToObject(d, "colour", run_plan(r)->colours[s->colour].name);
+		json_add_vec(e, "target_lab", (double[]){ s->mix.lab.L, s->mix.lab.a, s->mix.lab.b }, 3);
+		cJSON_AddStringToObject(e, "verified_by", "the stirred cell measured by the camera");
+	} else {
+		if (s->type == PLAN_PAINT) {
+			cJSON_AddStringToObject(d, "colour", run_plan(r)->colours[s->colour].name);
+			cJSON_AddNumberToObject(d, "strokes", s->n_strokes);
+			json_add_vec(d, "region_mm", s->region_mm, 4);
+		} else {
+			cJSON_AddNumberToObject(e, "predicted_mean_de00", s->predicted_mean_de00);
+		}
+		cJSON_AddNumberToObject(e, "cells", (double)s->n_cells);
+		cJSON_AddStringToObject(e, "verified_by",
+					"mean CIEDE2000 of the observed cells against their predicted Lab");
+	}
+	cJSON_AddBoolToObject(d, "open_loop", r->st.open_loop);
+	r->status_now = 1;
+	return run_event(r, "subtask_start", d, err);
+}
+
+/* Mean CIEDE2000 of the observed cells of s against their prediction. */
+static double cells_verdict(const struct run *r, const struct plan_subtask *s,
+			    const struct run_canvas *c)
+{
+	const struct plan *p = &r->plan;
+	double sum = 0.0;
+	int n = 0;
+
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		double x0 = p->image_mm[0] + pc->col * p->cell_mm, y0 = p->image_mm[1] + pc->row * p->cell_mm;
+		double x1 = fmin(x0 + p->cell_mm, p->image_mm[0] + p->image_mm[2]);
+		double y1 = fmin(y0 + p->cell_mm, p->image_mm[1] + p->image_mm[3]);
+		color_lab seen;
+
+		if (run_canvas_mean(c, x0, y0, x1, y1, &seen) == 0) {
+			sum += color_de00(&seen, &pc->lab);
+			n++;
+		}
+	}
+	return n ? sum / n : 0.0;
+}
+
+static int observe_and_record(struct run *r, const struct plan_subtask *s, const char *what,
+			      struct run_canvas *c, double *verdict, bl_err *err)
+{
+	double mean, p95;
+	int rc;
+
+	if ((rc = run_observe_canvas(r, what, c, err)) ||
+	    (rc = run_canvas_vs_target(r, c, &mean, &p95, err)))
+		return rc;
+	*verdict = cells_verdict(r, s, c);
+	if (r->st.n_hist == RUN_MAX_HISTORY) {
+		memmove(r->st.hist, r->st.hist + 1, sizeof(r->st.hist[0]) * (RUN_MAX_HISTORY - 1));
+		r->st.n_hist--;
+	}
+	r->st.hist[r->st.n_hist++] = (struct run_hist){ r->st.round, s->id, mean, p95, *verdict,
+							clk_now_s(r->rig.clock) };
+	return 0;
+}
+
+/* Executes one action of a plan, with the colour's actual cell where it dips. */
+static int plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a0,
+		       bl_err *err)
+{
+	struct arm_action a = *a0;
+	struct gate_decision d;
+	int rc;
+
+	if (a.kind == ARM_DIP && a.cell[0] && r->st.colours[s->colour].cell[0])
+		snprintf(a.cell, sizeof(a.cell), "%s", r->st.colours[s->colour].cell);
+	rc = run_act(r, &a, &d, err);
+	if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
+		struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
+		const struct gate_finding *f = gate_decision_primary(&d);
+
+		df->round = r->st.round;
+		df->subtask = s->id;
+		snprintf(df->request, sizeof(df->request), "%s", d.request_id);
+		snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
+	}
+	if (rc)
+		return rc;
+	if (a.kind == ARM_DIP && a.cell[0]) {
+		const struct machine_brush *b = machine_find_brush(&r->m, a.brush);
+
+		r->st.colours[s->colour].cell_ml -= b ? b->load_ml : 0.0;
+	}
+	if (a.kind == ARM_STROKE)
+		r->st.strokes_done++;
+	return 0;
+}
+
+static int repeatable(enum arm_kind k)
+{
+	return k != ARM_STROKE && k != ARM_DISPENSE;
+}
+
+static int paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct run_colour *col = &r->st.colours[s->colour];
+	struct gate_decision d;
+	struct run_canvas c = { 0 };
+	double verdict;
+	char name[32];
+	int rc;
+
+	run_subtask_name(r, r->st.next, name, sizeof(name));
+	if (col->escalated && !col->accepted) {
+		sub->status = RUN_SUB_DEFERRED;
+		snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
+			 run_plan(r)->colours[s->colour].name);
+		return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+	}
+	if ((rc = gate_tolerance(r->gate, "paint", s->tolerance_de00, &d, err)))
+		return rc;
+	if (r->st.batch_unknown && sub->action_next > 0) {
+		/* Interrupted mid-batch: look before going on, never repeat a stroke that may have run. */
+		long k = sub->action_next;
+		const struct arm_action *a = &s->actions[k < (long)s->n_actions ? k : 0];
+		int seen = k < (long)s->n_actions ? run_journal_allowed(r, name, a->id) : 0;
+		cJSON *dj = cJSON_CreateObject();
+
+		if (!r->st.open_loop && (rc = observe_and_record(r, s, "reobserve", &c, &verdict, err)))
+			return rc;
+		run_canvas_free(&c);
+		cJSON_AddNumberToObject(dj, "action_next", (double)k);
+		cJSON_AddNumberToObject(dj, "action_id", (double)a->id);
+		cJSON_AddStringToObject(dj, "last_action", seen == 2 ? "done" : seen ? "unknown" : "not run");
+		if (!r->st.open_loop)
+			cJSON_AddNumberToObject(dj, "observed_de00", verdict);
+		if (seen && k < (long)s->n_actions && !repeatable(a->kind)) {
+			sub->action_next++;
+			if (a->kind == ARM_STROKE)
+				r->st.strokes_done++;
+			cJSON_AddStringToObject(dj, "decision", "the interrupted stroke is not repeated");
+		}
+		if ((rc = run_event(r, "batch_resumed", dj, err)))
+			return rc;
+		/* The brush was loaded before the crash: load it again before the next stroke. */
+		for (long i = sub->action_next - 1; i >= 0; i--)
+			if (s->actions[i].kind == ARM_DIP) {
+				if (sub->action_next < (long)s->n_actions &&
+				    s->actions[sub->action_next].kind == ARM_STROKE &&
+				    (rc = plan_action(r, s, &s->actions[i], err)))
+					return rc;
+				break;
+			}
+		r->st.batch_unknown = 0;
+	}
+	for (; sub->action_next < (long)s->n_actions; sub->action_next++) {
+		r->st.batch_unknown = 1;
+		rc = plan_action(r, s, &s->actions[sub->action_next], err);
+		if (rc == BL_EDEFERRED) {
+			sub->status = RUN_SUB_DEFERRED;
+			snprintf(sub->note, sizeof(sub->note), "an action waits for the operator (%s)",
+				 r->st.deferred[r->st.n_deferred - 1].request);
+			r->st.batch_unknown = 0;
+			return run_state_save(r, err);
+		}
+		if (rc)
+			return rc;
+		if ((rc = run_state_save(r, err)))
+			return rc;
+	}
+	r->st.batch_unknown = 0;
+	if (r->st.open_loop) {
+		sub->status = RUN_SUB_DONE;
+		return 0;
+	}
+	if ((rc = observe_and_record(r, s, name, &c, &verdict, err)))
+		return rc;
+	sub->verdict_de00 = verdict;
+	{
+		cJSON *dj = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
+		cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
+		cJSON_AddNumberToObject(dj, "canvas_mean_de00", r->st.hist[r->st.n_hist - 1].mean_de00);
+		cJSON_AddStringToObject(dj, "verdict", verdict <= s->tolerance_de00 ? "pass" : "fail");
+		cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
+		run_canvas_free(&c);
+		if ((rc = run_event(r, "verified", dj, err)))
+			return rc;
+	}
+	if (verdict <= s->tolerance_de00) {
+		run_brakes_success(&r->st.brakes);
+		sub->status = RUN_SUB_DONE;
+		return 0;
+	}
+	/* Not as predicted: counted (a repeating failure stops the run), left to the corrections. */
+	{
+		char why[128];
+		enum run_brake b;
+
+		/* The same batch failing the same way is stuck; different batches are not the same failure. */
+		snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction", name,
+			 round(verdict * 2.0) / 2.0);
+		b = run_brakes_failure(&r->st.brakes, &r->m.brakes, why);
+
+		sub->attempts++;
+		sub->status = RUN_SUB_FAILED;
+		snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction: left to the corrections",
+			 verdict);
+		if (b != RUN_BRAKE_NONE)
+			return run_brake(r, b, err);
+	}
+	return 0;
+}
+
+static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct run_canvas c = { 0 };
+	char name[32], path[RUN_PATH_MAX];
+	double verdict;
+	enum run_brake b;
+	int rc;
+
+	run_subtask_name(r, r->st.next, name, sizeof(name));
+	for (size_t i = 0; i < s->n_actions; i++)
+		if ((rc = plan_action(r, s, &s->actions[i], err)))
+			return rc;
+	if ((rc = observe_and_record(r, s, name, &c, &verdict, err)))
+		return rc;
+	sub->verdict_de00 = verdict;
+	/* The latest canvas, always there for a person to look at. */
+	if ((rc = run_path(r, "canvas-latest.png", path, sizeof(path), err)) ||
+	    (rc = run_canvas_save_png(&c, path, err)))
+		goto out;
+	{
+		const struct run_hist *h = &r->st.hist[r->st.n_hist - 1];
+		cJSON *dj = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(dj, "canvas_mean_de00", h->mean_de00);
+		cJSON_AddNumberToObject(dj, "canvas_p95_de00", h->p95_de00);
+		cJSON_AddNumberToObject(dj, "predicted_mean_de00", s->predicted_mean_de00);
+		cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
+		cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
+		cJSON_AddStringToObject(dj, "verdict", r->st.open_loop ? "not verified (open loop)"
+						       : verdict <= s->tolerance_de00 ? "pass" : "fail");
+		cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
+		if ((rc = run_event(r, "checkpoint", dj, err)))
+			goto out;
+		sub->status = RUN_SUB_DONE;
+		if (!r->st.open_loop) {
+			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00, 0.05);
+			if (b != RUN_BRAKE_NONE) {
+				rc = run_brake(r, b, err);
+				goto out;
+			}
+		}
+	}
+out:
+	run_canvas_free(&c);
+	return rc;
+}
+
+static int run_subtask(struct run *r, bl_err *err)
+{
+	const struct plan_subtask *s = &run_plan(r)->subtasks[r->st.next];
+	int rc;
+
+	if ((rc = begin_subtask(r, s, err)) || (rc = run_state_save(r, err)))
+		return rc;
+	switch (s->type) {
+	case PLAN_MIX:
+		rc = run_mix_subtask(r, s, err);
+		break;
+	case PLAN_PAINT:
+		rc = paint_subtask(r, s, err);
+		break;
+	default:
+		rc = checkpoint_subtask(r, s, err);
+	}
+	if (rc)
+		return rc;
+	{
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(d, "status", run_sub_status_names[r->st.sub[r->st.next].status]);
+		if (r->st.sub[r->st.next].verdict_de00 >= 0)
+			cJSON_AddNumberToObject(d, "verdict_de00", r->st.sub[r->st.next].verdict_de00);
+		if ((rc = run_event(r, "subtask_end", d, err)))
+			return rc;
+	}
+	r->st.next++;
+	r->status_now = 1;
+	return run_state_save(r, err);
+}
+
+/* ---- corrections and the end ---- */
+
+static int load_correction(struct run *r, int round, bl_err *err)
+{
+	char name[64], p[RUN_PATH_MAX];
+
+	plan_free(&r->corr);
+	snprintf(name, sizeof(name), "corrections-%d.json", round);
+	if (round == 0)
+		return 0;
+	return run_path(r, name, p, sizeof(p), err) ? err->code : plan_load(p, &r->corr, err);
+}
+
+/* Plans corrective strokes from the last observation; 1 when there is nothing left to correct. */
+static int plan_next_round(struct run *r, bl_err *err)
+{
+	struct run_canvas c = { 0 };
+	struct plan_raster obs = { 0 };
+	struct plan_inputs in;
+	struct plan_options po;
+	struct plan corr = { 0 };
+	char name[64], p[RUN_PATH_MAX];
+	cJSON *d;
+	int rc;
+
+	journal_set_subtask(&r->j, "");
+	if ((rc = run_observe_canvas(r, "before-correction", &c, err)) ||
+	    (rc = run_canvas_to_raster(r, &c, &obs, err)))
+		goto out;
+	plan_inputs_for(r, &in);
+	plan_options_for(r, &po);
+	/* A correction round is a fraction of the painting's budget. */
+	po.max_strokes = (int)fmax(10, 0.25 * (double)plan_strokes(&r->plan));
+	r->st.cost.planner_calls++;
+	if ((rc = plan_correct(&r->plan, &in, &obs, &po, &corr, err)))
+		goto out;
+	d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "round", r->st.round + 1);
+	cJSON_AddNumberToObject(d, "strokes", corr.n_strokes);
+	cJSON_AddNumberToObject(d, "unfixable_cells", (double)corr.n_unfixable);
+	cJSON_AddNumberToObject(d, "predicted_mean_de00", corr.mean_de00);
+	if ((rc = run_event(r, "correction_planned", d, err)))
+		goto out;
+	if (corr.n_strokes == 0) {
+		rc = 1;
+		goto out;
+	}
+	snprintf(name, sizeof(name), "corrections-%d.json", r->st.round + 1);
+	if ((rc = run_path(r, name, p, sizeof(p), err)) || (rc = plan_save(p, &corr, err)))
+		goto out;
+	plan_free(&r->corr);
+	r->corr = corr;
+	memset(&corr, 0, sizeof(corr));
+	r->st.round++;
+	r->st.rounds_planned = r->st.round;
+	r->st.next = 0;
+	r->st.strokes_total += r->corr.n_strokes;
+	rc = run_state_resize(&r->st, r->corr.n_subtasks, err);
+out:
+	plan_free(&corr);
+	plan_raster_free(&obs);
+	run_canvas_free(&c);
+	return rc;
+}
+
+static int finish(struct run *r, bl_err *err)
+{
+	struct run_canvas c = { 0 };
+	char p[RUN_PATH_MAX], name[64];
+	const char *ext = strrchr(r->target_copy, '.');
+	double mean, p95;
+	cJSON *d;
+	int rc;
+
+	journal_set_subtask(&r->j, "");
+	if ((rc = run_observe_canvas(r, "final", &c, err)) ||
+	    (rc = run_canvas_vs_target(r, &c, &mean, &p95, err)) ||
+	    (rc = run_path(r, "final-canvas.png", p, sizeof(p), err)) ||
+	    (rc = run_canvas_save_png(&c, p, err)))
+		goto out;
+	snprintf(name, sizeof(name), "final-target%s", ext ? ext : "");
+	if ((rc = run_path(r, name, p, sizeof(p), err)) || (rc = copy_file(r->target_copy, p, err)))
+		goto out;
+	r->st.final_mean_de00 = mean;
+	r->st.final_p95_de00 = p95;
+	/* The last checkpoint's verdict: its observed cells against what the plan predicted. */
+	r->st.final_verified = !r->st.open_loop && r->st.n_hist > 0 &&
+			       r->st.hist[r->st.n_hist - 1].expected_de00 <= r->m.tolerances.paint_de00;
+	snprintf(r->st.state, sizeof(r->st.state), "finished");
+	snprintf(r->st.reason, sizeof(r->st.reason), "%s",
+		 r->st.open_loop ? "open loop: the plan was executed without verification"
+		 : r->st.final_verified ? "the final canvas is verified against its prediction"
+					: "done, but the final canvas is beyond its prediction's tolerance");
+	d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "mean_de00", mean);
+	cJSON_AddNumberToObject(d, "p95_de00", p95);
+	cJSON_AddBoolToObject(d, "verified", r->st.final_verified);
+	cJSON_AddStringToObject(d, "frame", strrchr(c.frame, '/') + 1);
+	cJSON_AddItemToObject(d, "cost", run_cost_json(&r->st.cost, &r->m.costs));
+	rc = run_event(r, "finished", d, err);
+out:
+	run_canvas_free(&c);
+	return rc;
+}
+
+/* Deferred subtasks of this round whose request is answered: run them now. */
+static int retry_deferred(struct run *r, int *waiting, bl_err *err)
+{
+	int refused = 0, rc;
+
+	*waiting = 0;
+	if ((rc = gate_recheck(r->gate, &refused, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < r->st.n_sub; i++) {
+		const struct plan_subtask *s = &run_plan(r)->subtasks[i];
+		struct run_colour *col = s->type == PLAN_CHECKPOINT ? NULL : &r->st.colours[s->colour];
+
+		if (r->st.sub[i].status != RUN_SUB_DEFERRED)
+			continue;
+		if (col && col->escalated && !col->accepted) {
+			(*waiting)++;
+			continue;
+		}
+		if (col && col->accepted && s->type == PLAN_MIX) {
+			r->st.sub[i].status = RUN_SUB_DONE;
+			snprintf(r->st.sub[i].note, sizeof(r->st.sub[i].note),
+				 "the operator accepted the nearest mix");
+			continue;
+		}
+		{
+			size_t keep = r->st.next;
+
+			r->st.next = i;
+			rc = run_subtask(r, err);
+			r->st.next = keep;
+			if (rc)
+				return rc;
+			if (r->st.sub[i].status == RUN_SUB_DEFERRED)
+				(*waiting)++;
+		}
+	}
+	return 0;
+}
+
+static int loop(struct run *r, bl_err *err)
+{
+	int rc, waiting;
+
+	for (;;) {
+		const struct plan *p = run_plan(r);
+
+		while (r->st.next < p->n_subtasks) {
+			if ((rc = run_poll(r, err)) || (rc = run_subtask(r, err)))
+				return rc;
+		}
+		if ((rc = retry_deferred(r, &waiting, err)))
+			return rc;
+		if (waiting) {
+			snprintf(r->st.state, sizeof(r->st.state), "paused");
+			snprintf(r->st.reason, sizeof(r->st.reason),
+				 "%d subtask%s wait%s for the operator (see STATUS.md); everything else is done",
+				 waiting, waiting == 1 ? "" : "s", waiting == 1 ? "s" : "");
+			r->status_now = 1;
+			return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
+		}
+		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds)
+			break;
+		rc = plan_next_round(r, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 1)
+			break;
+		r->status_now = 1;
+		if ((rc = run_state_save(r, err)))
+			return rc;
+	}
+	return finish(r, err);
+}
+
+/* Runs the loop and leaves the directory saying where the run stands, whatever happened. */
+static int drive(struct run *r, bl_err *err)
+{
+	struct gate_decision d;
+	bl_err e2;
+	int rc;
+
+	rc = gate_home(r->gate, r->rig.arm, &d, err);
+	if (rc == 0)
+		rc = run_mix_finish_pending(r, err);
+	if (rc == 0)
+		rc = loop(r, err);
+	if (rc && !strcmp(r->st.state, "running")) {
+		const char *state = rc == BL_EPAUSED || rc == BL_EDEFERRED ? "paused"
+				    : rc == BL_ESAFETY			   ? "safety_stop"
+				    : rc == BL_EBRAKE			   ? "braked"
+									   : "failed";
+
+		snprintf(r->st.state, sizeof(r->st.state), "%s", state);
+		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
+	}
+	if (rc == BL_EDEFERRED)
+		rc = bl_fail(err, BL_EPAUSED, "%s", err->msg);
+	r->st.wall_s = r->wall_s0 + (double)(clk_real_ns() - r->wall0_ns) * 1e-9;
+	r->status_now = 1;
+	if (run_state_save(r, &e2) && rc == 0) {
+		*err = e2;
+		rc = e2.code;
+	}
+	{
+		cJSON *dj = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(dj, "state", r->st.state);
+		cJSON_AddStringToObject(dj, "reason", r->st.reason);
+		run_event(r, "process_end", dj, &e2);
+	}
+	run_progress(r, 1);
+	if (!r->opt.quiet && r->opt.progress_live) {
+		if (write(r->opt.progress_fd >= 0 ? r->opt.progress_fd : 2, "\n", 1) < 0) {
+			/* a closed terminal is no reason to fail */
+		}
+	}
+	return rc;
+}
+
+/* Plans, writes the state and paints: a new run, or one stopped before its first state was saved. */
+static int begin_run(struct run *r, const char *target_src, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	struct plan_inputs in;
+	struct plan_options po;
+	int rc;
+
+	/* The plan, its expected results written before anything runs. */
+	plan_inputs_for(r, &in);
+	in.target_file = target_src;
+	plan_options_for(r, &po);
+	r->st.cost.planner_calls++;
+	if ((rc = plan_make(&in, &po, &r->plan, err)) || (rc = plan_check(&r->plan, &r->m, err)) ||
+	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
+		return rc;
+	r->st.n_colours = r->plan.n_colours;
+	for (int c = 0; c < r->plan.n_colours; c++)
+		r->st.colours[c].measured_de00 = -1.0;
+	r->st.strokes_total = plan_strokes(&r->plan);
+	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)) ||
+	    (rc = open_world(r, 1, err)))
+		return rc;
+	{
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(d, "target", target_src);
+		cJSON_AddStringToObject(d, "machine", r->m.file);
+		cJSON_AddNumberToObject(d, "seed", (double)r->st.seed);
+		cJSON_AddBoolToObject(d, "open_loop", r->st.open_loop);
+		cJSON_AddBoolToObject(d, "calibrated", r->st.calibrated);
+		cJSON_AddNumberToObject(d, "subtasks", (double)r->plan.n_subtasks);
+		cJSON_AddNumberToObject(d, "strokes", r->plan.n_strokes);
+		cJSON_AddNumberToObject(d, "colours", r->plan.n_colours);
+		cJSON_AddNumberToObject(d, "predicted_mean_de00", r->plan.mean_de00);
+		if ((rc = run_event(r, "run_start", d, err)))
+			return rc;
+	}
+	r->status_now = 1;
+	if ((rc = run_state_save(r, err)))
+		return rc;
+	return drive(r, err);
+}
+
+int run_start(const struct run_options *o, bl_err *err)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
+	const char *ext;
+	cJSON *machine_copy = NULL;
+	DIR *dir;
+	int rc;
+
+	if (!r)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	r->opt = *o;
+	r->wall0_ns = clk_real_ns();
+	run_state_init(&r->st);
+	r->st.seed = o->seed;
+	r->st.open_loop = o->open_loop;
+	r->st.accept_nearest = o->accept_nearest;
+	if (snprintf(r->dir, sizeof(r->dir), "%s", o->out_dir) >= (int)sizeof(r->dir)) {
+		rc = bl_fail(err, BL_EINVAL, "%s: path too long", o->out_dir);
+		goto out;
+	}
+	/* A run directory is new: an existing one with files is somebody's run. */
+	dir = opendir(r->dir);
+	if (dir) {
+		struct dirent *de;
+		int used = 0;
+
+		while ((de = readdir(dir)))
+			used |= de->d_name[0] != '.';
+		closedir(dir);
+		if (used) {
+			rc = bl_fail(err, BL_EINVAL, "%s: the run directory exists and is not empty "
+				     "(resume it with `brushloop resume %s`, or choose another --out)",
+				     r->dir, r->dir);
+			goto out;
+		}
+	}
+	if ((rc = load_inputs(r, o->machine_path, o->palette_path, err)))
+		goto out;
+	ext = strrchr(o->target, '.');
+	if (!ext || strchr(ext, '/'))
+		ext = "";
+	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_path(r, "frames", frames, sizeof(frames), err)) ||
+	    (rc = fs_mkdirs(frames, err)))
+		goto out;
+	snprintf(p, sizeof(p), "target%s", ext);
+	if ((rc = run_path(r, p, r->target_copy, sizeof(r->target_copy), err)) ||
+	    (rc = copy_file(o->target, r->target_copy, err)) || (rc = load_target(r, err)))
+		goto out;
+	if ((rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
+	    (rc = copy_machine(o->machine_path, &r->m, p, &machine_copy, err)) ||
+	    (rc = run_path(r, "palette.json", p, sizeof(p), err)) ||
+	    (rc = copy_file(o->palette_path, p, err)))
+		goto out;
+	/* run.json first: from here on the directory is a run that `resume` can start again. */
+	if ((rc = write_run_json(r, o->target, machine_copy, err)))
+		goto out;
+	machine_copy = NULL;
+	rc = begin_run(r, o->target, err);
+out:
+	cJSON_Delete(machine_copy);
+	if (r->gate == NULL && rc && r->dir[0] && r->st.n_sub) {
+		/* Failed before the loop: still say so on disk when there is a state to say it in. */
+	}
+	run_close(r);
+	free(r);
+	return rc;
+}
+
+static int read_run_json(struct run *r, bl_err *err)
+{
+	char p[RUN_PATH_MAX], copy[128], file[CFG_PATH_MAX], hash[17], kind[16];
+	cJSON *root;
+	json_obj o, t;
+	double seed;
+	int rc, ver;
+
+	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
+		return rc;
+	if ((rc = json_obj_open(root, p, "", &o, err)) < 0 ||
+	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0 ||
+	    (rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &ver, err)) < 0 ||
+	    (rc = json_child(&o, "target", JSON_REQUIRED, &t, err)) < 0 ||
+	    (rc = json_str(&t, "file", JSON_REQUIRED, file, sizeof(file), err)) < 0 ||
+	    (rc = json_str(&t, "copy", JSON_REQUIRED, copy, sizeof(copy), err)) < 0 ||
+	    (rc = json_str(&t, "hash", JSON_REQUIRED, hash, sizeof(hash), err)) < 0 ||
+	    (rc = json_end(&t, err)) < 0 ||
+	    (rc = json_num(&o, "seed", JSON_REQUIRED, 0, 1.8e19, &seed, err)) < 0 ||
+	    (rc = json_bool(&o, "open_loop", JSON_REQUIRED, &r->opt.open_loop, err)) < 0 ||
+	    (rc = json_bool(&o, "accept_nearest", JSON_REQUIRED, &r->opt.accept_nearest, err)) < 0 ||
+	    (rc = json_i32(&o, "max_strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &r->opt.max_strokes, err)) < 0 ||
+	    (rc = json_i32(&o, "colours", JSON_REQUIRED, 0, PLAN_MAX_COLOURS, &r->opt.colours, err)) < 0)
+		goto out;
+	json_take(&o, "created_wall_ms");
+	json_take(&o, "versions");
+	json_take(&o, "machine"); /* machine.json is the copy that is loaded */
+	json_take(&o, "palette");
+	if ((rc = json_end(&o, err)) < 0)
+		goto out;
+	if (strcmp(kind, "run")) {
+		rc = bl_fail(err, BL_EINVAL, "%s: not a run file (kind '%s')", p, kind);
+		goto out;
+	}
+	r->st.seed = (uint64_t)seed;
+	rc = run_path(r, copy, r->target_copy, sizeof(r->target_copy), err);
+out:
+	cJSON_Delete(root);
+	return rc < 0 ? rc : 0;
+}
+
+/* Colours the operator accepted on the command line ("c3,c5" or "all"). */
+static int accept_mixes(struct run *r, const char *list, bl_err *err)
+{
+	char buf[512], *save = NULL;
+
+	if (!list)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int found = 0;
+
+		for (int c = 0; c < r->plan.n_colours; c++)
+			if (!strcmp(t, "all") || !strcmp(t, r->plan.colours[c].name)) {
+				found = 1;
+				if (r->st.colours[c].escalated && !r->st.colours[c].accepted) {
+					r->st.colours[c].accepted = 1;
+					run_event(r, "mix_accepted", cJSON_CreateString(r->plan.colours[c].name), err);
+				}
+			}
+		if (!found)
+			return bl_fail(err, BL_EINVAL, "--accept-mix: the plan has no colour '%s'", t);
+	}
+	return 0;
+}
+
+int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	char p[RUN_PATH_MAX], pal[RUN_PATH_MAX];
+	int rc;
+
+	if (!r)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	r->opt = *o;
+	r->wall0_ns = clk_real_ns();
+	run_state_init(&r->st);
+	if (snprintf(r->dir, sizeof(r->dir), "%s", dirpath) >= (int)sizeof(r->dir)) {
+		rc = bl_fail(err, BL_EINVAL, "%s: path too long", dirpath);
+		goto out;
+	}
+	if ((rc = read_run_json(r, err)) || (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
+	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
+	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
+	    (rc = run_path(r, "state.json", p, sizeof(p), err)))
+		goto out;
+	if (access(p, F_OK) != 0) {
+		/* Stopped before its first state was saved: nothing has moved; plan and start again. */
+		char target_src[CFG_PATH_MAX];
+
+		snprintf(target_src, sizeof(target_src), "%s", r->target_copy);
+		r->st.open_loop = r->opt.open_loop;
+		r->st.accept_nearest = r->opt.accept_nearest;
+		rc = begin_run(r, target_src, err);
+		goto out;
+	}
+	if ((rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)) ||
+	    (rc = run_state_load(r, err)) || (rc = load_correction(r, r->st.round, err)))
+		goto out;
+	if (r->st.n_sub != run_plan(r)->n_subtasks) {
+		rc = bl_fail(err, BL_EINVAL, "%s/state.json: %zu subtasks, but the plan under way has %zu",
+			     r->dir, r->st.n_sub, run_plan(r)->n_subtasks);
+		goto out;
+	}
+	if (!strcmp(r->st.state, "finished")) {
+		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);
+		goto out;
+	}
+	r->opt.open_loop = r->st.open_loop;
+	r->wall_s0 = r->st.wall_s;
+	if ((rc = open_world(r, 0, err)))
+		goto out;
+	{
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(d, "was", r->st.state);
+		cJSON_AddStringToObject(d, "reason", r->st.reason);
+		cJSON_AddNumberToObject(d, "round", r->st.round);
+		cJSON_AddNumberToObject(d, "next", (double)r->st.next);
+		cJSON_AddBoolToObject(d, "batch_unknown", r->st.batch_unknown);
+		cJSON_AddBoolToObject(d, "dispense_under_way", r->st.pending.active);
+		if ((rc = run_event(r, "resume", d, err)))
+			goto out;
+	}
+	/* A brake or a pause is over when a person resumes: the counters that tripped it start again. */
+	if (!strcmp(r->st.state, "braked")) {
+		r->st.brakes.comm_errors = 0;
+		r->st.brakes.same_failure = 0;
+		r->st.brakes.checkpoints_no_progress = 0;
+	}
+	snprintf(r->st.state, sizeof(r->st.state), "running");
+	r->st.reason[0] = '\0';
+	r->st.brake[0] = '\0';
+	if ((rc = accept_mixes(r, o->accept_mix, err)))
+		goto out;
+	rc = drive(r, err);
+out:
+	run_close(r);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,58 @@
+/* run.h: the run engine: a painting run from a target to a verified canvas, on disk in a run directory, resumable after any crash. */
+#ifndef BL_ENGINE_RUN_H
+#define BL_ENGINE_RUN_H
+
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "base/err.h"
+
+#define RUN_MAX_FAULTS 16
+
+/* How a run is started (run_start) or continued (run_resume: only the switches marked so count). */
+struct run_options {
+	const char *target;        /* the picture to paint */
+	const char *machine_path;  /* machine file (copied into the run directory) */
+	const char *palette_path;  /* palette file (copied too) */
+	const char *out_dir;       /* the run directory: created, must be empty or absent */
+	uint64_t seed;             /* simulator seed */
+	int open_loop;             /* the same plan, no verification and no correction */
+	int max_strokes;           /* planner's stroke budget (0: the planner's default) */
+	int colours;               /* planner's colour count (0: as many as the target needs) */
+	int n_faults;              /* simulator fault overrides "KEY=VALUE" (run and resume) */
+	const char *faults[RUN_MAX_FAULTS];
+	int quiet;                 /* run and resume: no progress lines */
+	int progress_fd;           /* run and resume: where progress goes (-1: stderr) */
+	int progress_live;         /* run and resume: a live line (terminal) rather than plain lines */
+	int attended;              /* run and resume: ask at the terminal instead of deferring */
+	int accept_nearest;        /* run: the operator accepts beforehand the nearest mix the loop reaches */
+	const char *accept_mix;    /* resume: colours whose nearest reachable mix the operator accepts ("c3,c5", "all") */
+	long stop_after_actions;   /* tests: pause as if signalled after this many arm actions (0: never) */
+};
+
+void run_options_init(struct run_options *o);
+
+/*
+ * Plans target, creates the run directory and paints until the plan and its
+ * corrections are done. Returns 0 (finished, the final canvas verified),
+ * BL_EPAUSED (waiting for an operator, or a signal), BL_EBRAKE (a brake; the
+ * reason is in STATUS.md), BL_ESAFETY, or an error. Whatever it returns, the
+ * run directory says where it stands.
+ */
+int run_start(const struct run_options *o, bl_err *err);
+
+/* Continues the run in dir from state.json and the journal. Returns as run_start. */
+int run_resume(const char *dir, const struct run_options *o, bl_err *err);
+
+/*
+ * Where a run stands, from its files alone (it may be running): {"state",
+ * "phase", "subtask", "canvas": {"mean_de00", "p95_de00"}, "mixes", "cost",
+ * "heartbeat": {"age_s", "stale"}, ...}.
+ */
+int run_status(const char *dir, cJSON **out, bl_err *err);
+
+/* What painting target would take, priced with the machine's rates (see docs/run.md). */
+int run_estimate(const struct run_options *o, cJSON **out, bl_err *err);
+
+#endif

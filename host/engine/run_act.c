@@ -1,0 +1,225 @@
+/* run_act.c: actions through the gate with bounded retries, the poll point of every loop, journal look-ups for resuming, progress. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/log.h"
+#include "engine/run_int.h"
+
+int run_event(struct run *r, const char *event, cJSON *data, bl_err *err)
+{
+	return journal_event(&r->j, NULL, event, data, NULL, err);
+}
+
+void run_subtask_name(const struct run *r, size_t i, char *out, size_t n)
+{
+	const struct plan *p = r->st.round == 0 ? &r->plan : &r->corr;
+	int id = i < p->n_subtasks ? p->subtasks[i].id : (int)i + 1;
+
+	if (r->st.round == 0)
+		snprintf(out, n, "s%d", id);
+	else
+		snprintf(out, n, "c%d.s%d", r->st.round, id);
+}
+
+int run_brake(struct run *r, enum run_brake b, bl_err *err)
+{
+	cJSON *d = cJSON_CreateObject();
+	bl_err e2;
+
+	snprintf(r->st.state, sizeof(r->st.state), "braked");
+	snprintf(r->st.brake, sizeof(r->st.brake), "%s", run_brake_names[b]);
+	snprintf(r->st.reason, sizeof(r->st.reason), "%s", r->st.brakes.reason);
+	cJSON_AddStringToObject(d, "brake", run_brake_names[b]);
+	cJSON_AddStringToObject(d, "reason", r->st.brakes.reason);
+	run_event(r, "brake", d, &e2);
+	return bl_fail(err, BL_EBRAKE, "brake (%s): %s", run_brake_names[b], r->st.brakes.reason);
+}
+
+static double wall_now_s(const struct run *r)
+{
+	return r->wall_s0 + (double)(clk_real_ns() - r->wall0_ns) * 1e-9;
+}
+
+int run_heartbeat(struct run *r, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	int rc = run_path(r, "heartbeat", p, sizeof(p), err);
+
+	return rc ? rc : fs_touch(p, err);
+}
+
+int run_poll(struct run *r, bl_err *err)
+{
+	enum run_brake b;
+	int rc;
+
+	if ((rc = run_heartbeat(r, err)))
+		return rc;
+	rc = gate_stop_poll(r->gate, r->rig.arm, err);
+	if (rc == BL_EPAUSED) {
+		snprintf(r->st.state, sizeof(r->st.state), "paused");
+		snprintf(r->st.reason, sizeof(r->st.reason),
+			 "paused by a signal: the arm was held and the state saved; "
+			 "`brushloop resume %s` goes on", r->dir);
+		return rc;
+	}
+	if (rc == BL_ESAFETY) {
+		snprintf(r->st.state, sizeof(r->st.state), "safety_stop");
+		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
+		return rc;
+	}
+	if (rc)
+		return rc;
+	r->st.wall_s = wall_now_s(r);
+	b = run_brakes_budgets(&r->st.brakes, &r->m, &r->st.cost, r->st.wall_s);
+	if (b != RUN_BRAKE_NONE)
+		return run_brake(r, b, err);
+	run_progress(r, 0);
+	return 0;
+}
+
+int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err)
+{
+	for (;;) {
+		struct arm_status s0, s1;
+		struct gate_image frame, *fp = NULL;
+		int rc, have0;
+		enum run_brake b;
+
+		if ((rc = run_poll(r, err)))
+			return rc;
+		have0 = arm_status(r->rig.arm, &s0, NULL) == 0;
+		if (r->last_rgb) {
+			frame.rgb = r->last_rgb;
+			frame.width = r->last_w;
+			frame.height = r->last_h;
+			frame.stride = (size_t)r->last_w * 3;
+			fp = &frame;
+		}
+		rc = gate_execute(r->gate, r->rig.arm, a, fp, d, err);
+		if (have0 && arm_status(r->rig.arm, &s1, NULL) == 0 && s1.arm_time_s >= s0.arm_time_s)
+			r->st.cost.arm_s += s1.arm_time_s - s0.arm_time_s;
+		if (rc == 0) {
+			run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+			r->st.actions_done++;
+			if (a->kind == ARM_DISPENSE)
+				r->st.cost.paint_ml += a->units * r->m.mixing.dispense_unit_ml;
+			return 0;
+		}
+		if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+			return rc;
+		/* A command that failed before it moved (a communication error): retried, counted. */
+		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+		if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
+			return rc;
+		if (b != RUN_BRAKE_NONE)
+			return run_brake(r, b, err);
+	}
+}
+
+struct allowed_scan {
+	const char *sub;
+	long id;
+	int state; /* 0 never allowed, 1 allowed and outcome unknown, 2 done */
+	int watching;
+};
+
+static int allowed_fn(const cJSON *ev, void *ctx)
+{
+	struct allowed_scan *s = ctx;
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(ev, "src");
+	const cJSON *evn = cJSON_GetObjectItemCaseSensitive(ev, "event");
+	const cJSON *sub = cJSON_GetObjectItemCaseSensitive(ev, "subtask");
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
+
+	if (!cJSON_IsString(src) || strcmp(src->valuestring, "gate") || !cJSON_IsString(evn))
+		return 0;
+	if (strcmp(evn->valuestring, "decision") == 0) {
+		const cJSON *act = cJSON_GetObjectItemCaseSensitive(data, "action");
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(act, "id");
+		const cJSON *dec = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(data, "decision"), "decision");
+
+		s->watching = 0;
+		if (cJSON_IsString(sub) && strcmp(sub->valuestring, s->sub) == 0 && cJSON_IsNumber(id) &&
+		    (long)id->valuedouble == s->id && cJSON_IsString(dec) &&
+		    strcmp(dec->valuestring, "allow") == 0) {
+			s->watching = 1;
+			if (s->state < 2)
+				s->state = 1;
+		}
+	} else if (strcmp(evn->valuestring, "executed") == 0 && s->watching) {
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
+
+		s->watching = 0;
+		if (cJSON_IsString(res) && strcmp(res->valuestring, "done") == 0)
+			s->state = 2;
+		else if (s->state == 1)
+			s->state = 0; /* failed before it moved */
+	}
+	return 0;
+}
+
+int run_journal_allowed(struct run *r, const char *sub, long action_id)
+{
+	struct allowed_scan s = { sub, action_id, 0, 0 };
+	bl_err e;
+
+	if (journal_read(r->j.path, allowed_fn, &s, NULL, &e))
+		return 1; /* unreadable: assume it may have run */
+	return s.state;
+}
+
+static const char *phase_name(const struct run *r)
+{
+	const struct plan *p = run_plan((struct run *)r);
+
+	if (strcmp(r->st.state, "running"))
+		return r->st.state;
+	if (r->st.next < p->n_subtasks)
+		return plan_subtask_names[p->subtasks[r->st.next].type];
+	return "final";
+}
+
+void run_progress(struct run *r, int force)
+{
+	int64_t now = clk_real_ns();
+	const struct plan *p = run_plan(r);
+	double el = (double)(now - r->wall0_ns) * 1e-9, eta = -1, de = -1;
+	char line[256], sub[32] = "-";
+	int fd = r->opt.progress_fd >= 0 ? r->opt.progress_fd : 2;
+	int len;
+
+	if (r->opt.quiet)
+		return;
+	if (!force && now - r->last_progress_ns < (r->opt.progress_live ? 200000000LL : 5000000000LL))
+		return;
+	r->last_progress_ns = now;
+	if (r->st.next < p->n_subtasks)
+		run_subtask_name(r, r->st.next, sub, sizeof(sub));
+	if (r->st.strokes_done > 0 && r->st.strokes_total > r->st.strokes_done && el > 0.5)
+		eta = el * (double)(r->st.strokes_total - r->st.strokes_done) / (double)r->st.strokes_done;
+	if (r->st.n_hist > 0)
+		de = r->st.hist[r->st.n_hist - 1].mean_de00;
+	len = snprintf(line, sizeof(line), "%s%-10s %-8s subtask %zu/%zu strokes %ld/%ld ETA %s%.0f s canvas dE00 %s",
+		       r->opt.progress_live ? "\r" : "", phase_name(r), sub,
+		       r->st.next < p->n_subtasks ? r->st.next + 1 : p->n_subtasks, p->n_subtasks,
+		       r->st.strokes_done, r->st.strokes_total, eta < 0 ? "~" : "",
+		       eta < 0 ? 0.0 : eta, de < 0 ? "-" : "");
+	if (de >= 0 && len > 0 && len < (int)sizeof(line))
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%.2f", de);
+	if (len > 0 && len < (int)sizeof(line) - 2) {
+		if (r->opt.progress_live) {
+			len += snprintf(line + len, sizeof(line) - (size_t)len, "\033[K");
+		} else {
+			line[len++] = '\n';
+			line[len] = '\0';
+		}
+		if (write(fd, line, (size_t)len) < 0) {
+			/* progress is a courtesy: a closed terminal must not stop the run */
+		}
+	}
+}

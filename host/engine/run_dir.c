@@ -1,0 +1,535 @@
+/* run_dir.c: the run directory's files: state.json (atomic, read back strictly), STATUS.md for a person, the heartbeat. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/strbuf.h"
+#include "engine/run_int.h"
+
+const char *const run_sub_status_names[] = { "pending", "running", "done", "failed",
+					     "deferred", "skipped", NULL };
+
+int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err)
+{
+	return fs_join(out, n, r->dir, name, err);
+}
+
+void run_state_init(struct run_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	snprintf(st->state, sizeof(st->state), "running");
+	run_brakes_init(&st->brakes);
+	st->next_action_id = RUN_ACTION_ID_BASE;
+	st->final_mean_de00 = st->final_p95_de00 = -1.0;
+}
+
+void run_state_free(struct run_state *st)
+{
+	free(st->sub);
+	st->sub = NULL;
+	st->n_sub = 0;
+}
+
+int run_state_resize(struct run_state *st, size_t n_sub, bl_err *err)
+{
+	struct run_sub *s = calloc(n_sub ? n_sub : 1, sizeof(*s));
+
+	if (!s)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n_sub; i++)
+		s[i].verdict_de00 = -1.0;
+	free(st->sub);
+	st->sub = s;
+	st->n_sub = n_sub;
+	return 0;
+}
+
+static cJSON *lab_json(const color_lab *c)
+{
+	const double v[3] = { c->L, c->a, c->b };
+
+	return cJSON_CreateDoubleArray(v, 3);
+}
+
+cJSON *run_state_json(const struct run *r)
+{
+	const struct run_state *st = &r->st;
+	cJSON *o = cJSON_CreateObject(), *a;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "kind", "run_state");
+	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddStringToObject(o, "state", st->state);
+	cJSON_AddStringToObject(o, "reason", st->reason);
+	cJSON_AddStringToObject(o, "brake", st->brake);
+	cJSON_AddNumberToObject(o, "round", st->round);
+	cJSON_AddNumberToObject(o, "rounds_planned", st->rounds_planned);
+	cJSON_AddNumberToObject(o, "next", (double)st->next);
+	cJSON_AddBoolToObject(o, "batch_unknown", st->batch_unknown);
+	a = cJSON_AddArrayToObject(o, "subtasks");
+	for (size_t i = 0; i < st->n_sub; i++) {
+		cJSON *s = cJSON_CreateObject();
+		char name[32];
+
+		run_subtask_name(r, i, name, sizeof(name));
+		cJSON_AddStringToObject(s, "name", name);
+		cJSON_AddStringToObject(s, "status", run_sub_status_names[st->sub[i].status]);
+		cJSON_AddNumberToObject(s, "attempts", st->sub[i].attempts);
+		cJSON_AddNumberToObject(s, "verdict_de00", st->sub[i].verdict_de00);
+		cJSON_AddNumberToObject(s, "action_next", (double)st->sub[i].action_next);
+		cJSON_AddStringToObject(s, "note", st->sub[i].note);
+		cJSON_AddItemToArray(a, s);
+	}
+	a = cJSON_AddArrayToObject(o, "colours");
+	for (int c = 0; c < st->n_colours; c++) {
+		const struct run_colour *rc = &st->colours[c];
+		cJSON *s = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(s, "name", r->plan.colours[c].name);
+		cJSON_AddStringToObject(s, "cell", rc->cell);
+		cJSON_AddNumberToObject(s, "cell_ml", rc->cell_ml);
+		cJSON_AddBoolToObject(s, "verified", rc->verified);
+		cJSON_AddBoolToObject(s, "accepted", rc->accepted);
+		cJSON_AddBoolToObject(s, "escalated", rc->escalated);
+		cJSON_AddItemToObject(s, "measured_lab", lab_json(&rc->measured));
+		cJSON_AddNumberToObject(s, "measured_de00", rc->measured_de00);
+		cJSON_AddNumberToObject(s, "mixes", rc->mixes);
+		cJSON_AddNumberToObject(s, "attempts", rc->attempts);
+		cJSON_AddNumberToObject(s, "cells", rc->cells);
+		cJSON_AddNumberToObject(s, "dispensed_ml", rc->dispensed_ml);
+		cJSON_AddItemToArray(a, s);
+	}
+	cJSON_AddNumberToObject(o, "cells_used", (double)st->cells_used);
+	cJSON_AddBoolToObject(o, "mix_active", st->mix_active);
+	cJSON_AddItemToObject(o, "mix_job", mix_job_json(&r->mixer.model, &st->job));
+	{
+		const struct run_pending *p = &st->pending;
+		cJSON *s = cJSON_AddObjectToObject(o, "pending_dispense"), *items;
+
+		cJSON_AddBoolToObject(s, "active", p->active);
+		cJSON_AddBoolToObject(s, "fresh", p->fresh);
+		cJSON_AddStringToObject(s, "cell", p->cell);
+		items = cJSON_AddArrayToObject(s, "items");
+		for (int i = 0; i < p->n; i++) {
+			cJSON *it = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(it, "paint", r->mixer.model.name[p->paint[i]]);
+			cJSON_AddNumberToObject(it, "units", p->units[i]);
+			cJSON_AddNumberToObject(it, "action_id", (double)p->action_id[i]);
+			cJSON_AddBoolToObject(it, "done", p->done[i]);
+			cJSON_AddItemToArray(items, it);
+		}
+	}
+	cJSON_AddItemToObject(o, "learn", mix_learn_json(&r->mixer.model, &st->learn));
+	cJSON_AddItemToObject(o, "cost", run_cost_json(&st->cost, &r->m.costs));
+	cJSON_AddItemToObject(o, "brakes", run_brakes_json(&st->brakes));
+	a = cJSON_AddArrayToObject(o, "canvas_history");
+	for (int i = 0; i < st->n_hist; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(s, "round", st->hist[i].round);
+		cJSON_AddNumberToObject(s, "subtask", st->hist[i].subtask);
+		cJSON_AddNumberToObject(s, "mean_de00", st->hist[i].mean_de00);
+		cJSON_AddNumberToObject(s, "p95_de00", st->hist[i].p95_de00);
+		cJSON_AddNumberToObject(s, "expected_de00", st->hist[i].expected_de00);
+		cJSON_AddNumberToObject(s, "t_s", st->hist[i].t_s);
+		cJSON_AddItemToArray(a, s);
+	}
+	a = cJSON_AddArrayToObject(o, "deferred");
+	for (int i = 0; i < st->n_deferred; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(s, "round", st->deferred[i].round);
+		cJSON_AddNumberToObject(s, "subtask", st->deferred[i].subtask);
+		cJSON_AddStringToObject(s, "request", st->deferred[i].request);
+		cJSON_AddStringToObject(s, "why", st->deferred[i].why);
+		cJSON_AddItemToArray(a, s);
+	}
+	cJSON_AddNumberToObject(o, "next_action_id", (double)st->next_action_id);
+	cJSON_AddNumberToObject(o, "strokes_done", (double)st->strokes_done);
+	cJSON_AddNumberToObject(o, "strokes_total", (double)st->strokes_total);
+	cJSON_AddNumberToObject(o, "actions_done", (double)st->actions_done);
+	cJSON_AddNumberToObject(o, "wall_s", st->wall_s);
+	cJSON_AddNumberToObject(o, "clock_ns", (double)st->clock_ns);
+	cJSON_AddBoolToObject(o, "open_loop", st->open_loop);
+	cJSON_AddBoolToObject(o, "accept_nearest", st->accept_nearest);
+	cJSON_AddBoolToObject(o, "calibrated", st->calibrated);
+	cJSON_AddBoolToObject(o, "canvas_from_file", st->canvas_from_file);
+	cJSON_AddNumberToObject(o, "final_mean_de00", st->final_mean_de00);
+	cJSON_AddNumberToObject(o, "final_p95_de00", st->final_p95_de00);
+	cJSON_AddBoolToObject(o, "final_verified", st->final_verified);
+	return o;
+}
+
+int run_state_save(struct run *r, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *o;
+	int rc;
+
+	r->st.clock_ns = clk_now_ns(r->rig.clock ? r->rig.clock : clk_monotonic());
+	o = run_state_json(r);
+	if (!o)
+		return bl_fail(err, BL_ENOMEM, "out of memory saving the state");
+	rc = run_path(r, "state.json", p, sizeof(p), err);
+	if (rc == 0)
+		rc = json_write_file(p, o, err);
+	cJSON_Delete(o);
+	if (rc == 0 && (r->status_now || clk_real_ns() - r->last_status_ns > 2000000000LL)) {
+		rc = run_status_write(r, err);
+		r->last_status_ns = clk_real_ns();
+		r->status_now = 0;
+	}
+	return rc;
+}
+
+static int lab_read(json_obj *o, const char *key, color_lab *c, bl_err *err)
+{
+	double v[3];
+	int rc = json_vec(o, key, JSON_REQUIRED, 3, -300, 300, v, err);
+
+	if (rc == 0) {
+		c->L = v[0];
+		c->a = v[1];
+		c->b = v[2];
+	}
+	return rc;
+}
+
+#define TRY(x)                   \
+	do {                     \
+		rc = (x);        \
+		if (rc < 0)      \
+			goto out; \
+	} while (0)
+
+int run_state_load(struct run *r, bl_err *err)
+{
+	struct run_state *st = &r->st;
+	char p[RUN_PATH_MAX], kind[32];
+	cJSON *root = NULL;
+	json_obj o, c;
+	const cJSON *arr, *it;
+	size_t n, i;
+	double v;
+	int rc, ver;
+
+	run_state_free(st);
+	run_state_init(st);
+	if ((rc = run_path(r, "state.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
+		return rc;
+	TRY(json_obj_open(root, p, "", &o, err));
+	TRY(json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err));
+	TRY(json_i32(&o, "version", JSON_REQUIRED, 1, 1, &ver, err));
+	if (strcmp(kind, "run_state")) {
+		rc = json_fail(&o, "kind", err, BL_EINVAL, "'%s' is not a run state", kind);
+		goto out;
+	}
+	TRY(json_str(&o, "state", JSON_REQUIRED, st->state, sizeof(st->state), err));
+	TRY(json_str(&o, "reason", JSON_REQUIRED, st->reason, sizeof(st->reason), err));
+	TRY(json_str(&o, "brake", JSON_REQUIRED, st->brake, sizeof(st->brake), err));
+	TRY(json_i32(&o, "round", JSON_REQUIRED, 0, 1000, &st->round, err));
+	TRY(json_i32(&o, "rounds_planned", JSON_REQUIRED, 0, 1000, &st->rounds_planned, err));
+	TRY(json_num(&o, "next", JSON_REQUIRED, 0, 1e7, &v, err));
+	st->next = (size_t)v;
+	TRY(json_bool(&o, "batch_unknown", JSON_REQUIRED, &st->batch_unknown, err));
+	TRY(json_array(&o, "subtasks", JSON_REQUIRED, PLAN_MAX_STROKES, &arr, &n, err));
+	TRY(run_state_resize(st, n, err));
+	i = 0;
+	cJSON_ArrayForEach(it, arr) {
+		char name[32];
+		struct run_sub *s = &st->sub[i];
+
+		TRY(json_item_obj(&o, "subtasks", it, i, &c, err));
+		TRY(json_str(&c, "name", JSON_REQUIRED, name, sizeof(name), err));
+		TRY(json_enum(&c, "status", JSON_REQUIRED, run_sub_status_names, &s->status, err));
+		TRY(json_i32(&c, "attempts", JSON_REQUIRED, 0, 1000000, &s->attempts, err));
+		TRY(json_num(&c, "verdict_de00", JSON_REQUIRED, -1, 1000, &s->verdict_de00, err));
+		TRY(json_num(&c, "action_next", JSON_REQUIRED, 0, 1e7, &v, err));
+		s->action_next = (long)v;
+		TRY(json_str(&c, "note", JSON_REQUIRED, s->note, sizeof(s->note), err));
+		TRY(json_end(&c, err));
+		i++;
+	}
+	TRY(json_array(&o, "colours", JSON_REQUIRED, PLAN_MAX_COLOURS, &arr, &n, err));
+	st->n_colours = (int)n;
+	i = 0;
+	cJSON_ArrayForEach(it, arr) {
+		struct run_colour *rc2 = &st->colours[i];
+		char name[CFG_NAME_MAX];
+
+		TRY(json_item_obj(&o, "colours", it, i, &c, err));
+		TRY(json_str(&c, "name", JSON_REQUIRED, name, sizeof(name), err));
+		TRY(json_str(&c, "cell", JSON_REQUIRED, rc2->cell, sizeof(rc2->cell), err));
+		TRY(json_num(&c, "cell_ml", JSON_REQUIRED, -1e6, 1e6, &rc2->cell_ml, err));
+		TRY(json_bool(&c, "verified", JSON_REQUIRED, &rc2->verified, err));
+		TRY(json_bool(&c, "accepted", JSON_REQUIRED, &rc2->accepted, err));
+		TRY(json_bool(&c, "escalated", JSON_REQUIRED, &rc2->escalated, err));
+		TRY(lab_read(&c, "measured_lab", &rc2->measured, err));
+		TRY(json_num(&c, "measured_de00", JSON_REQUIRED, -1, 1000, &rc2->measured_de00, err));
+		TRY(json_i32(&c, "mixes", JSON_REQUIRED, 0, 1000000, &rc2->mixes, err));
+		TRY(json_i32(&c, "attempts", JSON_REQUIRED, 0, 1000000, &rc2->attempts, err));
+		TRY(json_i32(&c, "cells", JSON_REQUIRED, 0, 1000000, &rc2->cells, err));
+		TRY(json_num(&c, "dispensed_ml", JSON_REQUIRED, 0, 1e9, &rc2->dispensed_ml, err));
+		TRY(json_end(&c, err));
+		i++;
+	}
+	TRY(json_num(&o, "cells_used", JSON_REQUIRED, 0, 1.9e19, &v, err));
+	st->cells_used = (uint64_t)v;
+	TRY(json_bool(&o, "mix_active", JSON_REQUIRED, &st->mix_active, err));
+	{
+		const cJSON *j = json_take(&o, "mix_job");
+
+		if (!j) {
+			rc = json_fail(&o, "mix_job", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(mix_job_from_json(&r->mixer.model, j, p, &st->job, err));
+		j = json_take(&o, "learn");
+		if (!j) {
+			rc = json_fail(&o, "learn", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(mix_learn_from_json(&r->mixer.model, j, p, &st->learn, err));
+		j = json_take(&o, "cost");
+		if (!j) {
+			rc = json_fail(&o, "cost", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(run_cost_from_json(j, &st->cost, err));
+		j = json_take(&o, "brakes");
+		if (!j) {
+			rc = json_fail(&o, "brakes", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(run_brakes_from_json(j, &st->brakes, err));
+	}
+	{
+		struct run_pending *pd = &st->pending;
+		json_obj q;
+
+		TRY(json_child(&o, "pending_dispense", JSON_REQUIRED, &c, err));
+		TRY(json_bool(&c, "active", JSON_REQUIRED, &pd->active, err));
+		TRY(json_bool(&c, "fresh", JSON_REQUIRED, &pd->fresh, err));
+		TRY(json_str(&c, "cell", JSON_REQUIRED, pd->cell, sizeof(pd->cell), err));
+		TRY(json_array(&c, "items", JSON_REQUIRED, MIX_RECIPE_MAX, &arr, &n, err));
+		pd->n = (int)n;
+		i = 0;
+		cJSON_ArrayForEach(it, arr) {
+			char paint[CFG_NAME_MAX];
+
+			TRY(json_item_obj(&c, "items", it, i, &q, err));
+			TRY(json_str(&q, "paint", JSON_REQUIRED, paint, sizeof(paint), err));
+			pd->paint[i] = mix_model_find(&r->mixer.model, paint);
+			if (pd->paint[i] < 0) {
+				rc = json_fail(&q, "paint", err, BL_EINVAL, "unknown paint '%s'", paint);
+				goto out;
+			}
+			TRY(json_i32(&q, "units", JSON_REQUIRED, 1, ARM_MAX_UNITS, &pd->units[i], err));
+			TRY(json_num(&q, "action_id", JSON_REQUIRED, 0, 1e15, &v, err));
+			pd->action_id[i] = (long)v;
+			TRY(json_bool(&q, "done", JSON_REQUIRED, &pd->done[i], err));
+			TRY(json_end(&q, err));
+			pd->applied_units[pd->paint[i]] += pd->units[i];
+			i++;
+		}
+		TRY(json_end(&c, err));
+	}
+	TRY(json_array(&o, "canvas_history", JSON_REQUIRED, RUN_MAX_HISTORY, &arr, &n, err));
+	st->n_hist = (int)n;
+	i = 0;
+	cJSON_ArrayForEach(it, arr) {
+		struct run_hist *h = &st->hist[i];
+
+		TRY(json_item_obj(&o, "canvas_history", it, i, &c, err));
+		TRY(json_i32(&c, "round", JSON_REQUIRED, 0, 1000, &h->round, err));
+		TRY(json_i32(&c, "subtask", JSON_REQUIRED, 0, 10000000, &h->subtask, err));
+		TRY(json_num(&c, "mean_de00", JSON_REQUIRED, 0, 1000, &h->mean_de00, err));
+		TRY(json_num(&c, "p95_de00", JSON_REQUIRED, 0, 1000, &h->p95_de00, err));
+		TRY(json_num(&c, "expected_de00", JSON_REQUIRED, -1, 1000, &h->expected_de00, err));
+		TRY(json_num(&c, "t_s", JSON_REQUIRED, 0, 1e12, &h->t_s, err));
+		TRY(json_end(&c, err));
+		i++;
+	}
+	TRY(json_array(&o, "deferred", JSON_REQUIRED, RUN_MAX_DEFERRED, &arr, &n, err));
+	st->n_deferred = (int)n;
+	i = 0;
+	cJSON_ArrayForEach(it, arr) {
+		struct run_deferred *d = &st->deferred[i];
+
+		TRY(json_item_obj(&o, "deferred", it, i, &c, err));
+		TRY(json_i32(&c, "round", JSON_REQUIRED, 0, 1000, &d->round, err));
+		TRY(json_i32(&c, "subtask", JSON_REQUIRED, 0, 10000000, &d->subtask, err));
+		TRY(json_str(&c, "request", JSON_REQUIRED, d->request, sizeof(d->request), err));
+		TRY(json_str(&c, "why", JSON_REQUIRED, d->why, sizeof(d->why), err));
+		TRY(json_end(&c, err));
+		i++;
+	}
+	TRY(json_num(&o, "next_action_id", JSON_REQUIRED, 0, 1e15, &v, err));
+	st->next_action_id = (long)v;
+	TRY(json_num(&o, "strokes_done", JSON_REQUIRED, 0, 1e12, &v, err));
+	st->strokes_done = (long)v;
+	TRY(json_num(&o, "strokes_total", JSON_REQUIRED, 0, 1e12, &v, err));
+	st->strokes_total = (long)v;
+	TRY(json_num(&o, "actions_done", JSON_REQUIRED, 0, 1e12, &v, err));
+	st->actions_done = (long)v;
+	TRY(json_num(&o, "wall_s", JSON_REQUIRED, 0, 1e12, &st->wall_s, err));
+	TRY(json_num(&o, "clock_ns", JSON_REQUIRED, -1e18, 1e18, &v, err));
+	st->clock_ns = (int64_t)v;
+	TRY(json_bool(&o, "open_loop", JSON_REQUIRED, &st->open_loop, err));
+	TRY(json_bool(&o, "accept_nearest", JSON_REQUIRED, &st->accept_nearest, err));
+	TRY(json_bool(&o, "calibrated", JSON_REQUIRED, &st->calibrated, err));
+	TRY(json_bool(&o, "canvas_from_file", JSON_REQUIRED, &st->canvas_from_file, err));
+	TRY(json_num(&o, "final_mean_de00", JSON_REQUIRED, -1, 1000, &st->final_mean_de00, err));
+	TRY(json_num(&o, "final_p95_de00", JSON_REQUIRED, -1, 1000, &st->final_p95_de00, err));
+	TRY(json_bool(&o, "final_verified", JSON_REQUIRED, &st->final_verified, err));
+	TRY(json_end(&o, err));
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- STATUS.md ---- */
+
+static const char *sub_what(const struct plan *p, size_t i, char *buf, size_t n)
+{
+	const struct plan_subtask *s = &p->subtasks[i];
+
+	switch (s->type) {
+	case PLAN_MIX:
+		snprintf(buf, n, "mix colour %s", p->colours[s->colour].name);
+		break;
+	case PLAN_PAINT:
+		snprintf(buf, n, "paint batch %d of colour %s (%d strokes, %s)", s->batch,
+			 p->colours[s->colour].name, s->n_strokes, s->brush);
+		break;
+	default:
+		snprintf(buf, n, "checkpoint: observe the whole canvas");
+	}
+	return buf;
+}
+
+int run_status_write(struct run *r, bl_err *err)
+{
+	const struct run_state *st = &r->st;
+	const struct plan *p = run_plan(r);
+	strbuf sb;
+	char path[RUN_PATH_MAX], buf[256], name[32];
+	size_t done = 0;
+	int rc;
+
+	sb_init(&sb);
+	sb_printf(&sb, "# brushloop run: %s\n\n", r->dir);
+	sb_printf(&sb, "- **state**: %s%s%s\n", st->state, st->reason[0] ? ": " : "", st->reason);
+	if (st->brake[0])
+		sb_printf(&sb, "- **brake**: %s\n", st->brake);
+	sb_printf(&sb, "- **target**: %s (%s)\n", r->plan.target_file, r->plan.target_hash);
+	sb_printf(&sb, "- **machine**: %s (arm %s, camera %s)%s\n", r->m.name,
+		      machine_arm_backend_names[r->m.arm_backend],
+		      machine_cam_backend_names[r->m.camera.backend],
+		      st->open_loop ? ", open loop: no verification, no correction" : "");
+	if (st->calibrated)
+		sb_printf(&sb, "- **calibration**: camera profile %s; canvas from %s\n",
+			      r->m.calibration.camera_profile,
+			      st->canvas_from_file ? "calibration.canvas" : "the corner markers");
+	else
+		sb_printf(&sb, "- **calibration**: NONE. This run is uncalibrated: colours are "
+			      "measured as if the camera were sRGB (no calibration.camera_profile in "
+			      "the machine file), so every verdict is only as good as that guess.%s\n",
+			      st->canvas_from_file ? "" : " The canvas is located by its corner markers.");
+	for (size_t i = 0; i < st->n_sub; i++)
+		done += st->sub[i].status == RUN_SUB_DONE;
+	sb_printf(&sb, "- **progress**: %s, subtask %zu of %zu done; strokes %ld of %ld; "
+		      "arm actions %ld\n",
+		      st->round ? "correction round" : "the plan", done, st->n_sub, st->strokes_done,
+		      st->strokes_total, st->actions_done);
+	if (st->round)
+		sb_printf(&sb, "  (correction round %d of at most %d)\n", st->round,
+			      r->m.brakes.correction_rounds);
+	if (st->n_hist) {
+		const struct run_hist *h = &st->hist[st->n_hist - 1];
+
+		sb_printf(&sb, "- **canvas** (last observation, against the target): mean "
+			      "CIEDE2000 %.2f, 95th percentile %.2f\n", h->mean_de00, h->p95_de00);
+	}
+	if (st->final_mean_de00 >= 0)
+		sb_printf(&sb, "- **final canvas**: mean CIEDE2000 %.2f, 95th percentile %.2f "
+			      "(%s); image: final-canvas.png beside target%s\n",
+			      st->final_mean_de00, st->final_p95_de00,
+			      st->final_verified ? "verified against its prediction" : "not verified",
+			      strrchr(r->target_copy, '.') ? strrchr(r->target_copy, '.') : "");
+	sb_printf(&sb, "- **cost**: arm %.0f s, %ld verifications, %ld planner calls, paint "
+		      "%.2f ml: %.2f %s (budget %.2f)\n",
+		      st->cost.arm_s, st->cost.verifications, st->cost.planner_calls,
+		      st->cost.paint_ml, run_cost_total(&st->cost, &r->m.costs), r->m.costs.currency,
+		      r->m.brakes.cost_max);
+	sb_printf(&sb, "- **wall time**: %.0f s over every process of the run\n\n", st->wall_s);
+
+	sb_printf(&sb, "## Waiting for the operator\n\n");
+	if (!st->n_deferred) {
+		int any = 0;
+
+		for (int c = 0; c < st->n_colours; c++)
+			any |= st->colours[c].escalated;
+		if (!any)
+			sb_printf(&sb, "Nothing.\n");
+	}
+	for (int i = 0; i < st->n_deferred; i++)
+		sb_printf(&sb, "- request %s (subtask %d of round %d): %s. Answer with `brushloop "
+			      "approve %s %s` (or `--deny`), then `brushloop resume %s`.\n",
+			      st->deferred[i].request, st->deferred[i].subtask, st->deferred[i].round,
+			      st->deferred[i].why, r->dir, st->deferred[i].request, r->dir);
+	for (int c = 0; c < st->n_colours; c++)
+		if (st->colours[c].escalated)
+			sb_printf(&sb, "- colour %s could not be mixed within %.1f CIEDE2000 (best "
+				      "measured %.2f, lab %.1f %.1f %.1f): accept the nearest with "
+				      "`brushloop resume %s --accept-mix %s`; its strokes wait.\n",
+				      r->plan.colours[c].name, r->m.tolerances.mix_de00,
+				      st->colours[c].measured_de00, st->colours[c].measured.L,
+				      st->colours[c].measured.a, st->colours[c].measured.b, r->dir,
+				      r->plan.colours[c].name);
+
+	sb_printf(&sb, "\n## Subtasks (%s)\n\n| subtask | what | status | attempts | "
+		      "verdict CIEDE2000 | note |\n|---|---|---|---|---|---|\n",
+		      st->round ? "correction plan" : "plan.json");
+	for (size_t i = 0; i < st->n_sub && i < p->n_subtasks; i++) {
+		const char *mark = i == st->next && !strcmp(st->state, "running") ? " (in progress)"
+				   : i == st->next ? " (next)" : "";
+
+		run_subtask_name(r, i, name, sizeof(name));
+		sb_printf(&sb, "| %s | %s | %s%s | %d | ", name, sub_what(p, i, buf, sizeof(buf)),
+			      run_sub_status_names[st->sub[i].status], mark, st->sub[i].attempts);
+		if (st->sub[i].verdict_de00 >= 0)
+			sb_printf(&sb, "%.2f", st->sub[i].verdict_de00);
+		sb_printf(&sb, " | %s |\n", st->sub[i].note);
+	}
+	sb_printf(&sb, "\n## Colours\n\n| colour | cell | verified | measured CIEDE2000 | mixes "
+		      "| attempts | cells | paint ml |\n|---|---|---|---|---|---|---|---|\n");
+	for (int c = 0; c < st->n_colours; c++) {
+		const struct run_colour *rc2 = &st->colours[c];
+
+		sb_printf(&sb, "| %s | %s | %s | ", r->plan.colours[c].name,
+			      rc2->cell[0] ? rc2->cell : "-",
+			      rc2->accepted ? "accepted" : rc2->verified ? "yes" : "no");
+		if (rc2->measured_de00 >= 0 && rc2->mixes)
+			sb_printf(&sb, "%.2f", rc2->measured_de00);
+		sb_printf(&sb, " | %d | %d | %d | %.2f |\n", rc2->mixes, rc2->attempts, rc2->cells,
+			      rc2->dispensed_ml);
+	}
+	sb_printf(&sb, "\nEvery step is in journal.jsonl; the frames the verdicts rest on are in "
+		      "frames/. `brushloop status %s` says the same as JSON.\n", r->dir);
+	if (!sb.s) {
+		sb_free(&sb);
+		return bl_fail(err, BL_ENOMEM, "out of memory writing STATUS.md");
+	}
+	rc = run_path(r, "STATUS.md", path, sizeof(path), err);
+	if (rc == 0)
+		rc = fs_write_atomic(path, sb.s, sb.len, err);
+	sb_free(&sb);
+	return rc;
+}

@@ -1,0 +1,206 @@
+/* run_info.c: what a run directory says (status) and what a painting would cost before it starts (estimate). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "engine/run_int.h"
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double num(const cJSON *o, const char *k, double dflt)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+int run_status(const char *dir, cJSON **out, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *st = NULL, *mach = NULL, *o, *c, *h, *mixes;
+	const cJSON *it, *hist, *subs;
+	struct stat sb;
+	double stale_s = 30, age = -1;
+	int rc, done = 0, n = 0;
+
+	*out = NULL;
+	if ((rc = fs_join(p, sizeof(p), dir, "state.json", err)))
+		return rc;
+	if (stat(p, &sb) != 0)
+		return bl_fail(err, BL_EINVAL, "%s: not a run directory (no state.json)", dir);
+	if ((rc = json_parse_file(p, &st, err)))
+		return rc;
+	if ((rc = fs_join(p, sizeof(p), dir, "machine.json", err)) == 0 &&
+	    json_parse_file(p, &mach, NULL) == 0)
+		stale_s = num(get(mach, "brakes"), "heartbeat_stale_s", stale_s);
+	cJSON_Delete(mach);
+	if ((rc = fs_join(p, sizeof(p), dir, "heartbeat", err)) == 0 && stat(p, &sb) == 0) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		age = (double)(now.tv_sec - sb.st_mtim.tv_sec) +
+		      (double)(now.tv_nsec - sb.st_mtim.tv_nsec) * 1e-9;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "run", dir);
+	cJSON_AddStringToObject(o, "state", cJSON_GetStringValue(get(st, "state")));
+	cJSON_AddStringToObject(o, "reason", cJSON_GetStringValue(get(st, "reason")));
+	cJSON_AddStringToObject(o, "brake", cJSON_GetStringValue(get(st, "brake")));
+	cJSON_AddNumberToObject(o, "round", num(st, "round", 0));
+	subs = get(st, "subtasks");
+	cJSON_ArrayForEach(it, subs) {
+		n++;
+		done += !strcmp(cJSON_GetStringValue(get(it, "status")) ?: "", "done");
+	}
+	{
+		int next = (int)num(st, "next", 0);
+		const cJSON *s = cJSON_GetArrayItem(subs, next);
+
+		cJSON_AddStringToObject(o, "subtask", s ? cJSON_GetStringValue(get(s, "name")) : "");
+	}
+	cJSON_AddNumberToObject(o, "subtasks_done", done);
+	cJSON_AddNumberToObject(o, "subtasks", n);
+	cJSON_AddNumberToObject(o, "strokes_done", num(st, "strokes_done", 0));
+	cJSON_AddNumberToObject(o, "strokes_total", num(st, "strokes_total", 0));
+	c = cJSON_AddObjectToObject(o, "canvas");
+	hist = get(st, "canvas_history");
+	{
+		const cJSON *last = cJSON_GetArrayItem(hist, cJSON_GetArraySize(hist) - 1);
+		double fm = num(st, "final_mean_de00", -1);
+
+		if (fm >= 0) {
+			cJSON_AddNumberToObject(c, "mean_de00", fm);
+			cJSON_AddNumberToObject(c, "p95_de00", num(st, "final_p95_de00", -1));
+		} else if (last) {
+			cJSON_AddNumberToObject(c, "mean_de00", num(last, "mean_de00", -1));
+			cJSON_AddNumberToObject(c, "p95_de00", num(last, "p95_de00", -1));
+		} else {
+			cJSON_AddNullToObject(c, "mean_de00");
+			cJSON_AddNullToObject(c, "p95_de00");
+		}
+		cJSON_AddBoolToObject(c, "final", fm >= 0);
+		cJSON_AddBoolToObject(c, "verified", cJSON_IsTrue(get(st, "final_verified")));
+		cJSON_AddItemToObject(c, "history", cJSON_Duplicate(hist, 1));
+	}
+	mixes = cJSON_AddArrayToObject(o, "mixes");
+	cJSON_ArrayForEach(it, get(st, "colours")) {
+		cJSON *m = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(m, "colour", cJSON_GetStringValue(get(it, "name")));
+		cJSON_AddStringToObject(m, "cell", cJSON_GetStringValue(get(it, "cell")));
+		cJSON_AddBoolToObject(m, "verified", cJSON_IsTrue(get(it, "verified")));
+		cJSON_AddBoolToObject(m, "escalated", cJSON_IsTrue(get(it, "escalated")));
+		cJSON_AddNumberToObject(m, "measured_de00", num(it, "measured_de00", -1));
+		cJSON_AddNumberToObject(m, "mixes", num(it, "mixes", 0));
+		cJSON_AddNumberToObject(m, "attempts", num(it, "attempts", 0));
+		cJSON_AddNumberToObject(m, "cells", num(it, "cells", 0));
+		cJSON_AddNumberToObject(m, "paint_ml", num(it, "dispensed_ml", 0));
+		cJSON_AddItemToArray(mixes, m);
+	}
+	cJSON_AddItemToObject(o, "cost", cJSON_Duplicate(get(st, "cost"), 1));
+	cJSON_AddItemToObject(o, "deferred", cJSON_Duplicate(get(st, "deferred"), 1));
+	cJSON_AddBoolToObject(o, "calibrated", cJSON_IsTrue(get(st, "calibrated")));
+	cJSON_AddBoolToObject(o, "open_loop", cJSON_IsTrue(get(st, "open_loop")));
+	cJSON_AddNumberToObject(o, "wall_s", num(st, "wall_s", 0));
+	h = cJSON_AddObjectToObject(o, "heartbeat");
+	if (age >= 0)
+		cJSON_AddNumberToObject(h, "age_s", age);
+	else
+		cJSON_AddNullToObject(h, "age_s");
+	cJSON_AddNumberToObject(h, "stale_after_s", stale_s);
+	/* Only a run that says it is running can be dead: a paused one is meant to be still. */
+	cJSON_AddBoolToObject(h, "stale", !strcmp(cJSON_GetStringValue(get(st, "state")) ?: "", "running") &&
+					       (age < 0 || age > stale_s));
+	cJSON_Delete(st);
+	*out = o;
+	return 0;
+}
+
+int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	struct plan_inputs in;
+	struct plan_options po;
+	struct run_cost exp = { 0 }, up = { 0 };
+	int mixes = 0, batches = 0, checks = 0, rc;
+	double mix_ml = 0.0, mix_arm_s = 0.0;
+	cJSON *j, *c;
+
+	*out = NULL;
+	if (!r)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	r->opt = *o;
+	if ((rc = machine_load(o->machine_path, &r->m, err)) ||
+	    (rc = palette_load(o->palette_path, &r->pal, err)) ||
+	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)) ||
+	    (rc = plan_target_load(o->target, &r->m, &r->target, err)))
+		goto out;
+	memset(&in, 0, sizeof(in));
+	in.machine = &r->m;
+	in.solver = &r->mixer.solver;
+	in.target = &r->target.lab;
+	in.target_file = o->target;
+	in.target_hash = r->target.hash;
+	in.target_w = r->target.w;
+	in.target_h = r->target.h;
+	plan_options_default(&po, &r->m);
+	if (o->max_strokes > 0)
+		po.max_strokes = o->max_strokes;
+	if (o->colours > 0)
+		po.colours = o->colours;
+	if ((rc = plan_make(&in, &po, &r->plan, err)))
+		goto out;
+	for (size_t i = 0; i < r->plan.n_subtasks; i++) {
+		const struct plan_subtask *s = &r->plan.subtasks[i];
+
+		mixes += s->type == PLAN_MIX;
+		batches += s->type == PLAN_PAINT;
+		checks += s->type == PLAN_CHECKPOINT;
+		if (s->type == PLAN_MIX)
+			for (int k = 0; k < s->mix.recipe.n; k++)
+				mix_ml += s->mix.recipe.item[k].units * r->m.mixing.dispense_unit_ml;
+	}
+	(void)mix_arm_s;
+	/* Expected: the plan as planned, each mix measured once, one correction round of a quarter of the strokes. */
+	exp.arm_s = r->plan.arm_time_s * (o->open_loop ? 1.0 : 1.25);
+	exp.verifications = o->open_loop ? 0 : mixes + batches + checks + 2;
+	exp.planner_calls = 1 + (o->open_loop ? 0 : 1);
+	exp.paint_ml = mix_ml;
+	/* Upper bound: every mix to its attempt limit in fresh cells, every correction round full. */
+	{
+		int att = r->m.brakes.attempts_per_subtask, rounds = r->m.brakes.correction_rounds;
+
+		up.arm_s = r->plan.arm_time_s * (1.0 + 0.25 * rounds) + mixes * att * 60.0;
+		up.verifications = (long)(mixes * att + (batches + checks) * (1 + 0.25 * rounds) + 2 + rounds);
+		up.planner_calls = 1 + rounds;
+		up.paint_ml = mix_ml * (att > 1 ? 2.0 : 1.0) * (1.0 + 0.25 * rounds);
+	}
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "target", o->target);
+	cJSON_AddStringToObject(j, "machine", r->m.name);
+	cJSON_AddNumberToObject(j, "strokes", r->plan.n_strokes);
+	cJSON_AddNumberToObject(j, "colours", r->plan.n_colours);
+	cJSON_AddNumberToObject(j, "mixes", mixes);
+	cJSON_AddNumberToObject(j, "paint_batches", batches);
+	cJSON_AddNumberToObject(j, "checkpoints", checks);
+	cJSON_AddNumberToObject(j, "predicted_mean_de00", r->plan.mean_de00);
+	c = run_cost_json(&exp, &r->m.costs);
+	cJSON_AddItemToObject(j, "expected", c);
+	c = run_cost_json(&up, &r->m.costs);
+	cJSON_AddItemToObject(j, "upper_bound", c);
+	cJSON_AddNumberToObject(j, "budget", r->m.brakes.cost_max);
+	*out = j;
+out:
+	plan_free(&r->plan);
+	plan_target_free(&r->target);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,211 @@
+/* run_int.h: the run engine's insides shared by its files: the run, its state on disk, observation and mixing. */
+#ifndef BL_ENGINE_RUN_INT_H
+#define BL_ENGINE_RUN_INT_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "base/journal.h"
+#include "color/mix.h"
+#include "config/machine.h"
+#include "config/palette.h"
+#include "engine/brakes.h"
+#include "engine/run.h"
+#include "plan/plan.h"
+#include "plan/plan_image.h"
+#include "plan/plan_mix.h"
+#include "rig/rig.h"
+#include "safety/gate.h"
+#include "vision/image.h"
+#include "vision/measure.h"
+
+#define RUN_PATH_MAX 4096
+#define RUN_MAX_HISTORY 64
+#define RUN_MAX_DEFERRED 64
+#define RUN_ACTION_ID_BASE 100000000L /* ids of actions the engine makes (mix corrections) */
+
+enum run_sub_status { RUN_SUB_PENDING, RUN_SUB_RUNNING, RUN_SUB_DONE, RUN_SUB_FAILED,
+		      RUN_SUB_DEFERRED, RUN_SUB_SKIPPED };
+extern const char *const run_sub_status_names[];
+
+/* Per subtask of the plan under way. */
+struct run_sub {
+	int status;           /* enum run_sub_status */
+	int attempts;         /* verifications that failed */
+	double verdict_de00;  /* the last verification's figure (-1: none) */
+	long action_next;     /* the next of its actions to run (a paint batch resumes there) */
+	char note[160];       /* why deferred, skipped or failed */
+};
+
+/* Per colour of the plans (corrections keep the colours). */
+struct run_colour {
+	char cell[CFG_NAME_MAX];  /* the mixing cell it is in now ("" before its first mix) */
+	double cell_ml;           /* paint left in it, estimated: dispensed less dips */
+	int verified;             /* its mix was measured within tolerance (or accepted) */
+	int accepted;             /* the operator accepted the nearest reachable colour */
+	int escalated;            /* the mix gave up; waiting for the operator */
+	color_lab measured;       /* the last measurement of its cell */
+	double measured_de00;
+	int mixes, attempts, cells;
+	double dispensed_ml;
+};
+
+/* A dispense set under way (mix): persisted before the first action so none is ever repeated. */
+struct run_pending {
+	int active;
+	int fresh;                       /* a fresh cell was started for it */
+	char cell[CFG_NAME_MAX];
+	int n;
+	int paint[MIX_RECIPE_MAX];       /* paint index */
+	int units[MIX_RECIPE_MAX];
+	long action_id[MIX_RECIPE_MAX];
+	int done[MIX_RECIPE_MAX];
+	int applied_units[MIX_MAX_PAINTS]; /* the whole set per paint index */
+};
+
+struct run_hist {
+	int round, subtask;
+	double mean_de00, p95_de00;      /* against the target */
+	double expected_de00;            /* against the plan's prediction */
+	double t_s;                      /* run clock */
+};
+
+struct run_deferred {
+	int round, subtask;
+	char request[32];
+	char why[GATE_MSG_MAX];
+};
+
+/* Everything state.json holds: the single source of where the run is. */
+struct run_state {
+	char state[24];          /* running, finished, paused, braked, safety_stop, failed */
+	char reason[512];        /* why it stopped (paused, braked, ...) */
+	char brake[24];          /* the brake that fired ("" when none) */
+	int round;               /* 0: the plan; r: correction round r */
+	int rounds_planned;      /* correction plans made so far */
+	size_t next;             /* subtask index in the current plan */
+	size_t n_sub;
+	struct run_sub *sub;
+	int batch_unknown;       /* the batch under way was interrupted: re-observe before going on */
+	int n_colours;
+	struct run_colour colours[PLAN_MAX_COLOURS];
+	uint64_t cells_used;     /* bit per machine mixing cell */
+	int mix_active;          /* a mix subtask's job is under way */
+	struct mix_job job;
+	struct run_pending pending;
+	struct mix_learn learn;
+	struct run_cost cost;
+	struct run_brakes brakes;
+	int n_hist;
+	struct run_hist hist[RUN_MAX_HISTORY];
+	int n_deferred;
+	struct run_deferred deferred[RUN_MAX_DEFERRED];
+	long next_action_id;
+	long strokes_done, strokes_total;
+	long actions_done;
+	double wall_s;           /* wall time spent over every process of the run */
+	int64_t clock_ns;        /* the run clock when last saved */
+	int open_loop;
+	int accept_nearest;      /* a mix that cannot reach its tolerance is accepted as reached (run option) */
+	uint64_t seed;
+	int calibrated;          /* a camera profile was in use */
+	int canvas_from_file;    /* the canvas was located from calibration.canvas */
+	double final_mean_de00, final_p95_de00; /* -1 until the final observation */
+	int final_verified;
+};
+
+/* A run in one process. */
+struct run {
+	char dir[RUN_PATH_MAX];
+	char target_copy[RUN_PATH_MAX];
+	struct machine m;        /* as copied into the run directory */
+	struct palette pal;
+	struct plan_mixer mixer;
+	struct plan plan;        /* round 0 */
+	struct plan corr;        /* the correction plan under way (round >= 1) */
+	struct plan_target target;  /* Lab on the planner's grid */
+	struct img target_img;   /* the target as decoded, for the canvas comparisons */
+	struct rig rig;
+	int rig_open;
+	struct gate *gate;
+	struct journal j;
+	struct meas_profile *profile;
+	struct run_state st;
+	struct run_options opt;
+	int64_t wall0_ns;        /* this process's start, real clock */
+	double wall_s0;          /* st.wall_s when this process started */
+	int64_t last_progress_ns;
+	long frames_saved;
+	int64_t last_status_ns;  /* STATUS.md rewritten at most every 2 s between subtasks */
+	int status_now;          /* rewrite it at the next save */
+	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
+	int last_w, last_h;
+};
+
+/* The plan under way. */
+static inline struct plan *run_plan(struct run *r)
+{
+	return r->st.round == 0 ? &r->plan : &r->corr;
+}
+
+/* ---- run_dir.c: files ---- */
+int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
+int run_state_save(struct run *r, bl_err *err);
+int run_state_load(struct run *r, bl_err *err);
+int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */
+int run_heartbeat(struct run *r, bl_err *err);
+void run_state_init(struct run_state *st);
+void run_state_free(struct run_state *st);
+int run_state_resize(struct run_state *st, size_t n_sub, bl_err *err);
+/* The state as JSON (state.json; status reads the same). */
+cJSON *run_state_json(const struct run *r);
+
+/* ---- run_observe.c: the camera, through the calibrated pipeline ---- */
+
+/* A canvas observation: Lab over the whole canvas, 1 px/mm, plan orientation (y along machine y). */
+struct run_canvas {
+	int w, h;      /* px = mm */
+	float *lab;    /* w * h * 3 */
+	char frame[RUN_PATH_MAX]; /* frames/ file the verdict rests on */
+};
+void run_canvas_free(struct run_canvas *c);
+int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
+/* The stirred content of a mixing cell. */
+int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
+		     bl_err *err);
+/* Mean Lab of canvas mm box [x0, x1) x [y0, y1) (plan canvas mm) in an observation. */
+int run_canvas_mean(const struct run_canvas *c, double x0, double y0, double x1, double y1,
+		    color_lab *out);
+/* The observation against the target over the picture: mean and p95 CIEDE2000 on the plan's grid. */
+int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
+			 bl_err *err);
+/* The observation over the picture's rectangle as a planner raster (for plan_correct). */
+int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct plan_raster *out,
+			 bl_err *err);
+/* The final canvas as PNG (sRGB) beside the target. */
+int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *err);
+
+/* ---- run_act.c: actions through the gate ---- */
+/*
+ * Executes one action through the gate with retries for communication
+ * errors (the breaker counts them), the cost and heartbeat kept. Returns 0,
+ * BL_EDEFERRED, BL_EDENIED, BL_EPAUSED, BL_ESAFETY, BL_EBRAKE (breaker).
+ */
+int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err);
+/* Checks signals and faults (gate_stop_poll) and the budgets. */
+int run_poll(struct run *r, bl_err *err);
+/* Whether the journal shows a decision to allow action id in subtask sub (it may have run). */
+int run_journal_allowed(struct run *r, const char *sub, long action_id);
+/* Journals an engine event in the current subtask; data consumed. Errors are fatal to the run. */
+int run_event(struct run *r, const char *event, cJSON *data, bl_err *err);
+/* The brake fired: state "braked" with its reason. */
+int run_brake(struct run *r, enum run_brake b, bl_err *err);
+void run_progress(struct run *r, int force);
+void run_subtask_name(const struct run *r, size_t i, char *out, size_t n);
+
+/* ---- run_mix.c ---- */
+int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
+/* Completes a dispense set a crash interrupted (never repeating one that may have run). */
+int run_mix_finish_pending(struct run *r, bl_err *err);
+
+#endif

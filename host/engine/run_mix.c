@@ -1,0 +1,392 @@
+/* run_mix.c: a plan's mix subtask on the machine: mix_run's ops through the gate and the camera, cells chosen, no dispense ever repeated. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "engine/run_int.h"
+
+struct mix_ctx {
+	struct run *r;
+	int colour;
+	const struct plan_subtask *s;
+	char sub[32];
+	int resumed;       /* this process resumed the run: the journal may know of dispenses */
+	int measured;      /* measurements taken by this subtask */
+};
+
+static int cell_index(const struct machine *m, const char *name)
+{
+	for (int i = 0; i < m->n_cells; i++)
+		if (strcmp(m->cells[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* A clean cell: never used, and not the planned cell of a colour still to be mixed. */
+static int free_cell(struct run *r, int colour)
+{
+	const struct plan *p = &r->plan;
+
+	for (int i = 0; i < r->m.n_cells; i++) {
+		int reserved = 0;
+
+		if (r->st.cells_used >> i & 1)
+			continue;
+		for (int c = 0; c < p->n_colours; c++)
+			if (c != colour && !r->st.colours[c].cell[0] &&
+			    strcmp(p->colours[c].cell, r->m.cells[i].name) == 0)
+				reserved = 1;
+		if (!reserved)
+			return i;
+	}
+	return -1;
+}
+
+static void take_cell(struct run *r, int colour, int idx)
+{
+	struct run_colour *rc = &r->st.colours[colour];
+
+	snprintf(rc->cell, sizeof(rc->cell), "%s", r->m.cells[idx].name);
+	rc->cell_ml = 0.0;
+	rc->cells++;
+	r->st.cells_used |= 1ull << idx;
+}
+
+static int op_fresh_cell(void *ctx, bl_err *err)
+{
+	struct mix_ctx *x = ctx;
+	struct run *r = x->r;
+	struct run_colour *rc = &r->st.colours[x->colour];
+	const char *planned = r->plan.colours[x->colour].cell;
+	cJSON *d = cJSON_CreateObject();
+	int idx;
+
+	if (r->st.job.cells == 0 && rc->cell[0] && rc->verified) {
+		/* The colour mixed again: its own cell still holds it, so it is topped up. */
+		cJSON_AddStringToObject(d, "cell", rc->cell);
+		cJSON_AddStringToObject(d, "why", "the colour's cell holds its verified mix: topped up");
+	} else {
+		idx = !rc->cell[0] && !(r->st.cells_used >> cell_index(&r->m, planned) & 1)
+			      ? cell_index(&r->m, planned)
+			      : free_cell(r, x->colour);
+		if (idx < 0 && rc->cell[0]) {
+			cJSON_AddStringToObject(d, "cell", rc->cell);
+			cJSON_AddStringToObject(d, "why", "no clean cell is left: going on in the colour's cell");
+		} else if (idx < 0) {
+			cJSON_Delete(d);
+			return bl_fail(err, BL_EINVAL, "no clean mixing cell is left for colour %s",
+				       r->plan.colours[x->colour].name);
+		} else {
+			if (rc->cell[0])
+				cJSON_AddStringToObject(d, "discarded", rc->cell);
+			take_cell(r, x->colour, idx);
+			cJSON_AddStringToObject(d, "cell", rc->cell);
+		}
+	}
+	snprintf(r->st.pending.cell, sizeof(r->st.pending.cell), "%s", rc->cell);
+	return run_event(r, "mix_cell", d, err);
+}
+
+/* The plan's own action of a kind in the mix subtask (its speeds fit the gate's motion model), or NULL. */
+static const struct arm_action *plan_kind(const struct plan_subtask *s, enum arm_kind k)
+{
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (s->actions[i].kind == k)
+			return &s->actions[i];
+	return NULL;
+}
+
+static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
+{
+	struct run *r = x->r;
+	struct run_pending *p = &r->st.pending;
+	const struct palette_paint *pp = &r->pal.paints[p->paint[i]];
+	struct arm_action a;
+	struct gate_decision d;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_DISPENSE;
+	a.id = p->action_id[i];
+	a.zones = arm_default_zones(ARM_DISPENSE);
+	a.speed_mm_s = plan_kind(x->s, ARM_DISPENSE) ? plan_kind(x->s, ARM_DISPENSE)->speed_mm_s
+						      : fmin(100.0, r->m.limits.soft.speed_mm_s);
+	snprintf(a.well, sizeof(a.well), "%s", pp->well);
+	snprintf(a.cell, sizeof(a.cell), "%s", p->cell);
+	a.units = p->units[i];
+	rc = run_act(r, &a, &d, err);
+	if (rc == 0) {
+		p->done[i] = 1;
+		r->st.colours[x->colour].dispensed_ml += a.units * r->m.mixing.dispense_unit_ml;
+		r->st.colours[x->colour].cell_ml += a.units * r->m.mixing.dispense_unit_ml;
+		rc = run_state_save(r, err);
+	}
+	return rc;
+}
+
+/* Stirs the cell, cleans the brush and parks out of the camera's view: all repeatable. */
+static int stir_and_park(struct run *r, const struct plan_subtask *s, const char *cell, bl_err *err)
+{
+	static const enum arm_kind seq[] = { ARM_STIR, ARM_WASH, ARM_WIPE, ARM_PARK };
+	struct gate_decision d;
+	struct arm_action a;
+	int rc;
+
+	for (size_t k = 0; k < sizeof(seq) / sizeof(seq[0]); k++) {
+		const struct arm_action *pa = plan_kind(s, seq[k]);
+
+		if (!pa)
+			continue;
+		a = *pa;
+		a.id = r->st.next_action_id++;
+		if (a.kind == ARM_STIR)
+			snprintf(a.cell, sizeof(a.cell), "%s", cell);
+		if ((rc = run_act(r, &a, &d, err)))
+			return rc;
+	}
+	return 0;
+}
+
+static int op_dispense(void *ctx, const int *units, bl_err *err)
+{
+	struct mix_ctx *x = ctx;
+	struct run *r = x->r;
+	struct run_pending *p = &r->st.pending;
+	cJSON *dj;
+	int rc;
+
+	if (!p->active) {
+		/* The intent is on disk before the first drop: a crash can never repeat a dispense. */
+		memset(p->paint, 0, sizeof(p->paint));
+		memset(p->applied_units, 0, sizeof(p->applied_units));
+		p->n = 0;
+		for (int i = 0; i < r->mixer.model.n_paints && p->n < MIX_RECIPE_MAX; i++)
+			if (units[i] > 0) {
+				p->paint[p->n] = i;
+				p->units[p->n] = units[i];
+				p->action_id[p->n] = r->st.next_action_id++;
+				p->done[p->n] = 0;
+				p->applied_units[i] = units[i];
+				p->n++;
+			}
+		p->active = 1;
+		dj = cJSON_CreateObject();
+		cJSON_AddStringToObject(dj, "cell", p->cell);
+		cJSON_AddItemToObject(dj, "units", mix_units_json(&r->mixer.model, units));
+		if ((rc = run_event(r, "dispense_planned", dj, err)) || (rc = run_state_save(r, err)))
+			return rc;
+	}
+	for (int i = 0; i < p->n; i++) {
+		if (p->done[i])
+			continue;
+		if (x->resumed) {
+			int seen = run_journal_allowed(r, x->sub, p->action_id[i]);
+
+			if (seen) {
+				/* It may have run: never again. The measurement shows what is there. */
+				cJSON *e = cJSON_CreateObject();
+
+				cJSON_AddNumberToObject(e, "action_id", (double)p->action_id[i]);
+				cJSON_AddStringToObject(e, "outcome", seen == 2 ? "done" : "unknown");
+				p->done[i] = 1;
+				if ((rc = run_event(r, "dispense_not_repeated", e, err)) ||
+				    (rc = run_state_save(r, err)))
+					return rc;
+				continue;
+			}
+		}
+		if ((rc = dispense_item(x, i, err)))
+			return rc;
+	}
+	if ((rc = stir_and_park(r, x->s, p->cell, err)))
+		return rc;
+	/* mix_run applies the units and saves through on_applied. */
+	p->active = 0;
+	return 0;
+}
+
+static int op_measure(void *ctx, color_lab *out, bl_err *err)
+{
+	struct mix_ctx *x = ctx;
+	struct run *r = x->r;
+	struct run_colour *rc = &r->st.colours[x->colour];
+	struct gate_decision d;
+	struct arm_action a;
+	char frame[RUN_PATH_MAX];
+	cJSON *dj;
+	int e;
+
+	/* Out of the camera's view first (after a resume the arm may be anywhere). */
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_PARK;
+	a.zones = arm_default_zones(ARM_PARK);
+	a.speed_mm_s = fmin(100.0, r->m.limits.soft.speed_mm_s);
+	if (plan_kind(x->s, ARM_PARK))
+		a = *plan_kind(x->s, ARM_PARK);
+	a.id = r->st.next_action_id++;
+	if ((e = run_act(r, &a, &d, err)) ||
+	    (e = run_observe_cell(r, rc->cell, out, frame, sizeof(frame), err)))
+		return e;
+	rc->measured = *out;
+	rc->measured_de00 = color_de00(out, &x->s->mix.lab);
+	rc->attempts++;
+	x->measured++;
+	dj = cJSON_CreateObject();
+	cJSON_AddStringToObject(dj, "cell", rc->cell);
+	json_add_vec(dj, "measured_lab", (double[]){ out->L, out->a, out->b }, 3);
+	json_add_vec(dj, "target_lab", (double[]){ x->s->mix.lab.L, x->s->mix.lab.a, x->s->mix.lab.b }, 3);
+	cJSON_AddNumberToObject(dj, "de00", rc->measured_de00);
+	cJSON_AddNumberToObject(dj, "tolerance_de00", x->s->tolerance_de00);
+	cJSON_AddStringToObject(dj, "verdict", rc->measured_de00 <= x->s->tolerance_de00 ? "pass" : "fail");
+	cJSON_AddStringToObject(dj, "frame", strrchr(frame, '/') ? strrchr(frame, '/') + 1 : frame);
+	return run_event(r, "mix_measured", dj, err);
+}
+
+static int op_on_action(void *ctx, const struct mix_job *job, const struct mix_action *act,
+			bl_err *err)
+{
+	struct mix_ctx *x = ctx;
+
+	(void)job;
+	return run_event(x->r, "mix_decision", mix_action_json(&x->r->mixer.model, act), err);
+}
+
+static int op_on_applied(void *ctx, const struct mix_job *job, bl_err *err)
+{
+	struct mix_ctx *x = ctx;
+
+	(void)job;
+	return run_state_save(x->r, err);
+}
+
+int run_mix_finish_pending(struct run *r, bl_err *err)
+{
+	struct run_pending *p = &r->st.pending;
+	const struct plan *pl = run_plan(r);
+	struct mix_ctx x = { 0 };
+	int rc;
+
+	if (!p->active)
+		return 0;
+	if (r->st.next >= pl->n_subtasks || pl->subtasks[r->st.next].type != PLAN_MIX)
+		return bl_fail(err, BL_EINVAL, "state.json: a dispense is under way outside a mix subtask");
+	x.r = r;
+	x.s = &pl->subtasks[r->st.next];
+	x.colour = x.s->colour;
+	x.resumed = 1;
+	run_subtask_name(r, r->st.next, x.sub, sizeof(x.sub));
+	journal_set_subtask(&r->j, x.sub);
+	if ((rc = run_event(r, "dispense_resumed", NULL, err)) ||
+	    (rc = op_dispense(&x, p->applied_units, err)))
+		return rc;
+	/* What mix_run would have applied had the process lived. */
+	mix_apply_dispense(&r->st.job, p->applied_units);
+	return run_state_save(r, err);
+}
+
+int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct mix_ctx x = { 0 };
+	struct mix_ops ops = { 0 };
+	struct mix_limits lim = r->mixer.lim;
+	struct mix_action last;
+	struct gate_decision d;
+	cJSON *dj;
+	int rc, units;
+
+	x.r = r;
+	x.s = s;
+	x.colour = s->colour;
+	x.resumed = 0; /* sets planned before a crash are finished by run_mix_finish_pending */
+	run_subtask_name(r, r->st.next, x.sub, sizeof(x.sub));
+	if ((rc = gate_tolerance(r->gate, "mix", s->tolerance_de00, &d, err)))
+		return rc;
+	/* A correction round finds the colour still in its cell: no new mix needed. */
+	if (r->st.round > 0 && (col->verified || col->accepted) &&
+	    col->cell_ml >= 0.5 * s->volume_ml) {
+		sub->status = RUN_SUB_SKIPPED;
+		snprintf(sub->note, sizeof(sub->note), "the cell %s still holds %.2f ml of the mix",
+			 col->cell, col->cell_ml);
+		return run_event(r, "mix_not_needed", cJSON_CreateString(sub->note), err);
+	}
+	lim.tol_de00 = s->tolerance_de00;
+	units = (int)ceil(s->volume_ml / lim.unit_ml - 1e-9);
+	lim.min_units = units < lim.min_units ? lim.min_units : units > lim.max_units ? lim.max_units : units;
+	if (col->cell[0] && col->verified) {
+		/* Topping up: the cell holds what is left. */
+		int room = (int)floor((r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0)) / lim.unit_ml + 1e-9);
+
+		if (room < lim.max_units)
+			lim.max_units = room > lim.min_units ? room : lim.min_units;
+	}
+	ops.ctx = &x;
+	ops.fresh_cell = op_fresh_cell;
+	ops.dispense = op_dispense;
+	ops.measure = op_measure;
+	ops.on_action = op_on_action;
+	ops.on_applied = op_on_applied;
+	if (!r->st.mix_active) {
+		memset(&r->st.job, 0, sizeof(r->st.job));
+		r->st.mix_active = 1;
+		col->mixes++;
+		x.resumed = 0;
+		if ((rc = run_state_save(r, err)))
+			return rc;
+	}
+	if (r->st.open_loop) {
+		/* The plan's recipe, dispensed once and never looked at. */
+		int u[MIX_MAX_PAINTS] = { 0 };
+
+		for (int i = 0; i < s->mix.recipe.n; i++) {
+			int k = mix_model_find(&r->mixer.model, s->mix.recipe.item[i].paint);
+
+			if (k >= 0)
+				u[k] += s->mix.recipe.item[i].units;
+		}
+		if (r->st.job.cells == 0) {
+			if ((rc = op_fresh_cell(&x, err)))
+				return rc;
+			r->st.job.cells = 1;
+			if ((rc = run_state_save(r, err)))
+				return rc;
+		}
+		if ((rc = op_dispense(&x, u, err)))
+			return rc;
+		mix_apply_dispense(&r->st.job, u);
+		col->verified = 0;
+		r->st.mix_active = 0;
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note), "open loop: dispensed, not measured");
+		return run_event(r, "mix_open_loop", NULL, err);
+	}
+	rc = mix_run(&r->mixer.model, &r->st.learn, &r->st.job, &s->mix.lab, &lim, &ops, &last, err);
+	if (rc)
+		return rc;
+	r->st.mix_active = 0;
+	sub->attempts = x.measured;
+	sub->verdict_de00 = col->measured_de00;
+	dj = mix_action_json(&r->mixer.model, &last);
+	if (last.kind == MIX_ACT_DONE) {
+		col->verified = 1;
+		col->escalated = 0;
+		sub->status = RUN_SUB_DONE;
+		run_brakes_success(&r->st.brakes);
+		return run_event(r, "mix_verified", dj, err);
+	}
+	if (r->st.accept_nearest) {
+		/* The operator said beforehand that the nearest the loop reaches will do. */
+		col->accepted = 1;
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note), "accepted (--accept-nearest) at %.2f: %.120s",
+			 col->measured_de00, last.reason);
+		return run_event(r, "mix_accepted_nearest", dj, err);
+	}
+	/* Given up: an operator may accept the nearest reachable colour; unattended, carry on. */
+	col->escalated = 1;
+	sub->status = RUN_SUB_DEFERRED;
+	snprintf(sub->note, sizeof(sub->note), "needs the operator: %.150s", last.reason);
+	return run_event(r, "mix_escalated", dj, err);
+}

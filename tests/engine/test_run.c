@@ -1,0 +1,277 @@
+/* test_run.c: whole simulated runs: finished and verified, resumed after kill -9 and power loss with no dispense twice, status, bad input. */
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "base/fs.h"
+#include "test.h"
+
+/* Small and quick: a flat graphic target, a stroke budget of 24. */
+#define STROKES "24"
+
+static const char *target(void)
+{
+	static char p[4096];
+
+	snprintf(p, sizeof(p), "%s/examples/targets/flat-shapes.png", getenv("BRUSHLOOP_SRC"));
+	return p;
+}
+
+static const char *run_dir(const char *name)
+{
+	static char p[4][4096];
+	static int k;
+	char *out = p[k++ % 4];
+
+	snprintf(out, 4096, "%s/%s", test_tmpdir(), name);
+	return out;
+}
+
+static cJSON *status_of(const char *dir)
+{
+	const char *args[] = { "status", dir, "--json", NULL };
+	char *out = NULL;
+	cJSON *o = NULL;
+
+	if (test_brushloop(args, &out, NULL) == 0 && out)
+		o = cJSON_Parse(out);
+	free(out);
+	return o;
+}
+
+/* How many dispense actions the gate allowed more than once (by action id and subtask). */
+static int dispenses_repeated(const char *dir, int *n_dispenses)
+{
+	char path[4200], *text = NULL, *save = NULL;
+	long ids[4096];
+	int n = 0, rep = 0;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
+		return -1;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+		const cJSON *d = cJSON_GetObjectItem(o, "data"), *a = cJSON_GetObjectItem(d, "action");
+		const cJSON *ev = cJSON_GetObjectItem(o, "event"), *id = cJSON_GetObjectItem(a, "id");
+		const cJSON *type = cJSON_GetObjectItem(a, "type");
+		const char *verdict = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
+
+		if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "decision") && cJSON_IsString(type) &&
+		    !strcmp(type->valuestring, "dispense") && verdict && !strcmp(verdict, "allow")) {
+			for (int i = 0; i < n; i++)
+				rep += ids[i] == (long)id->valuedouble;
+			if (n < 4096)
+				ids[n++] = (long)id->valuedouble;
+		}
+		cJSON_Delete(o);
+	}
+	free(text);
+	*n_dispenses = n;
+	return rep;
+}
+
+static double final_mean(const char *dir)
+{
+	cJSON *st = status_of(dir);
+	const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "canvas"), "mean_de00");
+	double v = cJSON_IsNumber(m) ? m->valuedouble : -1.0;
+
+	cJSON_Delete(st);
+	return v;
+}
+
+static double reference_mean = -1.0;
+
+/* The uninterrupted run every interrupted one is compared with. */
+static double reference(void)
+{
+	if (reference_mean < 0) {
+		const char *dir = run_dir("reference");
+		const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+				       "--accept-nearest", "--quiet", NULL };
+
+		if (test_brushloop(args, NULL, NULL) == 0)
+			reference_mean = final_mean(dir);
+	}
+	return reference_mean;
+}
+
+TEST(a_small_run_finishes_with_a_verified_canvas)
+{
+	const char *dir = run_dir("whole");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+			       "--accept-nearest", "--quiet", NULL };
+	char path[4200], *out = NULL;
+	struct stat sb;
+	cJSON *st;
+	int n = 0;
+
+	CHECK(test_brushloop(args, &out, NULL) == 0);
+	CHECK_STR_CONTAINS(out, "final-canvas.png");
+	free(out);
+	st = status_of(dir);
+	CHECK(st != NULL);
+	CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "canvas"), "verified")));
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(st, "mixes")) >= 2);
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "cost"), "verifications")->valuedouble > 5);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "heartbeat"), "stale")));
+	cJSON_Delete(st);
+	for (const char *f = "run.json\0plan.json\0journal.jsonl\0state.json\0STATUS.md\0heartbeat\0"
+			     "final-canvas.png\0final-target.png\0world.sim\0frames\0";
+	     *f; f += strlen(f) + 1) {
+		snprintf(path, sizeof(path), "%s/%s", dir, f);
+		CHECK_MSG(stat(path, &sb) == 0, "%s missing", path);
+	}
+	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
+	CHECK(final_mean(dir) > 0 && final_mean(dir) < 20);
+}
+
+TEST(open_loop_runs_the_same_plan_without_looking)
+{
+	const char *dir = run_dir("open");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+			       "--open-loop", "--quiet", NULL };
+	char path[4200], *text = NULL;
+
+	CHECK(test_brushloop(args, NULL, NULL) == 0);
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	CHECK(fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0);
+	CHECK(text && !strstr(text, "\"event\":\"mix_measured\""));
+	CHECK(text && !strstr(text, "\"event\":\"correction_planned\""));
+	CHECK(text && strstr(text, "\"event\":\"mix_open_loop\""));
+	free(text);
+	CHECK(final_mean(dir) > 0);
+}
+
+/* Starts a run, kills it with SIGKILL after ms of wall time, then resumes it to the end. */
+static void kill_and_resume(const char *name, int ms)
+{
+	const char *dir = run_dir(name);
+	const char *bin = getenv("BRUSHLOOP");
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	pid_t pid = fork();
+	int status = 0, n = 0, rc;
+	double ref = reference(), got;
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(bin, bin, "run", target(), "--out", dir, "--max-strokes", STROKES,
+		      "--accept-nearest", "--quiet", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	usleep((useconds_t)ms * 1000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	/* Killed, or already done: either way the directory must carry on. */
+	rc = test_brushloop(rargs, NULL, NULL);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		CHECK(rc == 2); /* a finished run has nothing to resume */
+	else
+		CHECK_MSG(rc == 0, "resume after kill at %d ms exited %d", ms, rc);
+	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice after a kill at %d ms", ms);
+	got = final_mean(dir);
+	/* Stated tolerance: within 3 CIEDE2000 of the uninterrupted run's mean. */
+	CHECK_MSG(ref > 0 && got > 0 && got < ref + 3.0 && got > ref - 3.0,
+		  "kill at %d ms: final mean %.2f, uninterrupted %.2f", ms, got, ref);
+}
+
+TEST(kill_9_at_five_moments_then_resume)
+{
+	static const int ms[] = { 150, 400, 700, 1100, 1600 };
+
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "kill-%d", ms[i]);
+		kill_and_resume(name, ms[i]);
+	}
+}
+
+TEST(power_loss_at_five_moments_then_resume)
+{
+	static const int after[] = { 3, 17, 40, 90, 160 };
+	double ref = reference();
+
+	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
+		char name[32], fault[64];
+		const char *dir;
+		int n = 0;
+
+		snprintf(name, sizeof(name), "power-%d", after[i]);
+		snprintf(fault, sizeof(fault), "power_loss_after=%d", after[i]);
+		dir = run_dir(name);
+		{
+			const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+					       "--accept-nearest", "--quiet", "--fault", fault, NULL };
+
+			CHECK_MSG(test_brushloop(args, NULL, NULL) == 86, "power loss after %d", after[i]);
+		}
+		{
+			const char *args[] = { "resume", dir, "--quiet", NULL };
+
+			CHECK_MSG(test_brushloop(args, NULL, NULL) == 0, "resume after power loss %d", after[i]);
+		}
+		CHECK(dispenses_repeated(dir, &n) == 0);
+		CHECK_MSG(fabs(final_mean(dir) - ref) < 3.0, "power loss after %d: %.2f vs %.2f",
+			  after[i], final_mean(dir), ref);
+	}
+}
+
+TEST(bad_input_is_refused_with_exit_2)
+{
+	const char *dir = run_dir("bad");
+	char *err = NULL;
+
+	{
+		const char *args[] = { "run", "/nonexistent.png", "--out", dir, NULL };
+
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "/nonexistent.png");
+		free(err);
+	}
+	{
+		const char *args[] = { "run", NULL };
+
+		CHECK(test_brushloop(args, NULL, NULL) == 2);
+	}
+	{
+		const char *args[] = { "status", test_tmpdir(), NULL };
+
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "not a run directory");
+		free(err);
+	}
+	{
+		/* A run directory with files in it is somebody's run: never painted over. */
+		const char *args[] = { "run", target(), "--out", test_tmpdir(), "--quiet", NULL };
+
+		test_write_file("something", "x");
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "not empty");
+		free(err);
+	}
+	{
+		const char *args[] = { "run", target(), "--max-strokes", "0", NULL };
+
+		CHECK(test_brushloop(args, NULL, NULL) == 2);
+	}
+}
+
+TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
+	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
+	  T(bad_input_is_refused_with_exit_2))

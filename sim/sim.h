@@ -143,4 +143,19 @@ int sim_canvas_lab(struct sim *s, double x_mm, double y_mm, double lab[3], bl_er
 /* CIELAB (D50) of what a well or mixing cell holds, well stirred (fails when empty or unknown). */
 int sim_station_lab(struct sim *s, const char *name, double lab[3], bl_err *err);
 
+/*
+ * The mixing bench without the arm, for `brushloop mix trial`: a mixing cell
+ * emptied and cleaned, units dispensed from a well into it, a cell stirred,
+ * the dispensing spatula washed and wiped (as a plan does after stirring).
+ * These use the arm's tools and physics (each unit off by sim.dispense_sd,
+ * the spatula keeping 3 % of a unit for the next drop until it is washed)
+ * and advance the clock by the time the arm would take from its park pose,
+ * but the arm stays parked, out of the camera's view. An unknown well or
+ * cell, or units or times out of range, is BL_EINVAL naming it.
+ */
+int sim_bench_clear(struct sim *s, const char *cell, bl_err *err);
+int sim_bench_dispense(struct sim *s, const char *well, const char *cell, int units, bl_err *err);
+int sim_bench_stir(struct sim *s, const char *cell, int ms, bl_err *err);
+int sim_bench_clean(struct sim *s, int wash_ms, bl_err *err);
+
 #endif

@@ -438,3 +438,121 @@ const struct arm_ops sim_arm_ops = {
 	.stop = sim_stop,
 	.close = sim_arm_close,
 };
+
+/* ---- the mixing bench without the arm (mix trial) ---- */
+
+/*
+ * Carries out a dispense or a stir with the arm's tools but without moving
+ * the arm: the same expansion into segments (from the park pose, where the
+ * arm waits out of the camera's view between measurements), the same paint
+ * effects per segment, and the clock advanced by the time the arm would take,
+ * so the light drifts as it would during a real session.
+ */
+static int bench_act(struct sim *s, const struct arm_action *a, bl_err *err)
+{
+	const arm_point park = { s->m.park_mm[0], s->m.park_mm[1], s->m.park_mm[2] };
+	struct arm_path p = { 0 };
+	struct run r = { 0 };
+	int rc = arm_motion(&s->m, &park, a, &p, err);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < p.n; i++) {
+		double dt = seg_time(&s->m, &p.seg[i]);
+
+		apply(s, a, &p.seg[i], 1.0, dt, &r);
+		clk_advance(s->clock, (int64_t)llround(dt * 1e9));
+	}
+	finish(s, a, &r);
+	arm_path_free(&p);
+	s->last_paint_ml = r.paint_ml;
+	s->w.actions++;
+	return persist(s, err);
+}
+
+static int bench_cell(struct sim *s, const char *cell, bl_err *err)
+{
+	int c = station_index(s->m.cells, s->m.n_cells, cell);
+
+	if (c < 0)
+		return bl_fail(err, BL_EINVAL, "sim bench: %s has no mixing cell '%s'", s->m.file,
+			       cell);
+	return c;
+}
+
+int sim_bench_clear(struct sim *s, const char *cell, bl_err *err)
+{
+	int c = bench_cell(s, cell, err);
+
+	if (c < 0)
+		return c;
+	memset(&s->w.mix[c], 0, sizeof(s->w.mix[c]));
+	s->w.actions++;
+	return persist(s, err);
+}
+
+int sim_bench_dispense(struct sim *s, const char *well, const char *cell, int units, bl_err *err)
+{
+	struct arm_action a;
+	int c = bench_cell(s, cell, err);
+
+	if (c < 0)
+		return c;
+	if (station_index(s->m.wells, s->m.n_wells, well) < 0)
+		return bl_fail(err, BL_EINVAL, "sim bench: %s has no well '%s'", s->m.file, well);
+	if (units < 1 || units > ARM_MAX_UNITS)
+		return bl_fail(err, BL_EINVAL, "sim bench: %d units to dispense, not 1..%d", units,
+			       ARM_MAX_UNITS);
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_DISPENSE;
+	a.id = -1;
+	a.zones = arm_default_zones(ARM_DISPENSE);
+	a.speed_mm_s = s->m.limits.soft.speed_mm_s;
+	snprintf(a.well, sizeof(a.well), "%s", well);
+	snprintf(a.cell, sizeof(a.cell), "%s", cell);
+	a.units = units;
+	return bench_act(s, &a, err);
+}
+
+int sim_bench_stir(struct sim *s, const char *cell, int ms, bl_err *err)
+{
+	struct arm_action a;
+	int c = bench_cell(s, cell, err);
+
+	if (c < 0)
+		return c;
+	if (ms < 1 || ms > ARM_MAX_MS)
+		return bl_fail(err, BL_EINVAL, "sim bench: stirring %d ms, not 1..%d", ms, ARM_MAX_MS);
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_STIR;
+	a.id = -1;
+	a.zones = arm_default_zones(ARM_STIR);
+	a.speed_mm_s = s->m.limits.soft.speed_mm_s;
+	snprintf(a.cell, sizeof(a.cell), "%s", cell);
+	a.depth_mm = 0.8 * s->m.cells[c].depth_mm; /* as the planner stirs */
+	a.duration_ms = ms;
+	return bench_act(s, &a, err);
+}
+
+int sim_bench_clean(struct sim *s, int wash_ms, bl_err *err)
+{
+	struct arm_action a;
+	int rc;
+
+	if (wash_ms < 1 || wash_ms > ARM_MAX_MS)
+		return bl_fail(err, BL_EINVAL, "sim bench: washing %d ms, not 1..%d", wash_ms,
+			       ARM_MAX_MS);
+	s->w.cur_tool = SIM_TOOL_DISPENSER;
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_WASH;
+	a.id = -1;
+	a.zones = arm_default_zones(ARM_WASH);
+	a.speed_mm_s = s->m.limits.soft.speed_mm_s;
+	a.duration_ms = wash_ms;
+	if ((rc = bench_act(s, &a, err)))
+		return rc;
+	a.kind = ARM_WIPE;
+	a.zones = arm_default_zones(ARM_WIPE);
+	a.duration_ms = 0;
+	return bench_act(s, &a, err);
+}

@@ -1,14 +1,21 @@
 /* cli_mix.c: `brushloop mix`: a recipe for a target colour, or the correction of a measured mix. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "calib/calib.h"
 #include "cli/cli.h"
 #include "color/mix.h"
 #include "config/machine.h"
 #include "config/palette.h"
+#include "plan/plan.h"
+#include "rig/rig.h"
+#include "sim/sim.h"
+#include "vision/cam_open.h"
+#include "vision/light.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
 static void source_path(char *out, size_t n, const char *rel)
@@ -174,39 +181,486 @@ out_free:
 }
 
 /*
- * The world of a trial: the simulator's mixing cell and camera, measured
- * through the calibrated vision pipeline. Until those exist in this build,
- * there is nothing to run the loop against.
+ * The world of a trial: the simulator's mixing cells and camera, without the
+ * arm (sim_bench_*), measured through the calibrated vision pipeline exactly
+ * as the run engine measures a cell: the camera profile (made here from a
+ * chart frame of the same bench, as `calib camera` makes it, unless the
+ * machine file names one), the canvas geometry from the corner markers (or
+ * calibration.canvas), the light across the table from the bare board, and
+ * the cell's region through vis_measure_station.
  */
-static int trial_world_open(const struct machine *mc, const struct palette *p, uint64_t seed,
-			    struct mix_ops *ops, bl_err *err)
+struct trial_bench {
+	struct rig rig;              /* the rig keeps pointers into itself: never moved */
+	const struct machine *m;     /* rig.m */
+	struct sim *sim;
+	const struct mix_model *model;
+	char well[MIX_MAX_PAINTS][CFG_NAME_MAX]; /* the well of each model paint */
+	int cell;                    /* the current mixing cell, -1 before the first */
+	int wash_ms;                 /* the spatula's wash after each dispense, as a plan washes */
+	struct meas_profile *profile;
+	struct calib_set cs;
+	int has_cs;
+	char profile_source[CFG_PATH_MAX + 96];
+	int calibrated_here;
+	double calib_held_mean, calib_held_max; /* of a profile made here, against the chart */
+	double calib_truth_held_mean;
+	struct vis_geometry g;
+	struct vis_light *light;     /* NULL: light not corrected */
+	int measurements;
+	double light_min, light_max, lamp_min, lamp_max;
+	double time_s;               /* simulated time at the end */
+	/*
+	 * Beside the truth of the paint, the truth of the cell as it lies (its
+	 * content as deep as its volume over the cell's white floor, what the
+	 * camera looks at): it splits the camera's distance from the paint's
+	 * colour into the camera's own error and the floor showing through a
+	 * thin layer.
+	 */
+	double *seen_de00;           /* camera against the cell as seen, per measurement */
+	double *thin_de00;           /* the cell as seen against its paint's colour */
+	int n_seen, cap_seen;
+};
+
+static const char *const trial_scene_names[] = { "chart", "bare table" };
+
+/* A frame from the sim camera for measurement: controls locked, camera.average_frames averaged. */
+static int bench_frame(struct trial_bench *b, enum sim_scene scene, struct img *im, bl_err *err)
 {
-	(void)mc;
-	(void)p;
-	(void)seed;
-	memset(ops, 0, sizeof(*ops));
-	return bl_fail(err, BL_EIO,
-		       "mix trial needs the simulator and the calibrated vision pipeline, which "
-		       "this build does not have yet");
+	sim_set_scene(b->sim, scene);
+	return cam_capture_for_measurement(b->rig.cam, im, err);
 }
 
-static void print_trial(const struct mix_trial_stats *st, const struct mix_limits *lim)
+/* Where the chart lies on this bench: its patches' centres on the table, for the light's reference. */
+static int chart_reference(struct trial_bench *b, const struct calib_chart_view *v, int n,
+			   bl_err *err)
 {
-	printf("%d targets inside the gamut, tolerance %.2f CIEDE2000, at most %d attempts each\n",
-	       st->targets, lim->tol_de00, lim->max_attempts);
+	double px[2 * CALIB_MAX_PATCHES], xy[2 * CALIB_MAX_PATCHES];
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		px[2 * i] = v->roi[i].x + 0.5 * (v->roi[i].w - 1);
+		px[2 * i + 1] = v->roi[i].y + 0.5 * (v->roi[i].h - 1);
+	}
+	rc = vis_px_to_table(&b->g, b->m, px, xy, n, err);
+	return rc ? rc : vis_light_reference(b->light, xy, n, err);
+}
+
+static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
+{
+	const struct machine *m = b->m;
+	struct calib_chart *chart = malloc(sizeof(*chart));
+	struct calib_camera_result *r = NULL;
+	struct calib_chart_view *view = malloc(sizeof(*view));
+	struct img chart_im = { 0 }, bare = { 0 };
+	struct vis_markers mk;
+	int rc, n_patches = 0;
+
+	if (!chart || !view) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if ((rc = cam_lock_controls(b->rig.cam, err)) ||
+	    (rc = calib_chart_builtin("colorchecker24", chart, err)) ||
+	    (rc = bench_frame(b, SIM_SCENE_CHART, &chart_im, err)))
+		goto out_free;
+	if (m->calibration.camera_profile[0]) {
+		/* The machine's own profile; the chart frame only says where its chart lay. */
+		if ((rc = calib_load_machine(m, &b->cs, err)))
+			goto out_free;
+		b->has_cs = 1;
+		b->profile = b->cs.profile;
+		snprintf(b->profile_source, sizeof(b->profile_source),
+			 "the machine file's calibration.camera_profile %s", m->calibration.camera_profile);
+		if (light && (rc = calib_chart_find(&chart_im, trial_scene_names[0], chart, NULL, view,
+						    err)))
+			goto out_free;
+		n_patches = chart->n;
+	} else {
+		struct calib_camera_opts co = { 0 };
+		cJSON *truth = NULL;
+
+		co.chart = chart;
+		co.frame_name = "the sim camera's chart frame";
+		co.model = -1;
+		if ((rc = calib_camera_run(&chart_im, &co, &r, err)))
+			goto out_free;
+		if (r->held_out.mean_de00 > m->calibration.max_camera_de00) {
+			rc = bl_fail(err, BL_EIO, "the camera profile made from the chart frame fails: "
+				     "held-out mean %.2f CIEDE2000 exceeds calibration.max_camera_de00 "
+				     "%.2f of %s", r->held_out.mean_de00,
+				     m->calibration.max_camera_de00, m->file);
+			goto out_free;
+		}
+		if ((rc = meas_profile_open_mem(r->icc, r->icc_len, "the trial's chart calibration",
+						&b->profile, err)))
+			goto out_free;
+		b->calibrated_here = 1;
+		b->calib_held_mean = r->held_out.mean_de00;
+		b->calib_held_max = r->held_out.max_de00;
+		b->calib_truth_held_mean = -1;
+		if (sim_truth(b->sim, SIM_SCENE_CHART, &truth, err) == 0) {
+			struct calib_truth_patch *tp = NULL;
+			int tn;
+
+			if (calib_truth_parse(truth, "the simulator's truth", &tp, &tn, NULL, err) == 0 &&
+			    calib_camera_truth(r, tp, tn, "the simulator's truth", err) == 0)
+				b->calib_truth_held_mean = r->truth_held_out.mean_de00;
+			free(tp);
+			cJSON_Delete(truth);
+		}
+		snprintf(b->profile_source, sizeof(b->profile_source),
+			 "made now from a chart frame of this bench, as `calib camera` makes it "
+			 "(%s model, held out mean %.2f, max %.2f CIEDE2000)", calib_model_names[r->model],
+			 r->held_out.mean_de00, r->held_out.max_de00);
+		*view = r->view;
+		n_patches = r->n;
+	}
+	/* The bench as it stands: the canvas geometry, and the light from the bare board. */
+	vis_markers_from_machine(m, &mk);
+	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, err)) ||
+	    (rc = vis_locate(&bare, trial_scene_names[1], b->has_cs && b->cs.has_canvas ?
+			     &b->cs.canvas : NULL, &mk, &b->g, err)))
+		goto out_free;
+	if (light) {
+		b->light = malloc(sizeof(*b->light));
+		if (!b->light) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		if ((rc = vis_light_fit(&bare, trial_scene_names[1], &b->g, m, b->light, err)) ||
+		    (rc = chart_reference(b, view, n_patches, err)))
+			goto out_free;
+	}
+	/* From here on the truth of the cells is read from the swatches scene's world. */
+	sim_set_scene(b->sim, SIM_SCENE_SWATCHES);
+out_free:
+	img_free(&chart_im);
+	img_free(&bare);
+	calib_camera_free(r);
+	free(chart);
+	free(view);
+	return rc;
+}
+
+static int bench_fresh(void *ctx, bl_err *err)
+{
+	struct trial_bench *b = ctx;
+
+	/* The next cell in turn, emptied and cleaned: the bench has a dozen. */
+	b->cell = (b->cell + 1) % b->m->n_cells;
+	return sim_bench_clear(b->sim, b->m->cells[b->cell].name, err);
+}
+
+static int bench_dispense(void *ctx, const int *units, bl_err *err)
+{
+	struct trial_bench *b = ctx;
+	const char *cell = b->m->cells[b->cell].name;
+	int rc;
+
+	for (int i = 0; i < b->model->n_paints; i++)
+		if (units[i] > 0 && (rc = sim_bench_dispense(b->sim, b->well[i], cell, units[i], err)))
+			return rc;
+	if ((rc = sim_bench_stir(b->sim, cell, b->m->mixing.stir_ms, err)))
+		return rc;
+	/* As a plan does after stirring: the spatula washed and wiped, carrying nothing on. */
+	return sim_bench_clean(b->sim, b->wash_ms, err);
+}
+
+/* The truth of the cell as it lies, from the simulator's truth of the frame just measured. */
+static int cell_as_seen(struct trial_bench *b, const struct machine_station *st,
+			const color_lab *measured, bl_err *err)
+{
+	struct calib_truth_patch *tp = NULL;
+	cJSON *truth = NULL;
+	double paint[3];
+	int n = 0, rc;
+
+	if ((rc = sim_truth(b->sim, SIM_SCENE_SWATCHES, &truth, err)) ||
+	    (rc = calib_truth_parse(truth, "the simulator's truth", &tp, &n, NULL, err)) ||
+	    (rc = sim_station_lab(b->sim, st->name, paint, err)))
+		goto out_free;
+	if (b->n_seen == b->cap_seen) {
+		int cap = b->cap_seen ? 2 * b->cap_seen : 256;
+		double *s1 = realloc(b->seen_de00, sizeof(double) * (size_t)cap);
+		double *s2 = s1 ? realloc(b->thin_de00, sizeof(double) * (size_t)cap) : NULL;
+
+		if (s1)
+			b->seen_de00 = s1;
+		if (s2)
+			b->thin_de00 = s2;
+		if (!s1 || !s2) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		b->cap_seen = cap;
+	}
+	/* A cell still streaky after stirring has no truth as seen: it is left out. */
+	for (int i = 0; i < n; i++)
+		if (strcmp(tp[i].name, st->name) == 0) {
+			color_lab seen = { tp[i].lab[0], tp[i].lab[1], tp[i].lab[2] };
+			color_lab pl = { paint[0], paint[1], paint[2] };
+
+			b->seen_de00[b->n_seen] = color_de00(measured, &seen);
+			b->thin_de00[b->n_seen++] = color_de00(&seen, &pl);
+		}
+out_free:
+	free(tp);
+	cJSON_Delete(truth);
+	return rc;
+}
+
+static int bench_measure(void *ctx, color_lab *out, bl_err *err)
+{
+	struct trial_bench *b = ctx;
+	const struct machine_station *st = &b->m->cells[b->cell];
+	struct vis_station_meas sm;
+	struct img im = { 0 };
+	char name[96];
+	int rc;
+
+	snprintf(name, sizeof(name), "the sim camera's frame of cell %s", st->name);
+	rc = bench_frame(b, SIM_SCENE_SWATCHES, &im, err);
+	if (rc == 0)
+		rc = vis_measure_station(&im, name, &b->g, b->m, st, b->profile, b->light, &sm, err);
+	img_free(&im);
+	if (rc)
+		return rc;
+	if (b->measurements++ == 0) {
+		b->light_min = b->light_max = sm.light;
+		b->lamp_min = b->lamp_max = sm.lamp;
+	}
+	b->light_min = fmin(b->light_min, sm.light);
+	b->light_max = fmax(b->light_max, sm.light);
+	b->lamp_min = fmin(b->lamp_min, sm.lamp);
+	b->lamp_max = fmax(b->lamp_max, sm.lamp);
+	*out = sm.sw.lab;
+	return cell_as_seen(b, st, out, err);
+}
+
+/* The simulator's spectrophotometric Lab of the cell's paint: reported, never decided on. */
+static int bench_truth(void *ctx, color_lab *out, bl_err *err)
+{
+	struct trial_bench *b = ctx;
+	double lab[3];
+	int rc = sim_station_lab(b->sim, b->m->cells[b->cell].name, lab, err);
+
+	if (rc == 0) {
+		out->L = lab[0];
+		out->a = lab[1];
+		out->b = lab[2];
+	}
+	return rc;
+}
+
+static void trial_world_close(struct trial_bench *b)
+{
+	if (!b)
+		return;
+	if (b->has_cs)
+		calib_set_free(&b->cs);
+	else if (b->profile)
+		meas_profile_close(b->profile);
+	rig_close(&b->rig);
+	free(b->light);
+	free(b->seen_de00);
+	free(b->thin_de00);
+	free(b);
+}
+
+static int trial_world_open(const struct machine *mc, const struct palette *p,
+			    const struct mix_model *model, uint64_t seed, int light,
+			    struct trial_bench **out, struct mix_ops *ops, bl_err *err)
+{
+	struct rig_options ro = { 0 };
+	struct trial_bench *b;
+	int rc;
+
+	memset(ops, 0, sizeof(*ops));
+	*out = NULL;
+	if (mc->camera.backend != MACHINE_CAM_SIM)
+		return bl_fail(err, BL_EINVAL, "%s: mix trial runs on the simulator, and camera.backend "
+			       "is '%s', not 'sim'", mc->file,
+			       machine_cam_backend_names[mc->camera.backend]);
+	if (mc->n_cells < 1)
+		return bl_fail(err, BL_EINVAL, "%s: mix trial needs a mixing cell (zones.mixing_cells)",
+			       mc->file);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	b->cell = -1;
+	b->model = model;
+	{
+		struct plan_options po;
+
+		plan_options_default(&po, mc);
+		b->wash_ms = po.wash_ms;
+	}
+	for (int i = 0; i < model->n_paints; i++) {
+		int k = palette_find(p, model->name[i]);
+
+		if (k < 0) {
+			free(b);
+			return bl_fail(err, BL_EINVAL, "palette %s has no paint '%s'", p->file,
+				       model->name[i]);
+		}
+		snprintf(b->well[i], sizeof(b->well[i]), "%s", p->paints[k].well);
+		/* The simulator's well must hold the paint the palette says it holds. */
+		for (int j = 0; j < mc->sim.n_paints; j++)
+			if (strcmp(mc->sim.paint_well[j], b->well[i]) == 0 &&
+			    strcmp(mc->sim.paint_name[j], model->name[i]) != 0) {
+				free(b);
+				return bl_fail(err, BL_EINVAL, "palette %s puts '%s' in well %s, but %s's "
+					       "sim.paints has '%s' there", p->file, model->name[i],
+					       mc->sim.paint_well[j], mc->file, mc->sim.paint_name[j]);
+			}
+	}
+	ro.seed = seed;
+	ro.seed_given = 1;
+	if ((rc = rig_open_camera(mc, &ro, &b->rig, err))) {
+		free(b);
+		return rc;
+	}
+	b->m = &b->rig.m;
+	b->sim = b->rig.sim;
+	if (!b->sim) {
+		rc = bl_fail(err, BL_EINVAL, "%s: the sim camera came without its simulated world",
+			     mc->file);
+		goto out_fail;
+	}
+	if ((rc = bench_calibrate(b, light, err)))
+		goto out_fail;
+	ops->ctx = b;
+	ops->fresh_cell = bench_fresh;
+	ops->dispense = bench_dispense;
+	ops->measure = bench_measure;
+	ops->truth = bench_truth;
+	*out = b;
+	return 0;
+out_fail:
+	trial_world_close(b);
+	return rc;
+}
+
+static void print_spread(const char *what, const struct mix_trial_spread *s)
+{
+	printf("%s median %.2f, p95 %.2f, worst %.2f", what, s->median, s->p95, s->max);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Median, 95th percentile (nearest rank) and worst of n values (sorted in place). */
+static void spread_of(double *v, int n, struct mix_trial_spread *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (n < 1)
+		return;
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	out->median = v[(int)ceil(0.5 * n) - 1];
+	out->p95 = v[(int)ceil(0.95 * n) - 1];
+	out->max = v[n - 1];
+}
+
+static void print_trial(const struct mix_trial_stats *st, const struct mix_limits *lim,
+			const struct trial_bench *b, const struct mix_trial_spread *seen,
+			const struct mix_trial_spread *thin)
+{
+	printf("camera:       profile %s\n", b->profile_source);
+	if (b->light)
+		printf("light:        field from the bare board and canvas (%d samples, %.1f%% rms), %.3f..%.3f "
+		       "of the chart's across the table; at the cells %.3f..%.3f, lamp %.3f..%.3f "
+		       "of its first frame\n",
+		       b->light->n_used, 100 * b->light->rms, b->light->min, b->light->max,
+		       b->light_min, b->light_max, b->lamp_min, b->lamp_max);
+	else
+		printf("light:        not corrected (--no-light-correction)\n");
+	printf("%d targets inside the gamut, tolerance %.2f CIEDE2000 measured by the camera, at "
+	       "most %d attempts each, %.2f h simulated\n",
+	       st->targets, lim->tol_de00, lim->max_attempts, b->time_s / 3600.0);
 	printf("closed loop:  attempts median %.0f, p95 %.0f, worst %d; unreached %d; final "
 	       "CIEDE2000 median %.2f, p95 %.2f\n",
 	       st->attempts_median, st->attempts_p95, st->attempts_max, st->unreached,
 	       st->final_de00_median, st->final_de00_p95);
-	printf("uncorrected:  first recipe only: %d beyond %.2f; CIEDE2000 median %.2f, p95 %.2f, "
-	       "worst %.2f\n",
+	printf("uncorrected:  first recipe only: attempts 1; %d beyond %.2f; CIEDE2000 median %.2f, "
+	       "p95 %.2f, worst %.2f\n",
 	       st->uncorrected_unreached, lim->tol_de00, st->uncorrected_de00_median,
 	       st->uncorrected_de00_p95, st->uncorrected_de00_max);
-	printf("paint:        %.1f ml used against %.1f ml ideal (first recipes), %.1f ml "
-	       "discarded, %d cells\n",
-	       st->used_ml, st->ideal_ml, st->discarded_ml, st->cells);
+	printf("paint:        closed loop %.1f ml used against %.1f ml ideal (the first recipes), "
+	       "%.1f ml discarded, %d cells; uncorrected %.1f ml\n",
+	       st->used_ml, st->ideal_ml, st->discarded_ml, st->cells, st->uncorrected_ml);
+	if (st->has_truth) {
+		printf("truth:        the simulator's spectrophotometric Lab of each cell's paint, "
+		       "never used to decide:\n");
+		print_spread("  closed loop's last cell against the target:", &st->truth_final);
+		printf("; %d the camera passed are beyond %.2f\n", st->truth_beyond, lim->tol_de00);
+		print_spread("  uncorrected against the target:", &st->truth_uncorrected);
+		printf("; %d beyond %.2f\n", st->truth_uncorrected_unreached, lim->tol_de00);
+		print_spread("  camera against the truth, every measurement:", &st->camera_vs_truth);
+		printf("\n");
+		print_spread("    of which the camera against the cell as it lies:", seen);
+		printf("\n");
+		print_spread("    and the cell as it lies against its paint (the floor through thin "
+			     "layers):", thin);
+		printf("\n");
+	}
 	for (int i = 0; i < st->n_reasons; i++)
 		printf("unreached:    %s\n", st->reasons[i]);
+	if (st->unreached > st->n_reasons)
+		printf("unreached:    (%d more; the first %d are listed)\n",
+		       st->unreached - st->n_reasons, st->n_reasons);
+}
+
+static void spread_json(cJSON *o, const char *key, const struct mix_trial_spread *s)
+{
+	cJSON *a = cJSON_AddObjectToObject(o, key);
+
+	if (a) {
+		cJSON_AddNumberToObject(a, "n", s->n);
+		cJSON_AddNumberToObject(a, "median", s->median);
+		cJSON_AddNumberToObject(a, "p95", s->p95);
+		cJSON_AddNumberToObject(a, "max", s->max);
+	}
+}
+
+static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_bench *b,
+			 const struct mix_trial_spread *seen, const struct mix_trial_spread *thin)
+{
+	cJSON *o = mix_trial_json(st), *c;
+
+	if (!o)
+		return NULL;
+	c = cJSON_GetObjectItem(o, "truth");
+	if (c) {
+		spread_json(c, "camera_vs_cell_as_seen_de00", seen);
+		spread_json(c, "cell_as_seen_vs_paint_de00", thin);
+	}
+	c = cJSON_AddObjectToObject(o, "camera");
+	if (c) {
+		cJSON_AddStringToObject(c, "profile", b->calibrated_here ? "chart frame" : "machine file");
+		cJSON_AddStringToObject(c, "profile_source", b->profile_source);
+		if (b->calibrated_here) {
+			cJSON_AddNumberToObject(c, "held_out_mean_de00", b->calib_held_mean);
+			cJSON_AddNumberToObject(c, "held_out_max_de00", b->calib_held_max);
+			if (b->calib_truth_held_mean >= 0)
+				cJSON_AddNumberToObject(c, "truth_held_out_mean_de00",
+							b->calib_truth_held_mean);
+		}
+		cJSON_AddBoolToObject(c, "light_corrected", b->light != NULL);
+		if (b->light) {
+			cJSON_AddNumberToObject(c, "light_samples", b->light->n_used);
+			cJSON_AddNumberToObject(c, "light_rms", b->light->rms);
+			json_add_vec(c, "light_at_cells", (double[]){ b->light_min, b->light_max }, 2);
+			json_add_vec(c, "lamp", (double[]){ b->lamp_min, b->lamp_max }, 2);
+		}
+		cJSON_AddNumberToObject(c, "measurements", b->measurements);
+	}
+	cJSON_AddNumberToObject(o, "simulated_h", b->time_s / 3600.0);
+	return o;
 }
 
 static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
@@ -217,6 +671,7 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 		{ "machine", required_argument, NULL, 'm' },
 		{ "targets", required_argument, NULL, 'n' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "no-light-correction", no_argument, NULL, 'N' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -224,11 +679,13 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 	struct machine *mc = NULL;
 	struct mix_model *m = NULL;
 	struct mix_trial_stats *st = NULL;
+	struct trial_bench *b = NULL;
+	struct mix_trial_spread seen, thin;
 	struct mix_limits lim;
 	struct mix_ops ops;
 	bl_err err = { 0 };
 	long targets = 50, seed = 1;
-	int json = 0, opt, status = 0;
+	int json = 0, light = 1, opt, status = 0;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -247,6 +704,9 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 		case 's':
 			if (cli_parse_long("--seed", optarg, 0, 0x7fffffffL, &seed, &err))
 				return cli_usage(cmd, "%s", err.msg);
+			break;
+		case 'N':
+			light = 0;
 			break;
 		case 'j':
 			json = 1;
@@ -267,7 +727,7 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 	}
 	if (palette_load(palette_path, p, &err) || machine_load(machine_path, mc, &err) ||
 	    palette_check_machine(p, mc, &err) || mix_model_from_palette(p, m, &err) ||
-	    trial_world_open(mc, p, (uint64_t)seed, &ops, &err)) {
+	    trial_world_open(mc, p, m, (uint64_t)seed, light, &b, &ops, &err)) {
 		status = cli_fail(&err);
 		goto out_free;
 	}
@@ -276,11 +736,20 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 		status = cli_fail(&err);
 		goto out_free;
 	}
+	{
+		struct sim_stats ss;
+
+		sim_get_stats(b->sim, &ss);
+		b->time_s = ss.time_s;
+	}
+	spread_of(b->seen_de00, b->n_seen, &seen);
+	spread_of(b->thin_de00, b->n_seen, &thin);
 	if (json)
-		status = cli_print_json(mix_trial_json(st));
+		status = cli_print_json(trial_json(st, b, &seen, &thin));
 	else
-		print_trial(st, &lim);
+		print_trial(st, &lim, b, &seen, &thin);
 out_free:
+	trial_world_close(b);
 	free(p);
 	free(mc);
 	free(m);

@@ -321,6 +321,12 @@ struct mix_ops {
 			 bl_err *err);
 	/* After an action was carried out and applied: persist job and learn here (may be NULL). */
 	int (*on_applied)(void *ctx, const struct mix_job *job, bl_err *err);
+	/*
+	 * What the stirred cell really is, as an instrument reads it (the
+	 * simulator's truth): for reports only, never for a decision, so a
+	 * trial can say how far the camera's verdicts are from it (may be NULL).
+	 */
+	int (*truth)(void *ctx, color_lab *out, bl_err *err);
 };
 
 /*
@@ -335,7 +341,28 @@ int mix_run(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
 	    struct mix_action *last, bl_err *err);
 
 /* Figures of a trial: many targets mixed in the closed loop, against the first recipe alone. */
-#define MIX_TRIAL_REASONS 8
+#define MIX_TRIAL_REASONS 64
+#define MIX_TRIAL_DETAIL 200
+
+/* One target of a trial, as its report lists it. */
+struct mix_trial_target {
+	color_lab target;
+	int reached;                 /* the camera measured it within tolerance */
+	int attempts;                /* measurements by the closed loop */
+	int cells;
+	int used_units;              /* dispensed by the closed loop */
+	int first_units;             /* the first recipe's volume */
+	double final_de00;           /* the last measurement against the target (camera) */
+	double final_truth_de00;     /* the truth of that cell against the target (-1: no truth) */
+	double uncorrected_de00;     /* the baseline's measurement (-1: no baseline) */
+	double uncorrected_truth_de00;
+};
+
+/* Median, 95th percentile (nearest rank) and maximum of a set of CIEDE2000 values. */
+struct mix_trial_spread {
+	int n;
+	double median, p95, max;
+};
 
 struct mix_trial_stats {
 	int targets;
@@ -350,17 +377,28 @@ struct mix_trial_stats {
 	double discarded_ml;         /* in cells given up */
 	int uncorrected_unreached;   /* first recipe only, learning nothing: beyond tolerance */
 	double uncorrected_de00_median, uncorrected_de00_p95, uncorrected_de00_max;
+	double uncorrected_ml;       /* paint the baselines used */
 	double final_de00_median, final_de00_p95, final_de00_max;
-	int n_reasons;               /* why targets ended unreached (the first few) */
+	int n_reasons;               /* why targets ended unreached (the first MIX_TRIAL_REASONS) */
 	char reasons[MIX_TRIAL_REASONS][300];
 	color_lab unreached_target[MIX_TRIAL_REASONS];
+	/* With ops->truth: the same against the truth, and the camera against the truth. */
+	int has_truth;
+	struct mix_trial_spread truth_final;      /* closed loop's last cell against the target */
+	int truth_beyond;            /* targets the camera passed whose truth is beyond tolerance */
+	struct mix_trial_spread truth_uncorrected;
+	int truth_uncorrected_unreached;
+	struct mix_trial_spread camera_vs_truth;  /* every measurement against its truth */
+	int n_detail;                /* the first MIX_TRIAL_DETAIL targets */
+	struct mix_trial_target detail[MIX_TRIAL_DETAIL];
 };
 
 /*
  * Mixes n_targets colours drawn inside the model's gamut (random recipes of
  * 1..max_paints paints, seeded): for each, the uncorrected baseline (the
  * nominal model's first recipe, one measurement) when baseline is set, then
- * the closed loop with one learning state for the whole trial.
+ * the closed loop with one learning state for the whole trial. Every verdict
+ * rests on ops->measure; ops->truth, when given, is only reported.
  */
 int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const struct mix_ops *ops,
 	      int n_targets, uint64_t seed, int baseline, struct mix_trial_stats *st, bl_err *err);

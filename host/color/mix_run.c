@@ -134,18 +134,99 @@ static void draw_target(const struct mix_model *m, const struct mix_limits *lim,
 	}
 }
 
+/*
+ * The trial's view of the world: the caller's ops, with every measurement
+ * paired with the truth of the same cell when the world can tell it. The
+ * loop sees only the measurement.
+ */
+struct trial_world {
+	const struct mix_ops *inner;
+	color_lab last_meas, last_truth;
+	int has_last;
+	double *cam_truth;           /* CIEDE2000 of each measurement against its truth */
+	int n_cam_truth, cap_cam_truth;
+};
+
+static int tw_fresh(void *ctx, bl_err *err)
+{
+	struct trial_world *w = ctx;
+
+	return w->inner->fresh_cell(w->inner->ctx, err);
+}
+
+static int tw_dispense(void *ctx, const int *units, bl_err *err)
+{
+	struct trial_world *w = ctx;
+
+	return w->inner->dispense(w->inner->ctx, units, err);
+}
+
+static int tw_measure(void *ctx, color_lab *out, bl_err *err)
+{
+	struct trial_world *w = ctx;
+	int rc = w->inner->measure(w->inner->ctx, out, err);
+
+	w->has_last = 0;
+	if (rc || !w->inner->truth)
+		return rc;
+	rc = w->inner->truth(w->inner->ctx, &w->last_truth, err);
+	if (rc)
+		return rc;
+	w->last_meas = *out;
+	w->has_last = 1;
+	if (w->n_cam_truth == w->cap_cam_truth) {
+		int cap = w->cap_cam_truth ? 2 * w->cap_cam_truth : 256;
+		double *p = realloc(w->cam_truth, sizeof(double) * (size_t)cap);
+
+		if (!p)
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		w->cam_truth = p;
+		w->cap_cam_truth = cap;
+	}
+	w->cam_truth[w->n_cam_truth++] = color_de00(out, &w->last_truth);
+	return 0;
+}
+
+static int tw_on_action(void *ctx, const struct mix_job *job, const struct mix_action *act,
+			bl_err *err)
+{
+	struct trial_world *w = ctx;
+
+	return w->inner->on_action ? w->inner->on_action(w->inner->ctx, job, act, err) : 0;
+}
+
+static int tw_on_applied(void *ctx, const struct mix_job *job, bl_err *err)
+{
+	struct trial_world *w = ctx;
+
+	return w->inner->on_applied ? w->inner->on_applied(w->inner->ctx, job, err) : 0;
+}
+
+static void spread(double *v, int n, struct mix_trial_spread *out)
+{
+	if (n > 0)
+		qsort(v, (size_t)n, sizeof(double), cmp_double);
+	out->n = n;
+	out->median = pct(v, n, 0.5);
+	out->p95 = pct(v, n, 0.95);
+	out->max = n ? v[n - 1] : 0.0;
+}
+
 int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const struct mix_ops *ops,
 	      int n_targets, uint64_t seed, int baseline, struct mix_trial_stats *st, bl_err *err)
 {
+	size_t nt = (size_t)(n_targets > 0 ? n_targets : 1);
 	struct mix_learn *l = malloc(sizeof(*l));
-	double *att = malloc(sizeof(double) * (size_t)(n_targets > 0 ? n_targets : 1));
-	double *unc = malloc(sizeof(double) * (size_t)(n_targets > 0 ? n_targets : 1));
-	double *fin = malloc(sizeof(double) * (size_t)(n_targets > 0 ? n_targets : 1));
-	int rc = 0, nu = 0, discarded = 0, used = 0, ideal = 0;
+	double *att = malloc(sizeof(double) * nt), *unc = malloc(sizeof(double) * nt);
+	double *fin = malloc(sizeof(double) * nt), *tfin = malloc(sizeof(double) * nt);
+	double *tunc = malloc(sizeof(double) * nt);
+	int rc = 0, nu = 0, ntf = 0, ntu = 0, discarded = 0, used = 0, ideal = 0, base_units = 0;
+	struct trial_world w = { 0 };
+	struct mix_ops tops = { 0 };
 	rng r;
 
 	memset(st, 0, sizeof(*st));
-	if (!l || !att || !unc || !fin) {
+	if (!l || !att || !unc || !fin || !tfin || !tunc) {
 		rc = bl_fail(err, BL_ENOMEM, "out of memory");
 		goto out_free;
 	}
@@ -153,33 +234,51 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 		rc = bl_fail(err, BL_EINVAL, "a trial needs at least one target, not %d", n_targets);
 		goto out_free;
 	}
+	w.inner = ops;
+	tops.ctx = &w;
+	tops.fresh_cell = tw_fresh;
+	tops.dispense = tw_dispense;
+	tops.measure = tw_measure;
+	tops.on_action = tw_on_action;
+	tops.on_applied = tw_on_applied;
+	st->has_truth = ops->truth != NULL;
 	mix_learn_init(l, m->n_paints);
 	rng_init(&r, seed);
 	for (int t = 0; t < n_targets; t++) {
+		struct mix_trial_target d = { 0 };
 		struct mix_job job;
 		struct mix_action last;
 		color_lab target;
 
 		draw_target(m, lim, &r, &target);
+		d.target = target;
+		d.uncorrected_de00 = d.uncorrected_truth_de00 = d.final_truth_de00 = -1.0;
 		if (baseline) {
 			struct mix_solution sol;
 			color_lab meas;
 
 			rc = mix_solve(m, NULL, &target, lim, &sol, err);
 			if (rc == 0)
-				rc = ops->fresh_cell(ops->ctx, err);
+				rc = tops.fresh_cell(tops.ctx, err);
 			if (rc == 0)
-				rc = ops->dispense(ops->ctx, sol.recipe.units, err);
+				rc = tops.dispense(tops.ctx, sol.recipe.units, err);
 			if (rc == 0)
-				rc = ops->measure(ops->ctx, &meas, err);
+				rc = tops.measure(tops.ctx, &meas, err);
 			if (rc)
 				goto out_free;
-			unc[nu] = color_de00(&meas, &target);
+			base_units += sol.recipe.total;
+			unc[nu] = d.uncorrected_de00 = color_de00(&meas, &target);
 			st->uncorrected_unreached += unc[nu] > lim->tol_de00;
 			nu++;
+			if (w.has_last) {
+				tunc[ntu] = d.uncorrected_truth_de00 = color_de00(&w.last_truth, &target);
+				st->truth_uncorrected_unreached += tunc[ntu] > lim->tol_de00;
+				ntu++;
+			}
 		}
 		memset(&job, 0, sizeof(job));
-		rc = mix_run(m, l, &job, &target, lim, ops, &last, err);
+		w.has_last = 0;
+		rc = mix_run(m, l, &job, &target, lim, &tops, &last, err);
 		if (rc)
 			goto out_free;
 		ideal += job.first_units;
@@ -187,7 +286,20 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 		used += job.dispensed_units;
 		discarded += job.discarded_units;
 		fin[t] = last.measured_de00 >= 0.0 ? last.measured_de00 : INFINITY;
+		d.attempts = job.attempts;
+		d.cells = job.cells;
+		d.used_units = job.dispensed_units;
+		d.first_units = job.first_units;
+		d.final_de00 = last.measured_de00;
+		if (w.has_last) {
+			/* The truth of the cell the last verdict was about. */
+			tfin[ntf] = d.final_truth_de00 = color_de00(&w.last_truth, &target);
+			if (last.kind == MIX_ACT_DONE && tfin[ntf] > lim->tol_de00)
+				st->truth_beyond++;
+			ntf++;
+		}
 		if (last.kind == MIX_ACT_DONE) {
+			d.reached = 1;
 			att[st->reached++] = job.attempts;
 		} else {
 			st->unreached++;
@@ -198,6 +310,8 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 					 target.b, last.reason);
 			}
 		}
+		if (st->n_detail < MIX_TRIAL_DETAIL)
+			st->detail[st->n_detail++] = d;
 	}
 	st->targets = n_targets;
 	qsort(att, (size_t)st->reached, sizeof(double), cmp_double);
@@ -209,24 +323,51 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 	st->uncorrected_de00_median = pct(unc, nu, 0.5);
 	st->uncorrected_de00_p95 = pct(unc, nu, 0.95);
 	st->uncorrected_de00_max = nu ? unc[nu - 1] : 0.0;
+	st->uncorrected_ml = base_units * lim->unit_ml;
 	st->final_de00_median = pct(fin, n_targets, 0.5);
 	st->final_de00_p95 = pct(fin, n_targets, 0.95);
 	st->final_de00_max = fin[n_targets - 1];
 	st->used_ml = used * lim->unit_ml;
 	st->discarded_ml = discarded * lim->unit_ml;
 	st->ideal_ml = ideal * lim->unit_ml;
+	spread(tfin, ntf, &st->truth_final);
+	spread(tunc, ntu, &st->truth_uncorrected);
+	spread(w.cam_truth, w.n_cam_truth, &st->camera_vs_truth);
 	rc = 0;
 out_free:
 	free(l);
 	free(att);
 	free(unc);
 	free(fin);
+	free(tfin);
+	free(tunc);
+	free(w.cam_truth);
 	return rc;
+}
+
+static cJSON *spread_json(cJSON *o, const char *key, const struct mix_trial_spread *s)
+{
+	cJSON *a = cJSON_AddObjectToObject(o, key);
+
+	if (a) {
+		cJSON_AddNumberToObject(a, "n", s->n);
+		cJSON_AddNumberToObject(a, "median", s->median);
+		cJSON_AddNumberToObject(a, "p95", s->p95);
+		cJSON_AddNumberToObject(a, "max", s->max);
+	}
+	return a;
+}
+
+static void add_lab(cJSON *o, const char *key, const color_lab *c)
+{
+	const double v[3] = { c->L, c->a, c->b };
+
+	json_add_vec(o, key, v, 3);
 }
 
 cJSON *mix_trial_json(const struct mix_trial_stats *st)
 {
-	cJSON *o = cJSON_CreateObject(), *a, *u, *reasons;
+	cJSON *o = cJSON_CreateObject(), *a, *u, *reasons, *list;
 
 	if (!o)
 		return NULL;
@@ -260,6 +401,18 @@ cJSON *mix_trial_json(const struct mix_trial_stats *st)
 			cJSON_AddNumberToObject(a, "p95", st->uncorrected_de00_p95);
 			cJSON_AddNumberToObject(a, "max", st->uncorrected_de00_max);
 		}
+		a = cJSON_AddObjectToObject(u, "paint_ml");
+		if (a) {
+			cJSON_AddNumberToObject(a, "used", st->uncorrected_ml);
+			cJSON_AddNumberToObject(a, "ideal", st->ideal_ml);
+		}
+		if (st->has_truth) {
+			a = cJSON_AddObjectToObject(u, "truth");
+			if (a) {
+				cJSON_AddNumberToObject(a, "unreached", st->truth_uncorrected_unreached);
+				spread_json(a, "de00", &st->truth_uncorrected);
+			}
+		}
 	}
 	a = cJSON_AddObjectToObject(o, "paint_ml");
 	if (a) {
@@ -268,8 +421,38 @@ cJSON *mix_trial_json(const struct mix_trial_stats *st)
 		cJSON_AddNumberToObject(a, "discarded", st->discarded_ml);
 	}
 	cJSON_AddNumberToObject(o, "cells", st->cells);
+	if (st->has_truth) {
+		a = cJSON_AddObjectToObject(o, "truth");
+		if (a) {
+			spread_json(a, "final_de00", &st->truth_final);
+			cJSON_AddNumberToObject(a, "passed_but_beyond", st->truth_beyond);
+			spread_json(a, "camera_vs_truth_de00", &st->camera_vs_truth);
+		}
+	}
 	reasons = cJSON_AddArrayToObject(o, "unreached_reasons");
 	for (int i = 0; reasons && i < st->n_reasons; i++)
 		cJSON_AddItemToArray(reasons, cJSON_CreateString(st->reasons[i]));
+	list = cJSON_AddArrayToObject(o, "per_target");
+	for (int i = 0; list && i < st->n_detail; i++) {
+		const struct mix_trial_target *d = &st->detail[i];
+		cJSON *t = cJSON_CreateObject();
+
+		if (!t)
+			break;
+		add_lab(t, "target_lab", &d->target);
+		cJSON_AddBoolToObject(t, "reached", d->reached);
+		cJSON_AddNumberToObject(t, "attempts", d->attempts);
+		cJSON_AddNumberToObject(t, "cells", d->cells);
+		cJSON_AddNumberToObject(t, "units", d->used_units);
+		cJSON_AddNumberToObject(t, "first_units", d->first_units);
+		cJSON_AddNumberToObject(t, "de00", d->final_de00);
+		if (d->final_truth_de00 >= 0.0)
+			cJSON_AddNumberToObject(t, "truth_de00", d->final_truth_de00);
+		if (d->uncorrected_de00 >= 0.0)
+			cJSON_AddNumberToObject(t, "uncorrected_de00", d->uncorrected_de00);
+		if (d->uncorrected_truth_de00 >= 0.0)
+			cJSON_AddNumberToObject(t, "uncorrected_truth_de00", d->uncorrected_truth_de00);
+		cJSON_AddItemToArray(list, t);
+	}
 	return o;
 }

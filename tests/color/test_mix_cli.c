@@ -240,27 +240,6 @@ TEST(mix_refuses_bad_input)
 	}
 }
 
-/* `mix trial` is reserved: it says what it needs instead of reading "trial" as a colour. */
-TEST(mix_trial_is_reserved)
-{
-	const char *args[] = { "mix", "trial", NULL };
-	char *err = NULL;
-	int rc = test_brushloop(args, NULL, &err);
-
-	CHECK(rc == 1);
-	CHECK_STR_CONTAINS(err, "simulator");
-	free(err);
-	{
-		const char *bad[] = { "mix", "trial", "--targets", "0", NULL };
-
-		err = NULL;
-		rc = test_brushloop(bad, NULL, &err);
-		CHECK(rc == 2);
-		CHECK_STR_CONTAINS(err, "--targets");
-		free(err);
-	}
-}
-
 /* palette derive: bad data files are refused with the file and entry named. */
 TEST(palette_derive_refuses_bad_data)
 {
@@ -305,4 +284,4 @@ TEST(palette_derive_refuses_bad_data)
 TEST_MAIN(T(mix_prints_a_recipe), T(mix_reports_out_of_gamut), T(mix_max_paints_is_obeyed),
 	  T(mix_corrects_a_measured_cell), T(mix_recommends_a_fresh_cell),
 	  T(example_palette_fits_the_example_machine), T(mix_refuses_bad_input),
-	  T(mix_trial_is_reserved), T(palette_derive_refuses_bad_data))
+	  T(palette_derive_refuses_bad_data))

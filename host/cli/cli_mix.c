@@ -186,7 +186,8 @@ out_free:
  * as the run engine measures a cell: the camera profile (made here from a
  * chart frame of the same bench, as `calib camera` makes it, unless the
  * machine file names one), the canvas geometry from the corner markers (or
- * calibration.canvas), the light across the table from the bare board, and
+ * calibration.canvas), the light across the table from the bare board and
+ * canvas, and
  * the cell's region through vis_measure_station.
  */
 struct trial_bench {
@@ -315,7 +316,7 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 		*view = r->view;
 		n_patches = r->n;
 	}
-	/* The bench as it stands: the canvas geometry, and the light from the bare board. */
+	/* The bench as it stands: the canvas geometry, and the light from the bare board and canvas. */
 	vis_markers_from_machine(m, &mk);
 	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, err)) ||
 	    (rc = vis_locate(&bare, trial_scene_names[1], b->has_cs && b->cs.has_canvas ?
@@ -590,9 +591,10 @@ static void print_trial(const struct mix_trial_stats *st, const struct mix_limit
 	       "p95 %.2f, worst %.2f\n",
 	       st->uncorrected_unreached, lim->tol_de00, st->uncorrected_de00_median,
 	       st->uncorrected_de00_p95, st->uncorrected_de00_max);
-	printf("paint:        closed loop %.1f ml used against %.1f ml ideal (the first recipes), "
-	       "%.1f ml discarded, %d cells; uncorrected %.1f ml\n",
-	       st->used_ml, st->ideal_ml, st->discarded_ml, st->cells, st->uncorrected_ml);
+	printf("paint:        closed loop %.1f ml in %d cells (%.1f ml of it discarded) against "
+	       "%.1f ml for its first recipes alone; uncorrected %.1f ml (the nominal model's first "
+	       "recipes: the ideal, were they right)\n",
+	       st->used_ml, st->cells, st->discarded_ml, st->ideal_ml, st->uncorrected_ml);
 	if (st->has_truth) {
 		printf("truth:        the simulator's spectrophotometric Lab of each cell's paint, "
 		       "never used to decide:\n");

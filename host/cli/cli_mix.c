@@ -187,8 +187,7 @@ out_free:
  * chart frame of the same bench, as `calib camera` makes it, unless the
  * machine file names one), the canvas geometry from the corner markers (or
  * calibration.canvas), the light across the table from the bare board and
- * canvas, and
- * the cell's region through vis_measure_station.
+ * canvas, and the cell's region through vis_measure_station.
  */
 struct trial_bench {
 	struct rig rig;              /* the rig keeps pointers into itself: never moved */

@@ -229,7 +229,7 @@ static double board_luma(const struct vis_light *l, int i)
 }
 
 /*
- * Least squares of the kept samples' luminance on the cubic terms, in
+ * Least squares of the kept samples' luminance on the polynomial's terms, in
  * passes: each pass refits the canvas's brightness against the board's
  * (the median ratio of its samples to the field) and drops samples off the
  * fit by more than three robust sigmas (a speck, a shadow, paint on the
@@ -316,7 +316,6 @@ int vis_light_fit(const struct img *bare, const char *name, const struct vis_geo
 	for (double y = lo[1] + 0.5 * step; y < hi[1]; y += step)
 		for (double x = lo[0] + 0.5 * step; x < hi[0]; x += step) {
 			double xy[2] = { x, y }, px[2], v;
-
 			int on = surface_at(m, &mk, x, y);
 
 			if (l->n_samples >= VIS_LIGHT_MAX_SAMPLES || on == COVERED)

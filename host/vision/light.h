@@ -32,7 +32,7 @@ int vis_station_roi(const struct vis_geometry *g, const struct machine *m,
  * than it is (on the example machine the mixing cells about 1 L darker, the
  * wells 2 to 5). The field is measured on two uniform surfaces, the bare
  * board around everything on the table and the bare canvas: their linear
- * luminance sampled on a grid of table points, fitted by one smooth cubic
+ * luminance sampled on a grid of table points, fitted by one smooth quartic
  * surface over the table (the canvas's brightness against the board's fitted
  * with it), outliers dropped. Relative to a reference (the chart's patches
  * when the profile was made), it says how much more light falls on any point;

@@ -246,30 +246,44 @@ int mix_job_from_json(const struct mix_model *m, const cJSON *node, const char *
 	long long v;
 	double bias[3];
 	size_t n, k = 0;
-	int rc;
+	int rc, begun;
 
 	memset(job, 0, sizeof(*job));
 	rc = json_obj_open(node, file, "", &root, err);
+	/*
+	 * A job not begun (no cell yet, not finished) is what a caller persists
+	 * before mix_run begins it, which sets its limits: they may still be all
+	 * zero, and are read as written. A begun job's limits are checked.
+	 */
+	if (rc == 0)
+		rc = json_i32(&root, "cells", JSON_REQUIRED, 0, 1000, &job->cells, err);
+	if (rc == 0)
+		rc = json_bool(&root, "finished", JSON_REQUIRED, &job->finished, err);
+	begun = job->cells > 0 || job->finished;
 	if (rc == 0)
 		rc = lab_from_json(&root, "target_lab", JSON_REQUIRED, &job->target, err);
 	if (rc == 0)
 		rc = json_child(&root, "limits", JSON_REQUIRED, &lim, err);
 	if (rc == 0)
-		rc = json_num(&lim, "unit_ml", JSON_REQUIRED, 1e-6, 1e6, &job->lim.unit_ml, err);
+		rc = json_num(&lim, "unit_ml", JSON_REQUIRED, begun ? 1e-6 : 0.0, 1e6,
+			      &job->lim.unit_ml, err);
 	if (rc == 0)
-		rc = json_i32(&lim, "min_units", JSON_REQUIRED, 1, MAX_UNITS, &job->lim.min_units, err);
+		rc = json_i32(&lim, "min_units", JSON_REQUIRED, begun, MAX_UNITS, &job->lim.min_units,
+			      err);
 	if (rc == 0)
-		rc = json_i32(&lim, "max_units", JSON_REQUIRED, 1, MAX_UNITS, &job->lim.max_units, err);
+		rc = json_i32(&lim, "max_units", JSON_REQUIRED, begun, MAX_UNITS, &job->lim.max_units,
+			      err);
 	if (rc == 0)
-		rc = json_i32(&lim, "max_paints", JSON_REQUIRED, 1, MIX_RECIPE_MAX,
+		rc = json_i32(&lim, "max_paints", JSON_REQUIRED, begun, MIX_RECIPE_MAX,
 			      &job->lim.max_paints, err);
 	if (rc == 0)
-		rc = json_num(&lim, "tol_de00", JSON_REQUIRED, 0.01, 100.0, &job->lim.tol_de00, err);
+		rc = json_num(&lim, "tol_de00", JSON_REQUIRED, begun ? 0.01 : 0.0, 100.0,
+			      &job->lim.tol_de00, err);
 	if (rc == 0)
 		rc = json_num(&lim, "aim_de00", JSON_REQUIRED, 0.0, 100.0, &job->lim.aim_de00, err);
 	if (rc == 0)
-		rc = json_i32(&lim, "max_attempts", JSON_REQUIRED, 1, 1000, &job->lim.max_attempts,
-			      err);
+		rc = json_i32(&lim, "max_attempts", JSON_REQUIRED, begun, 1000,
+			      &job->lim.max_attempts, err);
 	if (rc == 0)
 		rc = json_array(&lim, "exclude", JSON_OPTIONAL, MIX_MAX_PAINTS, &ex, &n, err);
 	if (rc < 0)
@@ -294,8 +308,6 @@ int mix_job_from_json(const struct mix_model *m, const cJSON *node, const char *
 	if (rc == 0)
 		rc = json_i32(&root, "attempts", JSON_REQUIRED, 0, 1000, &job->attempts, err);
 	if (rc == 0)
-		rc = json_i32(&root, "cells", JSON_REQUIRED, 0, 1000, &job->cells, err);
-	if (rc == 0)
 		rc = json_int(&root, "dispensed_units", JSON_REQUIRED, 0, 1000LL * MAX_UNITS, &v, err);
 	if (rc == 0) {
 		job->dispensed_units = (int)v;
@@ -315,8 +327,6 @@ int mix_job_from_json(const struct mix_model *m, const cJSON *node, const char *
 		}
 		rc = rc > 0 ? 0 : rc;
 	}
-	if (rc == 0)
-		rc = json_bool(&root, "finished", JSON_REQUIRED, &job->finished, err);
 	if (rc == 0)
 		rc = json_end(&root, err);
 	return rc;

@@ -470,6 +470,35 @@ TEST(state_round_trips_and_resumes)
 }
 
 /* A NaN measurement or an empty cell is refused, and nothing is learnt or counted. */
+/*
+ * A job a caller persisted before mix_run began it (all zero: no cell, no
+ * limits yet) is read back as written and begun by mix_run; a begun job with
+ * no limits is refused. (A run killed between the two read its own state back
+ * as an error.)
+ */
+TEST(a_job_not_begun_round_trips)
+{
+	static struct mix_model m;
+	struct mix_job job, back;
+	cJSON *j, *lim;
+	bl_err err;
+
+	fx_model(&m);
+	memset(&job, 0, sizeof(job));
+	j = mix_job_json(&m, &job);
+	CHECK_MSG(mix_job_from_json(&m, j, "state.json", &back, &err) == 0, "%s", err.msg);
+	CHECK(back.cells == 0 && !back.finished && back.lim.unit_ml == 0.0);
+	CHECK(memcmp(&back, &job, sizeof(job)) == 0);
+	cJSON_ReplaceItemInObject(j, "cells", cJSON_CreateNumber(1));
+	CHECK(mix_job_from_json(&m, j, "state.json", &back, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "unit_ml");
+	lim = cJSON_GetObjectItem(j, "limits");
+	cJSON_ReplaceItemInObject(j, "cells", cJSON_CreateNumber(0));
+	cJSON_ReplaceItemInObject(lim, "unit_ml", cJSON_CreateNumber(-1));
+	CHECK(mix_job_from_json(&m, j, "state.json", &back, &err) == BL_EINVAL);
+	cJSON_Delete(j);
+}
+
 TEST(step_refuses_bad_measurements)
 {
 	static struct mix_model m;
@@ -496,4 +525,4 @@ TEST_MAIN(T(correction_converges_on_a_perturbed_batch), T(run_resumes_without_re
 	  T(learning_carries_to_unmeasured_mixes),
 	  T(fresh_cell_when_adding_cannot_reach), T(done_and_out_of_gamut),
 	  T(attempt_limit_gives_up), T(state_round_trips_and_resumes),
-	  T(step_refuses_bad_measurements))
+	  T(step_refuses_bad_measurements), T(a_job_not_begun_round_trips))

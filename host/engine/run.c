@@ -132,6 +132,8 @@ static int load_inputs(struct run *r, const char *machine, const char *palette, 
 	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)))
 		return rc;
 	mix_learn_init(&r->st.learn, r->mixer.model.n_paints);
+	/* No mix yet, but state.json holds the job from the first save on: valid limits. */
+	r->st.job.lim = r->mixer.lim;
 	return 0;
 }
 

@@ -330,6 +330,7 @@ int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 	ops.on_applied = op_on_applied;
 	if (!r->st.mix_active) {
 		memset(&r->st.job, 0, sizeof(r->st.job));
+		r->st.job.lim = lim; /* saved before mix_run starts it: a state read back needs valid limits */
 		r->st.mix_active = 1;
 		col->mixes++;
 		x.resumed = 0;

@@ -179,6 +179,8 @@ static const char *phase_name(const struct run *r)
 
 	if (strcmp(r->st.state, "running"))
 		return r->st.state;
+	if (r->drying)
+		return "drying";
 	if (r->st.next < p->n_subtasks)
 		return plan_subtask_names[p->subtasks[r->st.next].type];
 	return "final";

@@ -28,6 +28,7 @@ void run_state_init(struct run_state *st)
 
 void run_state_free(struct run_state *st)
 {
+	run_retry_clear(&st->retry);
 	free(st->sub);
 	st->sub = NULL;
 	st->n_sub = 0;
@@ -70,6 +71,8 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddNumberToObject(o, "rounds_planned", st->rounds_planned);
 	cJSON_AddNumberToObject(o, "next", (double)st->next);
 	cJSON_AddBoolToObject(o, "batch_unknown", st->batch_unknown);
+	cJSON_AddItemToObject(o, "retry", run_retry_json(&st->retry));
+	cJSON_AddItemToObject(o, "wet", run_wet_json(st));
 	a = cJSON_AddArrayToObject(o, "subtasks");
 	for (size_t i = 0; i < st->n_sub; i++) {
 		cJSON *s = cJSON_CreateObject();
@@ -101,6 +104,8 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddNumberToObject(s, "attempts", rc->attempts);
 		cJSON_AddNumberToObject(s, "cells", rc->cells);
 		cJSON_AddNumberToObject(s, "dispensed_ml", rc->dispensed_ml);
+		cJSON_AddItemToObject(s, "canvas_offset", lab_json(&rc->canvas_offset));
+		cJSON_AddNumberToObject(s, "canvas_cells", (double)rc->canvas_cells);
 		cJSON_AddItemToArray(a, s);
 	}
 	cJSON_AddNumberToObject(o, "cells_used", (double)st->cells_used);
@@ -171,7 +176,7 @@ int run_state_save(struct run *r, bl_err *err)
 	cJSON *o;
 	int rc;
 
-	r->st.clock_ns = clk_now_ns(r->rig.clock ? r->rig.clock : clk_monotonic());
+	r->st.clock_ns = r->rig.clock ? (int64_t)(run_clock_s(r) * 1e9) : clk_now_ns(clk_monotonic());
 	o = run_state_json(r);
 	if (!o)
 		return bl_fail(err, BL_ENOMEM, "out of memory saving the state");
@@ -237,6 +242,21 @@ int run_state_load(struct run *r, bl_err *err)
 	TRY(json_num(&o, "next", JSON_REQUIRED, 0, 1e7, &v, err));
 	st->next = (size_t)v;
 	TRY(json_bool(&o, "batch_unknown", JSON_REQUIRED, &st->batch_unknown, err));
+	{
+		const cJSON *j = json_take(&o, "retry");
+
+		if (!j) {
+			rc = json_fail(&o, "retry", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(run_retry_from_json(j, &st->retry, err));
+		j = json_take(&o, "wet");
+		if (!j) {
+			rc = json_fail(&o, "wet", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(run_wet_from_json(j, st, err));
+	}
 	TRY(json_array(&o, "subtasks", JSON_REQUIRED, PLAN_MAX_STROKES, &arr, &n, err));
 	TRY(run_state_resize(st, n, err));
 	i = 0;
@@ -275,6 +295,9 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_i32(&c, "attempts", JSON_REQUIRED, 0, 1000000, &rc2->attempts, err));
 		TRY(json_i32(&c, "cells", JSON_REQUIRED, 0, 1000000, &rc2->cells, err));
 		TRY(json_num(&c, "dispensed_ml", JSON_REQUIRED, 0, 1e9, &rc2->dispensed_ml, err));
+		TRY(lab_read(&c, "canvas_offset", &rc2->canvas_offset, err));
+		TRY(json_num(&c, "canvas_cells", JSON_REQUIRED, 0, 1e12, &v, err));
+		rc2->canvas_cells = (long)v;
 		TRY(json_end(&c, err));
 		i++;
 	}

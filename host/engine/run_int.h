@@ -23,6 +23,7 @@
 #define RUN_MAX_HISTORY 64
 #define RUN_MAX_DEFERRED 64
 #define RUN_ACTION_ID_BASE 100000000L /* ids of actions the engine makes (mix corrections) */
+#define RUN_MAX_WET 64
 
 enum run_sub_status { RUN_SUB_PENDING, RUN_SUB_RUNNING, RUN_SUB_DONE, RUN_SUB_FAILED,
 		      RUN_SUB_DEFERRED, RUN_SUB_SKIPPED };
@@ -48,6 +49,14 @@ struct run_colour {
 	double measured_de00;
 	int mixes, attempts, cells;
 	double dispensed_ml;
+	/*
+	 * How its strokes look on this canvas against the planner's model: the
+	 * mean of observed minus predicted over cells its batches covered fully
+	 * (a thin film shows the ground through, a light paint hides poorly).
+	 * Later batches and retries are judged against the model plus this.
+	 */
+	color_lab canvas_offset;
+	long canvas_cells;
 };
 
 /* A dispense set under way (mix): persisted before the first action so none is ever repeated. */
@@ -76,6 +85,28 @@ struct run_deferred {
 	char why[GATE_MSG_MAX];
 };
 
+/*
+ * A paint batch painted again after its verification failed twice (the
+ * second a fresh observation): the strokes over the cells still off, each
+ * after the dip that loaded it. The retry's actions get ids of their own
+ * (id0, id0 + 1, ...) so the journal tells them from the first pass's.
+ */
+struct run_retry {
+	int active;
+	size_t sub;              /* subtask index in the plan under way */
+	int attempt;             /* 1: the first retry */
+	long id0;
+	int n;
+	int *idx;                /* the subtask's actions to run, by index, in order */
+};
+
+/* Where a batch laid paint and when it finished (run clock): wet until machine painting.dry_s later. */
+struct run_wet {
+	int colour;
+	double region_mm[4];     /* canvas mm: x0, y0, x1, y1 */
+	double t_s;
+};
+
 /* Everything state.json holds: the single source of where the run is. */
 struct run_state {
 	char state[24];          /* running, finished, paused, braked, safety_stop, failed */
@@ -87,6 +118,9 @@ struct run_state {
 	size_t n_sub;
 	struct run_sub *sub;
 	int batch_unknown;       /* the batch under way was interrupted: re-observe before going on */
+	struct run_retry retry;  /* the paint batch under way is being retried */
+	int n_wet;
+	struct run_wet wet[RUN_MAX_WET]; /* batches whose paint may still be wet */
 	int n_colours;
 	struct run_colour colours[PLAN_MAX_COLOURS];
 	uint64_t cells_used;     /* bit per machine mixing cell */
@@ -133,12 +167,16 @@ struct run {
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */
+	double clock_off_s;      /* added to a real clock so the run clock goes on across processes */
+	int drying;              /* waiting for paint to dry (progress shows it) */
 	double wall_s0;          /* st.wall_s when this process started */
 	int64_t last_progress_ns;
 	long frames_saved;
 	int64_t last_status_ns;  /* STATUS.md rewritten at most every 2 s between subtasks */
 	int status_now;          /* rewrite it at the next save */
 	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
+	float *last_lab;         /* the last canvas observation, Lab, last_w x last_h */
+	float *before_lab;       /* the canvas before the paint pass under way (NULL: not seen) */
 	int last_w, last_h;
 };
 
@@ -202,6 +240,22 @@ int run_event(struct run *r, const char *event, cJSON *data, bl_err *err);
 int run_brake(struct run *r, enum run_brake b, bl_err *err);
 void run_progress(struct run *r, int force);
 void run_subtask_name(const struct run *r, size_t i, char *out, size_t n);
+
+/* ---- run_paint.c: paint batches, verified and retried ---- */
+/* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */
+double run_clock_s(const struct run *r);
+cJSON *run_wet_json(const struct run_state *st);
+int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err);
+int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
+/* Executes one action of a plan, with the colour's actual cell where it dips. */
+int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a,
+		    bl_err *err);
+/* Observes the canvas, records it in the history; verdict: mean CIEDE2000 of s's cells against their prediction. */
+int run_observe_record(struct run *r, const struct plan_subtask *s, const char *what,
+		       struct run_canvas *c, double *verdict, bl_err *err);
+cJSON *run_retry_json(const struct run_retry *t);
+int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err);
+void run_retry_clear(struct run_retry *t);
 
 /* ---- run_mix.c ---- */
 int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);

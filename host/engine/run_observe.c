@@ -187,6 +187,18 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	out->h = rect.h;
 	out->lab = lab;
 	lab = NULL;
+	/* Kept: the next paint pass is judged on the change it makes to what is seen now. */
+	{
+		size_t bytes = (size_t)rect.w * rect.h * 3 * sizeof(float);
+		float *keep = realloc(r->last_lab, bytes);
+
+		if (!keep) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		memcpy(keep, out->lab, bytes);
+		r->last_lab = keep;
+	}
 	/* Kept for the operator's previews (gate_image: rows along machine y, as here). */
 	free(r->last_rgb);
 	r->last_rgb = rect.px;

@@ -13,7 +13,7 @@ void plan_options_default(struct plan_options *o, const struct machine *m)
 	o->max_strokes = 1000;
 	/* A primed white canvas as the camera sees it under D50. */
 	o->canvas_lab = (color_lab){ 95.0, 0.0, 2.0 };
-	o->opacity = 0.85;
+	o->opacity = 0.95;
 	o->press_mm = 0.5;
 	o->stroke_speed_mm_s = fmin(100.0, 0.5 * m->limits.soft.speed_mm_s);
 	o->travel_speed_mm_s = fmin(200.0, 0.8 * m->limits.soft.speed_mm_s);

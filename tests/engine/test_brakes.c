@@ -60,11 +60,22 @@ TEST(no_progress_is_wandering)
 	struct run_brakes b;
 
 	run_brakes_init(&b);
-	CHECK(run_brakes_checkpoint(&b, &l, 12.0, 0.1) == RUN_BRAKE_NONE);
-	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 0.1) == RUN_BRAKE_NONE);
-	CHECK(run_brakes_checkpoint(&b, &l, 8.95, 0.1) == RUN_BRAKE_NONE);
-	CHECK(run_brakes_checkpoint(&b, &l, 9.5, 0.1) == RUN_BRAKE_WANDERING);
+	/* observed, predicted: the plan expects each checkpoint to gain a unit */
+	CHECK(run_brakes_checkpoint(&b, &l, 12.0, 11.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 10.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(run_brakes_checkpoint(&b, &l, 8.95, 9.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.5, 8.0, 0.1) == RUN_BRAKE_WANDERING);
 	CHECK_STR_CONTAINS(b.reason, "wandering");
+	/* Checkpoints after a few strokes (a predicted gain under 2 x 0.1) count neither way. */
+	run_brakes_init(&b);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 9.0, 0.1) == RUN_BRAKE_NONE);
+	for (int i = 0; i < 5; i++)
+		CHECK(run_brakes_checkpoint(&b, &l, 9.0, 8.9 - 0.01 * i, 0.1) == RUN_BRAKE_NONE);
+	CHECK(b.checkpoints_no_progress == 0);
+	/* A correction round sets where the next expected gain is measured from. */
+	run_brakes_round(&b, 9.0);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 8.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(b.checkpoints_no_progress == 1);
 }
 
 TEST(comm_errors_open_the_breaker)
@@ -122,7 +133,7 @@ TEST(state_round_trips_through_json)
 
 	run_brakes_init(&b);
 	run_brakes_failure(&b, &l, "dE 4.2");
-	run_brakes_checkpoint(&b, &l, 7.5, 0.1);
+	run_brakes_checkpoint(&b, &l, 7.5, 7.0, 0.1);
 	j = run_brakes_json(&b);
 	CHECK(run_brakes_from_json(j, &b2, &err) == 0);
 	CHECK(memcmp(&b, &b2, sizeof(b)) == 0);

@@ -1,0 +1,778 @@
+/* run_paint.c: a plan's paint batch on the machine: its strokes through the gate, verified by the camera, looked at again, retried over the cells still off, then braked. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "engine/run_int.h"
+
+/* ---- the retry state ---- */
+
+void run_retry_clear(struct run_retry *t)
+{
+	free(t->idx);
+	memset(t, 0, sizeof(*t));
+}
+
+cJSON *run_retry_json(const struct run_retry *t)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+
+	if (!o)
+		return NULL;
+	cJSON_AddBoolToObject(o, "active", t->active);
+	cJSON_AddNumberToObject(o, "subtask", (double)t->sub);
+	cJSON_AddNumberToObject(o, "attempt", t->attempt);
+	cJSON_AddNumberToObject(o, "id0", (double)t->id0);
+	a = cJSON_AddArrayToObject(o, "actions");
+	for (int i = 0; i < t->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(t->idx[i]));
+	return o;
+}
+
+int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err)
+{
+	const cJSON *arr, *it;
+	json_obj o;
+	double v;
+	size_t n, i = 0;
+
+	run_retry_clear(t);
+	if (json_obj_open(node, "state.json", "retry", &o, err) ||
+	    json_bool(&o, "active", JSON_REQUIRED, &t->active, err) ||
+	    json_num(&o, "subtask", JSON_REQUIRED, 0, 1e7, &v, err))
+		return err->code;
+	t->sub = (size_t)v;
+	if (json_i32(&o, "attempt", JSON_REQUIRED, 0, 1000000, &t->attempt, err) ||
+	    json_num(&o, "id0", JSON_REQUIRED, 0, 1e15, &v, err))
+		return err->code;
+	t->id0 = (long)v;
+	if (json_array(&o, "actions", JSON_REQUIRED, 1000000, &arr, &n, err))
+		return err->code;
+	t->idx = calloc(n ? n : 1, sizeof(*t->idx));
+	if (!t->idx)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, arr) {
+		if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 1e7 ||
+		    it->valuedouble != floor(it->valuedouble))
+			return json_fail(&o, "actions", err, BL_EINVAL,
+					 "item %zu is not an action index", i);
+		t->idx[i++] = (int)it->valuedouble;
+	}
+	t->n = (int)n;
+	return json_end(&o, err);
+}
+
+/* ---- wet paint ---- */
+
+double run_clock_s(const struct run *r)
+{
+	return clk_now_s(r->rig.clock) + r->clock_off_s;
+}
+
+cJSON *run_wet_json(const struct run_state *st)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; a && i < st->n_wet; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "colour", st->wet[i].colour);
+		json_add_vec(o, "region_mm", st->wet[i].region_mm, 4);
+		cJSON_AddNumberToObject(o, "t_s", st->wet[i].t_s);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err)
+{
+	const cJSON *it;
+	size_t i = 0;
+
+	st->n_wet = 0;
+	if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) > RUN_MAX_WET)
+		return bl_fail(err, BL_EINVAL, "state.json: wet: an array of at most %d batches is needed",
+			       RUN_MAX_WET);
+	cJSON_ArrayForEach(it, node) {
+		json_obj o;
+
+		if (json_obj_open(it, "state.json", "wet[]", &o, err) ||
+		    json_i32(&o, "colour", JSON_REQUIRED, 0, PLAN_MAX_COLOURS - 1, &st->wet[i].colour, err) ||
+		    json_vec(&o, "region_mm", JSON_REQUIRED, 4, -1e6, 1e6, st->wet[i].region_mm, err) ||
+		    json_num(&o, "t_s", JSON_REQUIRED, -1e12, 1e12, &st->wet[i].t_s, err) ||
+		    json_end(&o, err))
+			return err->code;
+		i++;
+	}
+	st->n_wet = (int)i;
+	return 0;
+}
+
+static int boxes_meet(const double *a, const double *b)
+{
+	return a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3];
+}
+
+/* The batch laid paint over its region until now. */
+static void note_wet(struct run *r, const struct plan_subtask *s)
+{
+	struct run_state *st = &r->st;
+	double now = run_clock_s(r), dry = r->m.painting.dry_s;
+	int k = 0;
+
+	if (dry <= 0.0)
+		return;
+	for (int i = 0; i < st->n_wet; i++) {
+		if (st->wet[i].colour == s->colour &&
+		    !memcmp(st->wet[i].region_mm, s->region_mm, sizeof(s->region_mm))) {
+			st->wet[i].t_s = now; /* this batch, still painting */
+			return;
+		}
+		if (st->wet[i].t_s + dry > now)
+			st->wet[k++] = st->wet[i];
+	}
+	st->n_wet = k;
+	if (st->n_wet == RUN_MAX_WET) {
+		memmove(st->wet, st->wet + 1, sizeof(st->wet[0]) * (RUN_MAX_WET - 1));
+		st->n_wet--;
+	}
+	st->wet[st->n_wet].colour = s->colour;
+	memcpy(st->wet[st->n_wet].region_mm, s->region_mm, sizeof(s->region_mm));
+	st->wet[st->n_wet].t_s = now;
+	st->n_wet++;
+}
+
+/*
+ * Wet paint mixes with what is laid on it (a light colour over a wet dark one
+ * comes out a muddy mix): before painting over another colour's wet paint,
+ * wait until it is dry, polling all the while (signals, heartbeat, budgets).
+ */
+static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	const struct run_state *st = &r->st;
+	double until = -1e300, now = run_clock_s(r), dry = r->m.painting.dry_s;
+	int colours = 0, rc;
+	cJSON *d;
+
+	if (dry <= 0.0)
+		return 0;
+	for (int i = 0; i < st->n_wet; i++)
+		if (st->wet[i].colour != s->colour && boxes_meet(st->wet[i].region_mm, s->region_mm) &&
+		    st->wet[i].t_s + dry > now) {
+			until = fmax(until, st->wet[i].t_s + dry);
+			colours++;
+		}
+	if (until <= now)
+		return 0;
+	d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "wait_s", until - now);
+	cJSON_AddNumberToObject(d, "wet_batches", colours);
+	cJSON_AddNumberToObject(d, "dry_s", dry);
+	if ((rc = run_event(r, "waiting_to_dry", d, err)))
+		return rc;
+	r->drying = 1;
+	while ((now = run_clock_s(r)) < until) {
+		/* A virtual clock jumps; a real one is slept on a second at a time, polling. */
+		clk_sleep_ns(r->rig.clock, (int64_t)(fmin(until - now, 1.0) * 1e9) + 1);
+		if ((rc = run_poll(r, err))) {
+			r->drying = 0;
+			return rc;
+		}
+	}
+	r->drying = 0;
+	return 0;
+}
+
+/* ---- observing a batch ---- */
+
+/* The canvas mm box of grid cell (col, row) of the plan's expected-result grid, clipped to the picture. */
+static void cell_box(const struct plan *p, int col, int row, double box[4])
+{
+	box[0] = p->image_mm[0] + col * p->cell_mm;
+	box[1] = p->image_mm[1] + row * p->cell_mm;
+	box[2] = fmin(box[0] + p->cell_mm, p->image_mm[0] + p->image_mm[2]);
+	box[3] = fmin(box[1] + p->cell_mm, p->image_mm[1] + p->image_mm[3]);
+}
+
+/*
+ * What the planner predicted a cell of the subtask at index `upto` would look
+ * like just before it: the last earlier subtask of the plan that names the
+ * cell (a paint batch's cells, a checkpoint's every cell), else NULL.
+ */
+static const color_lab *predicted_before(const struct plan *p, size_t upto, int col, int row)
+{
+	for (size_t j = upto; j-- > 0;) {
+		const struct plan_subtask *t = &p->subtasks[j];
+
+		if (t->type == PLAN_MIX)
+			continue;
+		for (size_t i = 0; i < t->n_cells; i++)
+			if (t->cells[i].col == col && t->cells[i].row == row)
+				return &t->cells[i].lab;
+	}
+	return NULL;
+}
+
+static double dot3(const double *a, const double *b)
+{
+	return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/*
+ * A batch is judged on the change it makes to what the camera saw before it,
+ * not on the planner's idea of the canvas it starts from (earlier batches
+ * were off by up to their tolerance, and a thin stroke over them inherits
+ * that). The planner's own prediction says how much of the cell the batch
+ * repaints: k = the share of the way from the colour before (as predicted)
+ * to the paint that the cell goes. The cell should then be the observed
+ * colour before, moved k of the way to the paint as it shows on this canvas
+ * (the plan's colour plus what its earlier strokes taught). Without an
+ * observation before, the planner's prediction is the expectation.
+ */
+struct cell_model {
+	color_lab expected;
+	double k;         /* share of the cell repainted */
+	color_lab before; /* observed before the pass */
+	int have_before;
+};
+
+static void model_cell(const struct run *r, const struct plan_subtask *s, const struct plan_cell *pc,
+		       const float *before, struct cell_model *cm)
+{
+	const struct plan *p = run_plan((struct run *)r);
+	const struct run_colour *col = &r->st.colours[s->colour];
+	const color_lab *pl = &p->colours[s->colour].lab;
+	const color_lab *pb = predicted_before(p, r->st.next, pc->col, pc->row);
+	color_lab paint = *pl;
+	double box[4], d_after[3], d_paint[3], n2;
+
+	memset(cm, 0, sizeof(*cm));
+	cm->expected = pc->lab;
+	cm->k = pc->coverage;
+	if (col->canvas_cells > 0) {
+		paint.L += col->canvas_offset.L;
+		paint.a += col->canvas_offset.a;
+		paint.b += col->canvas_offset.b;
+	}
+	if (pb) {
+		d_after[0] = pc->lab.L - pb->L;
+		d_after[1] = pc->lab.a - pb->a;
+		d_after[2] = pc->lab.b - pb->b;
+		d_paint[0] = pl->L - pb->L;
+		d_paint[1] = pl->a - pb->a;
+		d_paint[2] = pl->b - pb->b;
+		n2 = dot3(d_paint, d_paint);
+		if (n2 > 1.0)
+			cm->k = fmin(1.0, fmax(0.0, dot3(d_after, d_paint) / n2));
+	}
+	if (before) {
+		struct run_canvas c = { r->last_w, r->last_h, (float *)before, "" };
+
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (run_canvas_mean(&c, box[0], box[1], box[2], box[3], &cm->before) == 0) {
+			cm->have_before = 1;
+			cm->expected.L = cm->before.L + cm->k * (paint.L - cm->before.L);
+			cm->expected.a = cm->before.a + cm->k * (paint.a - cm->before.a);
+			cm->expected.b = cm->before.b + cm->k * (paint.b - cm->before.b);
+			return;
+		}
+	}
+	if (col->canvas_cells > 0) {
+		cm->expected.L += cm->k * col->canvas_offset.L;
+		cm->expected.a += cm->k * col->canvas_offset.a;
+		cm->expected.b += cm->k * col->canvas_offset.b;
+	}
+}
+
+/* Learns from an observation of s how its colour looks on the canvas (cells it repainted nearly whole). */
+static void learn_canvas(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+			 const float *before)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	const color_lab *pl = &run_plan(r)->colours[s->colour].lab;
+	double sum[3] = { 0, 0, 0 };
+	long n = 0;
+
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		struct cell_model cm;
+		double box[4];
+		color_lab seen, b;
+
+		model_cell(r, s, pc, before, &cm);
+		if (cm.k < 0.9)
+			continue;
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen))
+			continue;
+		b = cm.have_before ? cm.before : seen;
+		/* The paint as it shows: seen = before + k (paint - before). */
+		sum[0] += b.L + (seen.L - b.L) / cm.k - pl->L;
+		sum[1] += b.a + (seen.a - b.a) / cm.k - pl->a;
+		sum[2] += b.b + (seen.b - b.b) / cm.k - pl->b;
+		n++;
+	}
+	if (!n)
+		return;
+	/* A running mean over every such cell seen so far. */
+	col->canvas_offset.L = (col->canvas_offset.L * col->canvas_cells + sum[0]) / (col->canvas_cells + n);
+	col->canvas_offset.a = (col->canvas_offset.a * col->canvas_cells + sum[1]) / (col->canvas_cells + n);
+	col->canvas_offset.b = (col->canvas_offset.b * col->canvas_cells + sum[2]) / (col->canvas_cells + n);
+	col->canvas_cells += n;
+}
+
+/* CIEDE2000 of each of s's cells, observed against expected (-1 where the observation has none). */
+static double cells_verdict(const struct run *r, const struct plan_subtask *s,
+			    const struct run_canvas *c, const float *before, double *per_cell)
+{
+	double sum = 0.0;
+	int n = 0;
+
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		struct cell_model cm;
+		double box[4];
+		color_lab seen;
+
+		if (s->type == PLAN_PAINT)
+			model_cell(r, s, pc, before, &cm);
+		else
+			cm.expected = pc->lab;
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (per_cell)
+			per_cell[i] = -1.0;
+		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen) == 0) {
+			double de = color_de00(&seen, &cm.expected);
+
+			if (per_cell)
+				per_cell[i] = de;
+			sum += de;
+			n++;
+		}
+	}
+	return n ? sum / n : 0.0;
+}
+
+int run_observe_record(struct run *r, const struct plan_subtask *s, const char *what,
+		       struct run_canvas *c, double *verdict, bl_err *err)
+{
+	double mean, p95;
+	int rc;
+
+	if ((rc = run_observe_canvas(r, what, c, err)) ||
+	    (rc = run_canvas_vs_target(r, c, &mean, &p95, err)))
+		return rc;
+	*verdict = cells_verdict(r, s, c, s->type == PLAN_PAINT ? r->before_lab : NULL, NULL);
+	if (r->st.n_hist == RUN_MAX_HISTORY) {
+		memmove(r->st.hist, r->st.hist + 1, sizeof(r->st.hist[0]) * (RUN_MAX_HISTORY - 1));
+		r->st.n_hist--;
+	}
+	r->st.hist[r->st.n_hist++] = (struct run_hist){ r->st.round, s->id, mean, p95, *verdict,
+							clk_now_s(r->rig.clock) };
+	return 0;
+}
+
+/* ---- acting ---- */
+
+int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a0,
+		    bl_err *err)
+{
+	struct arm_action a = *a0;
+	struct gate_decision d;
+	int rc;
+
+	if (a.kind == ARM_DIP && a.cell[0] && r->st.colours[s->colour].cell[0])
+		snprintf(a.cell, sizeof(a.cell), "%s", r->st.colours[s->colour].cell);
+	rc = run_act(r, &a, &d, err);
+	if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
+		struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
+		const struct gate_finding *f = gate_decision_primary(&d);
+
+		df->round = r->st.round;
+		df->subtask = s->id;
+		snprintf(df->request, sizeof(df->request), "%s", d.request_id);
+		snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
+	}
+	if (rc)
+		return rc;
+	if (a.kind == ARM_DIP && a.cell[0]) {
+		const struct machine_brush *b = machine_find_brush(&r->m, a.brush);
+
+		r->st.colours[s->colour].cell_ml -= b ? b->load_ml : 0.0;
+	}
+	if (a.kind == ARM_STROKE)
+		r->st.strokes_done++;
+	return 0;
+}
+
+static int repeatable(enum arm_kind k)
+{
+	return k != ARM_STROKE && k != ARM_DISPENSE;
+}
+
+/* The batch's actions this pass: all of them, or the retry's. */
+static int retrying(const struct run *r)
+{
+	return r->st.retry.active && r->st.retry.sub == r->st.next;
+}
+
+static long pass_len(const struct run *r, const struct plan_subtask *s)
+{
+	return retrying(r) ? r->st.retry.n : (long)s->n_actions;
+}
+
+/* Action k of this pass (a shallow copy: the points stay the plan's), with its id. */
+static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k)
+{
+	struct arm_action a;
+
+	if (!retrying(r))
+		return s->actions[k];
+	a = s->actions[r->st.retry.idx[k]];
+	a.id = r->st.retry.id0 + k;
+	return a;
+}
+
+/* Whether a stroke's path (machine mm) comes within half its brush of a marked grid cell. */
+static int stroke_crosses(const struct run *r, const struct arm_action *a,
+			  const unsigned char *marked)
+{
+	const struct plan *p = &r->plan;
+	const struct machine_brush *b = machine_find_brush(&r->m, a->brush);
+	double half = b ? 0.5 * b->width_mm : 0.0, ox, oy;
+
+	/* Machine mm back to canvas mm: the inverse of the one mapping (a translation). */
+	plan_canvas_to_machine(&r->m, 0.0, 0.0, &ox, &oy);
+	for (size_t i = 0; i + 1 < a->n_points || (i == 0 && a->n_points == 1); i++) {
+		const arm_point *p0 = &a->points[i], *p1 = &a->points[i + 1 < a->n_points ? i + 1 : i];
+		double len = hypot(p1->x - p0->x, p1->y - p0->y);
+		int steps = (int)ceil(len) + 1;
+
+		for (int k = 0; k <= steps; k++) {
+			double t = (double)k / steps;
+			double x = p0->x + t * (p1->x - p0->x) - ox;
+			double y = p0->y + t * (p1->y - p0->y) - oy;
+			int c0 = (int)floor((x - half - p->image_mm[0]) / p->cell_mm);
+			int c1 = (int)floor((x + half - p->image_mm[0]) / p->cell_mm);
+			int r0 = (int)floor((y - half - p->image_mm[1]) / p->cell_mm);
+			int r1 = (int)floor((y + half - p->image_mm[1]) / p->cell_mm);
+
+			for (int row = r0 < 0 ? 0 : r0; row <= r1 && row < p->grid_rows; row++)
+				for (int col = c0 < 0 ? 0 : c0; col <= c1 && col < p->grid_cols; col++)
+					if (marked[(size_t)row * p->grid_cols + col])
+						return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The retry of a batch: its strokes that cross a cell still beyond the
+ * tolerance, each after the dip that loaded it in the first pass, then what
+ * ended the batch (wash, wipe, park). Every stroke when none crosses one.
+ */
+static int plan_retry(struct run *r, const struct plan_subtask *s, const double *per_cell,
+		      int *n_strokes, int *n_cells, bl_err *err)
+{
+	const struct plan *p = &r->plan;
+	struct run_retry *t = &r->st.retry;
+	unsigned char *marked = calloc((size_t)p->grid_cols * p->grid_rows + 1, 1);
+	unsigned char *pick = calloc(s->n_actions + 1, 1);
+	int *idx = calloc(s->n_actions + 1, sizeof(*idx));
+	long last_stroke = -1;
+	int n = 0, any = 0, attempt = retrying(r) ? t->attempt + 1 : 1;
+
+	if (!marked || !pick || !idx) {
+		free(marked);
+		free(pick);
+		free(idx);
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	}
+	*n_cells = 0;
+	for (size_t i = 0; i < s->n_cells; i++)
+		if (per_cell[i] > s->tolerance_de00 && s->cells[i].col < p->grid_cols &&
+		    s->cells[i].row < p->grid_rows) {
+			marked[(size_t)s->cells[i].row * p->grid_cols + s->cells[i].col] = 1;
+			(*n_cells)++;
+		}
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (s->actions[i].kind == ARM_STROKE && stroke_crosses(r, &s->actions[i], marked))
+			pick[i] = 1, any = 1;
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (s->actions[i].kind == ARM_STROKE && (pick[i] || !any))
+			pick[i] = 1, last_stroke = (long)i;
+	*n_strokes = 0;
+	{
+		long dip = -1;
+
+		for (size_t i = 0; i < s->n_actions; i++) {
+			enum arm_kind k = s->actions[i].kind;
+
+			if (k == ARM_DIP) {
+				dip = (long)i;
+			} else if (k == ARM_STROKE) {
+				if (!pick[i])
+					continue;
+				if (dip >= 0)
+					idx[n++] = (int)dip;
+				dip = -1;
+				idx[n++] = (int)i;
+				(*n_strokes)++;
+			} else if ((long)i > last_stroke) {
+				idx[n++] = (int)i;
+			}
+		}
+	}
+	free(marked);
+	free(pick);
+	run_retry_clear(t);
+	t->active = 1;
+	t->sub = r->st.next;
+	t->attempt = attempt;
+	t->id0 = r->st.next_action_id;
+	r->st.next_action_id += n;
+	t->n = n;
+	t->idx = idx;
+	r->st.strokes_total += *n_strokes;
+	return 0;
+}
+
+/*
+ * The canvas before a pass, to judge the pass on the change it makes: the last
+ * observation (every batch and checkpoint ends with one), or a fresh one in a
+ * process that has not looked yet. A pass resumed part way has none.
+ */
+static int snapshot_before(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	size_t bytes;
+	float *keep;
+
+	free(r->before_lab);
+	r->before_lab = NULL;
+	if (r->st.open_loop || sub->action_next > 0)
+		return 0;
+	if (!r->last_lab) {
+		struct run_canvas c = { 0 };
+		char what[48];
+		int rc;
+
+		snprintf(what, sizeof(what), "%s-before", name);
+		if ((rc = run_observe_canvas(r, what, &c, err)))
+			return rc;
+		run_canvas_free(&c);
+	}
+	(void)s;
+	bytes = (size_t)r->last_w * r->last_h * 3 * sizeof(float);
+	keep = malloc(bytes);
+	if (!keep)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	memcpy(keep, r->last_lab, bytes);
+	r->before_lab = keep;
+	return 0;
+}
+
+/* Resuming a pass a crash interrupted: look first, never repeat a stroke that may have run. */
+static int resume_pass(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct run_canvas c = { 0 };
+	long k = sub->action_next, n = pass_len(r, s);
+	struct arm_action a = pass_action(r, s, k < n ? k : 0);
+	int seen = k < n ? run_journal_allowed(r, name, a.id) : 0;
+	double verdict = 0.0;
+	cJSON *dj = cJSON_CreateObject();
+	int rc;
+
+	if (!r->st.open_loop && (rc = run_observe_record(r, s, "reobserve", &c, &verdict, err))) {
+		cJSON_Delete(dj);
+		return rc;
+	}
+	run_canvas_free(&c);
+	cJSON_AddNumberToObject(dj, "action_next", (double)k);
+	cJSON_AddNumberToObject(dj, "action_id", (double)a.id);
+	cJSON_AddNumberToObject(dj, "retry", retrying(r) ? r->st.retry.attempt : 0);
+	cJSON_AddStringToObject(dj, "last_action", seen == 2 ? "done" : seen ? "unknown" : "not run");
+	if (!r->st.open_loop)
+		cJSON_AddNumberToObject(dj, "observed_de00", verdict);
+	if (seen && k < n && !repeatable(a.kind)) {
+		sub->action_next++;
+		if (a.kind == ARM_STROKE)
+			r->st.strokes_done++;
+		cJSON_AddStringToObject(dj, "decision", "the interrupted stroke is not repeated");
+	}
+	if ((rc = run_event(r, "batch_resumed", dj, err)))
+		return rc;
+	/* The brush was loaded before the crash: load it again before the next stroke. */
+	for (long i = sub->action_next - 1; i >= 0; i--) {
+		struct arm_action d = pass_action(r, s, i);
+
+		if (d.kind == ARM_DIP) {
+			if (sub->action_next < n && pass_action(r, s, sub->action_next).kind == ARM_STROKE) {
+				d.id = r->st.next_action_id++;
+				if ((rc = run_plan_action(r, s, &d, err)))
+					return rc;
+			}
+			break;
+		}
+	}
+	r->st.batch_unknown = 0;
+	return 0;
+}
+
+/* The verdict of a pass as a journal event; per_cell filled when given. */
+static int verify(struct run *r, const struct plan_subtask *s, const char *what, double *verdict,
+		  double *per_cell, int learn, bl_err *err)
+{
+	struct run_canvas c = { 0 };
+	cJSON *dj;
+	int rc = run_observe_record(r, s, what, &c, verdict, err);
+
+	if (rc)
+		return rc;
+	if (per_cell)
+		cells_verdict(r, s, &c, r->before_lab, per_cell);
+	dj = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", *verdict);
+	{
+		const struct run_colour *col = &r->st.colours[s->colour];
+
+		json_add_vec(dj, "colour_canvas_offset",
+			     (double[]){ col->canvas_offset.L, col->canvas_offset.a, col->canvas_offset.b }, 3);
+		cJSON_AddNumberToObject(dj, "colour_canvas_cells", (double)col->canvas_cells);
+	}
+	cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
+	cJSON_AddNumberToObject(dj, "canvas_mean_de00", r->st.hist[r->st.n_hist - 1].mean_de00);
+	cJSON_AddNumberToObject(dj, "retry", retrying(r) ? r->st.retry.attempt : 0);
+	cJSON_AddStringToObject(dj, "verdict", *verdict <= s->tolerance_de00 ? "pass" : "fail");
+	cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
+	/* Judged first, then learnt from: an end condition never moves while its subtask runs. */
+	if (learn || *verdict <= s->tolerance_de00)
+		learn_canvas(r, s, &c, r->before_lab);
+	run_canvas_free(&c);
+	return run_event(r, "verified", dj, err);
+}
+
+int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct run_colour *col = &r->st.colours[s->colour];
+	struct gate_decision d;
+	double verdict, *per_cell = NULL;
+	char name[32];
+	int rc;
+
+	run_subtask_name(r, r->st.next, name, sizeof(name));
+	if (col->escalated && !col->accepted) {
+		sub->status = RUN_SUB_DEFERRED;
+		snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
+			 run_plan(r)->colours[s->colour].name);
+		return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+	}
+	if ((rc = gate_tolerance(r->gate, "paint", s->tolerance_de00, &d, err)))
+		return rc;
+	if (r->st.retry.active && !retrying(r))
+		run_retry_clear(&r->st.retry); /* left by a subtask that is over */
+	per_cell = calloc(s->n_cells + 1, sizeof(*per_cell));
+	if (!per_cell)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	for (;;) {
+		long n = pass_len(r, s);
+
+		if (r->st.batch_unknown && sub->action_next > 0 && (rc = resume_pass(r, s, name, err)))
+			goto out;
+		r->st.batch_unknown = 0;
+		if (sub->action_next < n && (rc = wait_dry(r, s, err)))
+			goto out;
+		if ((rc = snapshot_before(r, s, name, err)))
+			goto out;
+		for (; sub->action_next < n; sub->action_next++) {
+			struct arm_action a = pass_action(r, s, sub->action_next);
+
+			r->st.batch_unknown = 1;
+			rc = run_plan_action(r, s, &a, err);
+			if (rc == BL_EDEFERRED) {
+				sub->status = RUN_SUB_DEFERRED;
+				if (retrying(r)) {
+					/* Run again later, it verifies what the first pass left and plans a retry anew. */
+					run_retry_clear(&r->st.retry);
+					sub->action_next = (long)s->n_actions;
+				}
+				snprintf(sub->note, sizeof(sub->note), "an action waits for the operator (%s)",
+					 r->st.deferred[r->st.n_deferred - 1].request);
+				r->st.batch_unknown = 0;
+				rc = run_state_save(r, err);
+				goto out;
+			}
+			if (rc)
+				goto out;
+			if (a.kind == ARM_STROKE)
+				note_wet(r, s);
+			if ((rc = run_state_save(r, err)))
+				goto out;
+		}
+		r->st.batch_unknown = 0;
+		if (r->st.open_loop) {
+			sub->status = RUN_SUB_DONE;
+			break;
+		}
+		if ((rc = verify(r, s, name, &verdict, NULL, 0, err)))
+			goto out;
+		sub->verdict_de00 = verdict;
+		if (verdict > s->tolerance_de00) {
+			/* A fresh look before blaming the paint: one frame can be off (noise, the arm in view). */
+			char what[48];
+
+			snprintf(what, sizeof(what), "%s-again", name);
+			if ((rc = verify(r, s, what, &verdict, per_cell, 1, err)))
+				goto out;
+			sub->verdict_de00 = verdict;
+		}
+		if (verdict <= s->tolerance_de00) {
+			run_brakes_success(&r->st.brakes);
+			sub->status = RUN_SUB_DONE;
+			if (retrying(r))
+				snprintf(sub->note, sizeof(sub->note), "verified after %d retr%s",
+					 r->st.retry.attempt, r->st.retry.attempt == 1 ? "y" : "ies");
+			break;
+		}
+		/* Failed twice: counted by the brakes, then painted again where it is still off. */
+		{
+			char why[160];
+			enum run_brake b;
+			int n_strokes = 0, n_cells = 0;
+			cJSON *dj;
+
+			/* The same batch failing the same way is stuck; different batches are not the same failure. */
+			snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction (tolerance %.1f)",
+				 name, round(verdict * 2.0) / 2.0, s->tolerance_de00);
+			b = run_brakes_failure(&r->st.brakes, &r->m.brakes, why);
+			sub->attempts++;
+			snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction after %d attempt%s",
+				 verdict, sub->attempts, sub->attempts == 1 ? "" : "s");
+			if (b != RUN_BRAKE_NONE) {
+				sub->status = RUN_SUB_FAILED;
+				rc = run_brake(r, b, err);
+				goto out;
+			}
+			if ((rc = plan_retry(r, s, per_cell, &n_strokes, &n_cells, err)))
+				goto out;
+			sub->action_next = 0;
+			dj = cJSON_CreateObject();
+			cJSON_AddNumberToObject(dj, "attempt", r->st.retry.attempt);
+			cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
+			cJSON_AddNumberToObject(dj, "cells_off", n_cells);
+			cJSON_AddNumberToObject(dj, "strokes", n_strokes);
+			cJSON_AddNumberToObject(dj, "actions", r->st.retry.n);
+			if ((rc = run_event(r, "batch_retry", dj, err)) || (rc = run_state_save(r, err)))
+				goto out;
+		}
+	}
+	run_retry_clear(&r->st.retry);
+	rc = 0;
+out:
+	free(per_cell);
+	return rc;
+}

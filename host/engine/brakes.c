@@ -70,13 +70,13 @@ void run_brakes_subtask_start(struct run_brakes *b)
 }
 
 enum run_brake run_brakes_failure(struct run_brakes *b, const struct machine_brakes *lim,
-				  const char *reason)
+				  const char *key, const char *reason)
 {
 	b->attempts++;
-	if (strcmp(b->last_failure, reason) == 0) {
+	if (strcmp(b->last_failure, key) == 0) {
 		b->same_failure++;
 	} else {
-		snprintf(b->last_failure, sizeof(b->last_failure), "%s", reason);
+		snprintf(b->last_failure, sizeof(b->last_failure), "%s", key);
 		b->same_failure = 1;
 	}
 	if (b->same_failure >= lim->stuck_repeats) {

@@ -53,9 +53,13 @@ void run_brakes_init(struct run_brakes *b);
 /* A subtask starts: its attempt count starts again. */
 void run_brakes_subtask_start(struct run_brakes *b);
 
-/* A failed attempt with a reason: ATTEMPTS when the subtask has used its attempts, STUCK when the same reason repeats. */
+/*
+ * A failed attempt: ATTEMPTS when the subtask has used its attempts, STUCK
+ * when the same failure (by key) repeats; reason says what happened, for
+ * the brake's message.
+ */
 enum run_brake run_brakes_failure(struct run_brakes *b, const struct machine_brakes *lim,
-				  const char *reason);
+				  const char *key, const char *reason);
 
 /* A verified attempt clears the failure streak. */
 void run_brakes_success(struct run_brakes *b);

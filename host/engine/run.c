@@ -576,10 +576,9 @@ static int settle(struct run *r, int rc, bl_err *err)
 
 static int drive(struct run *r, int homed, bl_err *err)
 {
-	struct gate_decision d;
 	int rc;
 
-	rc = homed ? 0 : gate_home(r->gate, r->rig.arm, &d, err);
+	rc = homed ? 0 : run_home(r, err);
 	if (rc == 0)
 		rc = run_mix_finish_pending(r, err);
 	if (rc == 0)
@@ -645,13 +644,12 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	char p[RUN_PATH_MAX];
 	struct plan_inputs in;
 	struct plan_options po;
-	struct gate_decision d;
 	color_lab blank;
 	int rc;
 
 	if ((rc = open_world(r, 1, err)))
 		return rc;
-	if ((rc = gate_home(r->gate, r->rig.arm, &d, err)) || (rc = observe_blank(r, &blank, err)))
+	if ((rc = run_home(r, err)) || (rc = observe_blank(r, &blank, err)))
 		return settle(r, rc, err); /* no plan yet: resume plans again */
 	/* The plan, its expected results written before anything runs. */
 	plan_inputs_for(r, &in);

@@ -120,6 +120,31 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 	}
 }
 
+int run_home(struct run *r, bl_err *err)
+{
+	for (;;) {
+		struct gate_decision d;
+		enum run_brake b;
+		int rc;
+
+		if ((rc = run_poll(r, err)))
+			return rc;
+		rc = gate_home(r->gate, r->rig.arm, &d, err);
+		if (rc == 0) {
+			run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+			return 0;
+		}
+		if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+			return rc;
+		/* Homing that failed before it moved (a communication error): retried, counted. */
+		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+		if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
+			return rc;
+		if (b != RUN_BRAKE_NONE)
+			return run_brake(r, b, err);
+	}
+}
+
 struct allowed_scan {
 	const char *sub;
 	long id;

@@ -8,6 +8,7 @@
 
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/strbuf.h"
 #include "engine/run_int.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -122,6 +123,40 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 	cJSON_Delete(st);
 	*out = o;
 	return 0;
+}
+
+#define STALE_MARK "> **STALE**"
+
+int run_status_mark_stale(const char *dir, double age_s, double limit_s, bl_err *err)
+{
+	char p[RUN_PATH_MAX], *text = NULL, *body;
+	strbuf sb;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = fs_join(p, sizeof(p), dir, "STATUS.md", err)))
+		return rc;
+	if (fs_read_file(p, 1u << 24, &text, &len, NULL))
+		text = NULL;
+	body = text ? text : "";
+	/* One banner: an older one is replaced. */
+	if (!strncmp(body, STALE_MARK, strlen(STALE_MARK))) {
+		char *end = strstr(body, "\n\n");
+
+		body = end ? end + 2 : body + strlen(body);
+	}
+	sb_init(&sb);
+	sb_printf(&sb, STALE_MARK ": state.json says the run is running, but its heartbeat is %.0f s old "
+		      "(brakes.heartbeat_stale_s %.0f s): the process has died or hangs. Nothing below is "
+		      "current. If no brushloop process runs for it, `brushloop resume %s` goes on from "
+		      "the last saved state.\n\n%s", age_s, limit_s, dir, body);
+	if (!sb.s)
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+	else
+		rc = fs_write_atomic(p, sb.s, sb.len, err);
+	sb_free(&sb);
+	free(text);
+	return rc;
 }
 
 int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)

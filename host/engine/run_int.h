@@ -230,6 +230,8 @@ int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *er
  * BL_EDEFERRED, BL_EDENIED, BL_EPAUSED, BL_ESAFETY, BL_EBRAKE (breaker).
  */
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err);
+/* Homes the arm through the gate, communication errors retried and counted like run_act's. */
+int run_home(struct run *r, bl_err *err);
 /* Checks signals and faults (gate_stop_poll) and the budgets. */
 int run_poll(struct run *r, bl_err *err);
 /* Whether the journal shows a decision to allow action id in subtask sub (it may have run). */

@@ -256,28 +256,33 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 		paint.a += col->canvas_offset.a;
 		paint.b += col->canvas_offset.b;
 	}
-	if (pb) {
-		d_after[0] = pc->lab.L - pb->L;
-		d_after[1] = pc->lab.a - pb->a;
-		d_after[2] = pc->lab.b - pb->b;
-		d_paint[0] = pl->L - pb->L;
-		d_paint[1] = pl->a - pb->a;
-		d_paint[2] = pl->b - pb->b;
-		n2 = dot3(d_paint, d_paint);
-		if (n2 > 1.0)
-			cm->k = fmin(1.0, fmax(0.0, dot3(d_after, d_paint) / n2));
-	}
 	if (before) {
 		struct run_canvas c = { r->last_w, r->last_h, (float *)before, "" };
 
 		cell_box(&r->plan, pc->col, pc->row, box);
-		if (run_canvas_mean(&c, box[0], box[1], box[2], box[3], &cm->before) == 0) {
-			cm->have_before = 1;
-			cm->expected.L = cm->before.L + cm->k * (paint.L - cm->before.L);
-			cm->expected.a = cm->before.a + cm->k * (paint.a - cm->before.a);
-			cm->expected.b = cm->before.b + cm->k * (paint.b - cm->before.b);
-			return;
-		}
+		cm->have_before = run_canvas_mean(&c, box[0], box[1], box[2], box[3], &cm->before) == 0;
+	}
+	/*
+	 * No earlier subtask names the cell: the plan started it from the blank
+	 * canvas, a correction plan from the canvas as observed when it was made
+	 * (what was seen before this batch, as nothing has painted it since).
+	 */
+	if (!pb)
+		pb = r->st.round > 0 && cm->have_before ? &cm->before : &p->canvas_lab;
+	d_after[0] = pc->lab.L - pb->L;
+	d_after[1] = pc->lab.a - pb->a;
+	d_after[2] = pc->lab.b - pb->b;
+	d_paint[0] = pl->L - pb->L;
+	d_paint[1] = pl->a - pb->a;
+	d_paint[2] = pl->b - pb->b;
+	n2 = dot3(d_paint, d_paint);
+	if (n2 > 1.0)
+		cm->k = fmin(1.0, fmax(0.0, dot3(d_after, d_paint) / n2));
+	if (cm->have_before) {
+		cm->expected.L = cm->before.L + cm->k * (paint.L - cm->before.L);
+		cm->expected.a = cm->before.a + cm->k * (paint.a - cm->before.a);
+		cm->expected.b = cm->before.b + cm->k * (paint.b - cm->before.b);
+		return;
 	}
 	if (col->canvas_cells > 0) {
 		cm->expected.L += cm->k * col->canvas_offset.L;
@@ -316,6 +321,17 @@ static void learn_canvas(struct run *r, const struct plan_subtask *s, const stru
 	}
 	if (!n)
 		return;
+	{
+		/*
+		 * A paint shows on a canvas within the paint tolerance of its mix (a thin
+		 * film, a light paint hiding poorly); beyond that the strokes failed (a dry
+		 * brush, a missed canvas), and that is never learnt as the paint's look.
+		 */
+		color_lab shown = { pl->L + sum[0] / n, pl->a + sum[1] / n, pl->b + sum[2] / n };
+
+		if (color_de00(&shown, pl) > s->tolerance_de00)
+			return;
+	}
 	/* A running mean over every such cell seen so far. */
 	col->canvas_offset.L = (col->canvas_offset.L * col->canvas_cells + sum[0]) / (col->canvas_cells + n);
 	col->canvas_offset.a = (col->canvas_offset.a * col->canvas_cells + sum[1]) / (col->canvas_cells + n);
@@ -540,9 +556,11 @@ static int plan_retry(struct run *r, const struct plan_subtask *s, const double 
 }
 
 /*
- * The canvas before a pass, to judge the pass on the change it makes: the last
+ * The canvas before a batch, to judge it on the change it makes: the last
  * observation (every batch and checkpoint ends with one), or a fresh one in a
- * process that has not looked yet. A pass resumed part way has none.
+ * process that has not looked yet. A first pass resumed part way has none,
+ * nor has a retry in a process that did not see the first pass begin: they
+ * are judged against the planner's prediction alone.
  */
 static int snapshot_before(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
 {
@@ -550,6 +568,9 @@ static int snapshot_before(struct run *r, const struct plan_subtask *s, const ch
 	size_t bytes;
 	float *keep;
 
+	/* A retry aims at the batch's own end condition: the canvas before its first pass stays the base. */
+	if (retrying(r))
+		return 0;
 	free(r->before_lab);
 	r->before_lab = NULL;
 	if (r->st.open_loop || sub->action_next > 0)
@@ -660,7 +681,7 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 	struct run_sub *sub = &r->st.sub[r->st.next];
 	struct run_colour *col = &r->st.colours[s->colour];
 	struct gate_decision d;
-	double verdict, *per_cell = NULL;
+	double verdict, prev, *per_cell = NULL;
 	char name[32];
 	int rc;
 
@@ -718,6 +739,7 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 			sub->status = RUN_SUB_DONE;
 			break;
 		}
+		prev = sub->verdict_de00;
 		if ((rc = verify(r, s, name, &verdict, NULL, 0, err)))
 			goto out;
 		sub->verdict_de00 = verdict;
@@ -740,15 +762,27 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 		}
 		/* Failed twice: counted by the brakes, then painted again where it is still off. */
 		{
-			char why[160];
+			char why[200], key[96];
 			enum run_brake b;
 			int n_strokes = 0, n_cells = 0;
 			cJSON *dj;
 
-			/* The same batch failing the same way is stuck; different batches are not the same failure. */
-			snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction (tolerance %.1f)",
-				 name, round(verdict * 2.0) / 2.0, s->tolerance_de00);
-			b = run_brakes_failure(&r->st.brakes, &r->m.brakes, why);
+			/*
+			 * The same failure is this batch failing again without getting
+			 * clearly closer (a tenth, or half a unit): retrying does not help,
+			 * it is stuck. A retry that got closer starts the count again;
+			 * other batches are other failures.
+			 */
+			if (retrying(r) && prev >= 0.0 && prev - verdict >= fmax(0.5, 0.1 * prev))
+				snprintf(key, sizeof(key), "paint batch %s got closer on retry %d", name,
+					 r->st.retry.attempt);
+			else
+				snprintf(key, sizeof(key), "paint batch %s not verified, retrying does not "
+					 "bring it closer", name);
+			snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction "
+				 "(tolerance %.1f)%s", name, verdict, s->tolerance_de00,
+				 retrying(r) ? " after retrying" : "");
+			b = run_brakes_failure(&r->st.brakes, &r->m.brakes, key, why);
 			sub->attempts++;
 			snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction after %d attempt%s",
 				 verdict, sub->attempts, sub->attempts == 1 ? "" : "s");

@@ -23,14 +23,14 @@ TEST(attempts_brake_after_the_limit)
 
 	run_brakes_init(&b);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "dE 3.1") == RUN_BRAKE_NONE);
-	CHECK(run_brakes_failure(&b, &l, "dE 2.7") == RUN_BRAKE_NONE);
-	CHECK(run_brakes_failure(&b, &l, "dE 2.4") == RUN_BRAKE_NONE);
-	CHECK(run_brakes_failure(&b, &l, "dE 2.2") == RUN_BRAKE_ATTEMPTS);
+	CHECK(run_brakes_failure(&b, &l, "dE 3.1", "dE 3.1") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 2.7", "dE 2.7") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 2.4", "dE 2.4") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 2.2", "dE 2.2") == RUN_BRAKE_ATTEMPTS);
 	CHECK_STR_CONTAINS(b.reason, "all 4 attempts");
 	/* A new subtask starts with fresh attempts. */
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "dE 5") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 5", "dE 5") == RUN_BRAKE_NONE);
 }
 
 TEST(same_failure_three_times_is_stuck)
@@ -39,19 +39,19 @@ TEST(same_failure_three_times_is_stuck)
 	struct run_brakes b;
 
 	run_brakes_init(&b);
-	CHECK(run_brakes_failure(&b, &l, "arm timeout") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "arm timeout", "arm timeout") == RUN_BRAKE_NONE);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "arm timeout") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "arm timeout", "arm timeout") == RUN_BRAKE_NONE);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "arm timeout") == RUN_BRAKE_STUCK);
+	CHECK(run_brakes_failure(&b, &l, "arm timeout", "arm timeout") == RUN_BRAKE_STUCK);
 	CHECK_STR_CONTAINS(b.reason, "same failure 3 times");
 	/* A success in between breaks the streak. */
 	run_brakes_init(&b);
-	run_brakes_failure(&b, &l, "x");
-	run_brakes_failure(&b, &l, "x");
+	run_brakes_failure(&b, &l, "x", "x");
+	run_brakes_failure(&b, &l, "x", "x");
 	run_brakes_success(&b);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "x") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "x", "x") == RUN_BRAKE_NONE);
 }
 
 TEST(no_progress_is_wandering)
@@ -132,7 +132,7 @@ TEST(state_round_trips_through_json)
 	cJSON *j;
 
 	run_brakes_init(&b);
-	run_brakes_failure(&b, &l, "dE 4.2");
+	run_brakes_failure(&b, &l, "dE 4.2", "dE 4.2");
 	run_brakes_checkpoint(&b, &l, 7.5, 7.0, 0.1);
 	j = run_brakes_json(&b);
 	CHECK(run_brakes_from_json(j, &b2, &err) == 0);

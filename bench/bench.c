@@ -13,6 +13,7 @@ const struct bench_case bench_cases[] = {
 	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
 	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
 	{ "vision.de_map_ms", "ms", 15, bench_vision_de_map },
+	{ "calib.camera_session_ms", "ms", 7, bench_calib_camera },
 	{ "arm.kin_scara_inverse_ns", "ns", 7, bench_arm_kin_scara },
 	{ "sim.render_720p_ms", "ms", 21, bench_sim_render },
 	{ "sim.overnight_s", "s", 3, bench_sim_overnight },

@@ -29,6 +29,7 @@ int bench_safety_decision_json(double *value, bl_err *err);
 int bench_mix_solve(double *value, bl_err *err);
 int bench_vision_observe(double *value, bl_err *err);
 int bench_vision_de_map(double *value, bl_err *err);
+int bench_calib_camera(double *value, bl_err *err);
 int bench_arm_kin_scara(double *value, bl_err *err);
 int bench_sim_render(double *value, bl_err *err);
 int bench_sim_overnight(double *value, bl_err *err);

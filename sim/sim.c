@@ -7,7 +7,7 @@
 #include "color/color.h"
 #include "sim/sim_internal.h"
 
-const char *const sim_scene_names[] = { "canvas", "swatches", "chart", NULL };
+const char *const sim_scene_names[] = { "canvas", "swatches", "chart", "card", NULL };
 
 double sim_now_s(struct sim *s)
 {
@@ -180,6 +180,27 @@ struct camera *sim_camera(struct sim *s)
 void sim_set_scene(struct sim *s, enum sim_scene scene)
 {
 	s->scene = scene;
+}
+
+int sim_set_card(struct sim *s, const struct sim_card *card, bl_err *err)
+{
+	if (card->n < 0 || card->n > SIM_CARD_MAX)
+		return bl_fail(err, BL_EINVAL, "sim card: %d boxes, at most %d", card->n, SIM_CARD_MAX);
+	if (!(card->marker_size_mm > 0) || card->marker_inset_mm < 2.0 / 3.0 * card->marker_size_mm)
+		return bl_fail(err, BL_EINVAL, "sim card: markers of %g mm need an inset of at least "
+			       "2/3 of that, not %g", card->marker_size_mm, card->marker_inset_mm);
+	for (int i = 0; i < card->n; i++) {
+		if (sim_paint_find(&s->paints, card->box[i].paint) < 0)
+			return bl_fail(err, BL_EINVAL, "sim card: box %d: this run has no paint '%s'", i,
+				       card->box[i].paint);
+		if (!(card->box[i].fraction > 0.0 && card->box[i].fraction <= 1.0))
+			return bl_fail(err, BL_EINVAL, "sim card: box %d: fraction %g is outside (0, 1]",
+				       i, card->box[i].fraction);
+	}
+	s->card = *card;
+	s->has_card = 1;
+	sim_cam_forget_map(s);
+	return 0;
 }
 
 int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *info, bl_err *err)

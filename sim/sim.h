@@ -13,9 +13,13 @@
 #include "config/machine.h"
 #include "vision/camera.h"
 
-/* What the camera is shown: the world as it is, its wells and mixing cells, or a colour chart laid on the canvas. */
-enum sim_scene { SIM_SCENE_CANVAS, SIM_SCENE_SWATCHES, SIM_SCENE_CHART, SIM_SCENE_COUNT };
-extern const char *const sim_scene_names[]; /* "canvas", "swatches", "chart", NULL */
+/*
+ * What the camera is shown: the world as it is, its wells and mixing cells, a
+ * colour chart laid on the canvas, or a painted paint card laid on the canvas.
+ */
+enum sim_scene { SIM_SCENE_CANVAS, SIM_SCENE_SWATCHES, SIM_SCENE_CHART, SIM_SCENE_CARD,
+		 SIM_SCENE_COUNT };
+extern const char *const sim_scene_names[]; /* "canvas", "swatches", "chart", "card", NULL */
 
 /* The process exit status of a simulated power loss (the process ends at once with _exit). */
 #define SIM_POWER_LOSS_EXIT 86
@@ -65,6 +69,34 @@ double sim_last_paint_ml(const struct sim *s);
 
 /* The scene the camera shows on capture (default canvas). */
 void sim_set_scene(struct sim *s, enum sim_scene scene);
+
+/*
+ * A paint card as calibration prints it (docs/calibration.md) and a painter
+ * fills it: white paper with vision's markers (vis_marker_pattern, side
+ * marker_size_mm, the origin's at the card's top left) centred
+ * marker_inset_mm inside its corners, and boxes each painted opaquely with a paint mixed
+ * with the white (the first paint of this run's set) at a fraction by
+ * weight (1: the paint alone). It lies on the canvas, 0.5 mm above it,
+ * centred at center_mm, upright as the camera sees it: card x along
+ * machine +x, card y (down the card) along machine -y.
+ */
+#define SIM_CARD_MAX 200
+
+struct sim_card {
+	double size_mm[2];
+	double center_mm[2];     /* machine x, y of the card's centre */
+	double marker_size_mm;
+	double marker_inset_mm;
+	int n;
+	struct {
+		char paint[32];
+		double fraction;     /* paint / (paint + white) by weight */
+		double rect_mm[4];   /* x, y, w, h on the card */
+	} box[SIM_CARD_MAX];
+};
+
+/* Sets the card the card scene shows; a paint this run does not have is BL_EINVAL naming it. */
+int sim_set_card(struct sim *s, const struct sim_card *card, bl_err *err);
 
 /*
  * Renders one frame of scene as JPEG, without the frame faults (drop,

@@ -41,7 +41,7 @@ struct sim_cam {
 	int w, h;
 	double pos[3], fwd[3], right[3], down[3], f, cx, cy;
 	int ncell;                 /* canvas cells: sources 0..ncell-1 */
-	int well0, cell0, chart0, nsrc;
+	int well0, cell0, chart0, card0, nsrc;
 	int map_scene;             /* scene the pixel map was built for, -1 none */
 	uint32_t *src;
 	float *gain;
@@ -403,6 +403,17 @@ static void lut_init(struct sim_cam *c)
 	}
 }
 
+/* Reflectance of a card box: the paint mixed with white by weight, opaque (equal densities). */
+static void card_box_refl(const struct sim *s, int i, double r[SIM_NB])
+{
+	double ml[SIM_MAX_PAINTS] = { 0 }, f = s->card.box[i].fraction;
+	int p = sim_paint_find(&s->paints, s->card.box[i].paint);
+
+	ml[0] += 1.0 - f;
+	ml[p] += f;
+	sim_paint_measured(s, ml, r);
+}
+
 static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 {
 	const struct machine_sim *ms = &s->m.sim;
@@ -422,7 +433,8 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 	c->well0 = c->ncell + SRC_FIXED_N;
 	c->cell0 = c->well0 + CFG_MAX_WELLS;
 	c->chart0 = c->cell0 + CFG_MAX_CELLS * NSECT;
-	c->nsrc = c->chart0 + SIM_CHART_N;
+	c->card0 = c->chart0 + SIM_CHART_N;
+	c->nsrc = c->card0 + SIM_CARD_MAX;
 	c->map_scene = -1;
 	c->src = malloc(npix * sizeof(*c->src));
 	c->gain = malloc(npix * sizeof(*c->gain));
@@ -506,6 +518,12 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 
 		for (int i = 0; i < SIM_CHART_N; i++)
 			measured_ab(c, chart[i], c->src_ab[c->chart0 - c->ncell + i]);
+	}
+	for (int i = 0; s->has_card && i < s->card.n; i++) {
+		double r[SIM_NB];
+
+		card_box_refl(s, i, r);
+		measured_ab(c, r, c->src_ab[c->card0 - c->ncell + i]);
 	}
 	memset(s->w.dirty, 1, (size_t)c->ncell);
 	return c;
@@ -638,6 +656,67 @@ static void chart_patch_rect(const struct machine *m, int k, double r[4])
 	r[1] = r[3] - p;
 }
 
+/* Card coordinates (mm from its top left, y down the card) of a machine point. */
+static void card_coords(const struct sim_card *k, const double p[3], double *x, double *y)
+{
+	*x = p[0] - (k->center_mm[0] - 0.5 * k->size_mm[0]);
+	*y = (k->center_mm[1] + 0.5 * k->size_mm[1]) - p[1];
+}
+
+/* The card: paper, its four markers, and each box's paint. */
+static void card_map(struct sim *s, struct sim_cam *c, double z)
+{
+	const struct sim_card *k = &s->card;
+	const double W = k->size_mm[0], H = k->size_mm[1], in = k->marker_inset_mm;
+	const double k_size = k->marker_size_mm;
+	const double mk[4][2] = { { in, in }, { W - in, in }, { W - in, H - in }, { in, H - in } };
+	struct bbox b = bbox_rect(c, k->center_mm[0] - 0.5 * W, k->center_mm[1] - 0.5 * H,
+				  k->center_mm[0] + 0.5 * W, k->center_mm[1] + 0.5 * H, z, z);
+
+	for (int v = b.y0; v <= b.y1; v++)
+		for (int u = b.x0; u <= b.x1; u++) {
+			double p[3], x, y;
+			uint32_t src = (uint32_t)(c->ncell + SRC_PAPER);
+			int done = 0;
+
+			if (!hit(c, u + 0.5, v + 0.5, z, p))
+				continue;
+			card_coords(k, p, &x, &y);
+			if (x < 0 || y < 0 || x > W || y > H)
+				continue;
+			for (int i = 0; i < 4 && !done; i++) {
+				int pat = vis_marker_pattern(i, x - mk[i][0], y - mk[i][1], k_size);
+
+				if (pat >= 0) {
+					src = (uint32_t)(c->ncell + (pat ? SRC_INK : SRC_PAPER));
+					done = 1;
+				}
+			}
+			for (int i = 0; i < k->n && !done; i++) {
+				const double *r = k->box[i].rect_mm;
+
+				if (x >= r[0] && x < r[0] + r[2] && y >= r[1] && y < r[1] + r[3]) {
+					src = (uint32_t)(c->card0 + i);
+					done = 1;
+				}
+			}
+			set_px(s, c, u, v, src, p);
+		}
+}
+
+void sim_cam_forget_map(struct sim *s)
+{
+	if (!s->cam)
+		return;
+	s->cam->map_scene = -1;
+	for (int i = 0; i < s->card.n; i++) {
+		double r[SIM_NB];
+
+		card_box_refl(s, i, r);
+		measured_ab(s->cam, r, s->cam->src_ab[s->cam->card0 - s->cam->ncell + i]);
+	}
+}
+
 static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 {
 	const struct machine *m = &s->m;
@@ -727,6 +806,8 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 				set_px(s, c, u, v, src, p);
 			}
 	}
+	if (scene == SIM_SCENE_CARD && s->has_card)
+		card_map(s, c, cz + 0.5);
 	for (size_t i = 0; i < (size_t)c->w * c->h; i++)
 		if (c->gain[i] > c->gain_max)
 			c->gain_max = c->gain[i];
@@ -1022,6 +1103,9 @@ static void shade_half(struct half *h)
 
 static int prepare(struct sim *s, enum sim_scene scene, bl_err *err)
 {
+	if (scene == SIM_SCENE_CARD && !s->has_card)
+		return bl_fail(err, BL_EINVAL, "sim: the card scene needs a card (sim_set_card, "
+			       "or --card for sim render)");
 	if (!s->cam) {
 		s->cam = cam_new(s, err);
 		if (!s->cam)
@@ -1156,7 +1240,7 @@ const struct camera_ops sim_camera_ops = {
 /* ---- truth ---- */
 
 struct tpatch {
-	char name[48];
+	char name[64];
 	double lab[3];
 	int x0, y0, x1, y1;  /* bounding box of its pixels */
 	int any;
@@ -1287,7 +1371,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 	sim_world_dry(s);
 	arm_mask(s, c);
 	cells = scene_cells(s, scene, tmp);
-	maxp = m->n_wells + m->n_cells + SIM_CHART_N + gnx * gny;
+	maxp = m->n_wells + m->n_cells + SIM_CHART_N + SIM_CARD_MAX + gnx * gny;
 	tp = calloc((size_t)maxp, sizeof(*tp));
 	owner = malloc((size_t)c->nsrc * sizeof(*owner));
 	if (!tp || !owner) {
@@ -1327,6 +1411,16 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 			snprintf(tp[np].name, sizeof(tp[np].name), "%s", sim_chart_names[k]);
 			sim_measured_lab(chart[k], tp[np].lab);
 			owner[c->chart0 + k] = np++;
+		}
+	} else if (scene == SIM_SCENE_CARD && s->has_card) {
+		for (int k = 0; k < s->card.n; k++) {
+			double r[SIM_NB];
+
+			card_box_refl(s, k, r);
+			snprintf(tp[np].name, sizeof(tp[np].name), "%s@%g", s->card.box[k].paint,
+				 s->card.box[k].fraction);
+			sim_measured_lab(r, tp[np].lab);
+			owner[c->card0 + k] = np++;
 		}
 	} else if (scene == SIM_SCENE_CANVAS) {
 		for (int gy = 0; gy < gny; gy++)

@@ -96,6 +96,8 @@ struct sim {
 	struct sim_world w;
 	struct sim_cam *cam;          /* render state, built at the first frame */
 	enum sim_scene scene;
+	struct sim_card card;         /* what the card scene shows */
+	int has_card;
 	struct arm arm;
 	struct camera camera;
 	int stall_fired;
@@ -148,6 +150,8 @@ int sim_arm_home(struct arm *a, bl_err *err);
 
 /* Camera render state. */
 void sim_cam_free(struct sim_cam *c);
+/* The card changed: the pixel map and the card's colours are made again at the next frame. */
+void sim_cam_forget_map(struct sim *s);
 /* Renders scene into an encoded JPEG (f->data malloc'd). */
 int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_err *err);
 int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err);

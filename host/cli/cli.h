@@ -72,4 +72,10 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 /* Says where a run directory and its STATUS.md and canvas are; the exit status for rc. */
 int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet);
 
+int cli_calib_main(int argc, char **argv);
+struct machine;
+struct sim_card;
+/* A paint card file as the simulator shows it: on the machine's canvas, centred (cli_calib.c). */
+int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card *out, bl_err *err);
+
 #endif

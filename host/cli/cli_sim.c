@@ -26,6 +26,7 @@ struct sim_args {
 	const char *run;         /* exec: --run, the gate's run directory */
 	long from;               /* exec: --from, the first action to run */
 	int ask;                 /* exec: --ask, the gate asks at the terminal */
+	const char *card;        /* --card: the paint card the card scene shows */
 	int scene;
 	int json;
 	struct rig_options ro;
@@ -48,6 +49,7 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 		{ "run", required_argument, NULL, 'r' },
 		{ "from", required_argument, NULL, 'S' },
 		{ "ask", no_argument, NULL, 'a' },
+		{ "card", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bl_err err = { 0 };
@@ -72,7 +74,7 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 				;
 			if (!sim_scene_names[k])
 				return cli_usage(cmd, "--scene: '%s' is not one of canvas, swatches, "
-						 "chart", optarg);
+						 "chart, card", optarg);
 			a->scene = k;
 			break;
 		case 'w':
@@ -113,6 +115,9 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 			else if (cli_parse_long("--from", optarg, 0, 1000000, &a->from, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
+		case 'C':
+			a->card = optarg;
+			break;
 		default:
 			return cli_usage(cmd, "bad option");
 		}
@@ -120,6 +125,8 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 	/* Like every command: --machine, else $BRUSHLOOP_MACHINE, else the example simulator machine. */
 	cli_machine_path(a->machine, a->machine_buf, sizeof(a->machine_buf));
 	a->machine = a->machine_buf;
+	if ((a->scene == SIM_SCENE_CARD) != (a->card != NULL))
+		return cli_usage(cmd, "the card scene and --card CARD.json go together");
 	if (exec) {
 		if (optind != argc - 1)
 			return cli_usage(cmd, "sim exec takes one actions file");
@@ -146,6 +153,16 @@ static int open_rig(const struct sim_args *a, struct machine *m, struct rig *r, 
 	rc = rig_open(m, &a->ro, r, err);
 	if (rc == 0)
 		sim_set_scene(r->sim, (enum sim_scene)a->scene);
+	if (rc == 0 && a->card) {
+		struct sim_card *card = malloc(sizeof(*card));
+
+		rc = card ? cli_sim_card(a->card, m, card, err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		if (rc == 0)
+			rc = sim_set_card(r->sim, card, err);
+		free(card);
+		if (rc)
+			rig_close(r);
+	}
 	return rc;
 }
 

@@ -46,8 +46,12 @@ static int free_cell(struct run *r, int colour)
 static void take_cell(struct run *r, int colour, int idx)
 {
 	struct run_colour *rc = &r->st.colours[colour];
+	const char *name = r->m.cells[idx].name;
+	/* A copy by length: snprintf between two members of *r trips -Wrestrict under ASan. */
+	size_t n = strnlen(name, sizeof(rc->cell) - 1);
 
-	snprintf(rc->cell, sizeof(rc->cell), "%s", r->m.cells[idx].name);
+	memcpy(rc->cell, name, n);
+	rc->cell[n] = '\0';
 	rc->cell_ml = 0.0;
 	rc->cells++;
 	r->st.cells_used |= 1ull << idx;

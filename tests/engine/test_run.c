@@ -182,6 +182,7 @@ static void kill_and_resume(const char *name, long lines)
 	const char *dir = run_dir(name);
 	const char *bin = getenv("BRUSHLOOP");
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	/* The reference run first: the kill waits for the run under test's own journal. */
 	double ref = reference(), got;
 	int status = 0, n = 0, rc, exited = 0;
 	pid_t pid;

@@ -1,0 +1,466 @@
+/* calib.h: calibration sessions (camera colour profile from a chart, canvas geometry, arm registration, paint characterisation) and the one call that loads a machine's calibration. */
+#ifndef BL_CALIB_CALIB_H
+#define BL_CALIB_CALIB_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "arm/action.h"
+#include "base/err.h"
+#include "config/machine.h"
+#include "config/palette.h"
+#include "vision/canvas.h"
+#include "vision/image.h"
+#include "vision/measure.h"
+
+#define CALIB_MAX_PATCHES 300
+#define CALIB_NAME_MAX 32
+
+/* ---- charts (calib_chart.c) ---- */
+
+/*
+ * A colour chart: a grid of cols x rows patches, each with reference
+ * CIELAB (D50, 2-degree observer), listed row by row from the top-left
+ * patch as the chart is read upright.
+ */
+struct calib_chart {
+	char name[64];
+	char source[512];                   /* where the reference values come from */
+	int cols, rows;
+	int n;                              /* cols * rows */
+	double patch_fraction;              /* patch side / patch pitch (the rest is gap) */
+	int dark_frame;                     /* patches sit on a uniform dark surround */
+	char patch[CALIB_MAX_PATCHES][CALIB_NAME_MAX];
+	double lab[CALIB_MAX_PATCHES][3];
+};
+
+/* The built-in charts' names ("colorchecker24"), NULL-terminated. */
+extern const char *const calib_chart_builtin_names[];
+
+/* A built-in chart by name; BL_EINVAL naming the known ones when there is none. */
+int calib_chart_builtin(const char *name, struct calib_chart *c, bl_err *err);
+
+/* Loads a chart file ({"kind": "chart", "version": 1, ...}, docs/calibration.md) strictly. */
+int calib_chart_load(const char *path, struct calib_chart *c, bl_err *err);
+
+/* A built-in chart's name, or else a chart file's path. */
+int calib_chart_open(const char *name_or_path, struct calib_chart *c, bl_err *err);
+
+/* The chart as a chart file's JSON (what calib_chart_load reads). */
+cJSON *calib_chart_json(const struct calib_chart *c);
+
+/* ---- finding a chart in a frame (calib_find.c) ---- */
+
+#define CALIB_MAX_FRAME_SAMPLES 1200
+
+struct calib_chart_view {
+	double corners_px[8];   /* the chart's outline in raw px, clockwise from the top-left of the upright chart */
+	double H[9];            /* outline space (unit square, u right, v down on the upright chart) -> px */
+	double grid_u[2], grid_v[2]; /* patch (col, row) centre at u = grid_u[0] + (col + 0.5) grid_u[1], v alike */
+	int given;              /* the corners were given, not found */
+	int candidates;         /* dark regions examined */
+	struct meas_roi roi[CALIB_MAX_PATCHES];
+	double centre_uv[CALIB_MAX_PATCHES][2];
+	int n_frame;            /* samples of the dark surround, for the light field */
+	struct meas_roi frame_roi[CALIB_MAX_FRAME_SAMPLES];
+	double frame_uv[CALIB_MAX_FRAME_SAMPLES][2];
+	double frame_luma[CALIB_MAX_FRAME_SAMPLES]; /* median linear luminance of each sample */
+};
+
+/*
+ * Finds chart c in frame: the largest dark regions are tried in turn, each
+ * outline's patch grid is read from the dark gaps between patches, and of
+ * the four ways the chart can lie, the one whose colours an affine camera
+ * model explains best wins. With corners_px (the outline's four corners in
+ * raw px, clockwise from the top-left of the upright chart) nothing is
+ * searched. Failure is BL_EINVAL saying what was and was not found.
+ */
+int calib_chart_find(const struct img *frame, const char *name, const struct calib_chart *c,
+		     const double *corners_px, struct calib_chart_view *v, bl_err *err);
+
+/* ---- camera models (calib_fit.c) ---- */
+
+enum calib_model_kind {
+	CALIB_MODEL_MATRIX,    /* tone curves, then a 3x3 matrix to XYZ (an ICC matrix-shaper) */
+	CALIB_MODEL_AFFINE,    /* tone curves, then 3x3 and an offset (flare) */
+	CALIB_MODEL_ROOTPOLY,  /* tone curves, then second-order root-polynomial terms (Finlayson 2015) */
+	CALIB_MODEL_COUNT
+};
+extern const char *const calib_model_names[]; /* "matrix", "affine", "root-polynomial", NULL */
+
+/*
+ * Camera code values v (0..1, as an ICC input profile takes them) to XYZ D50
+ * (white Y = 1). Each channel's tone curve is the sRGB decoding raised to
+ * gamma[c], written as ICC parametric curve type 4 (the toe below
+ * CALIB_TOE_V linear), so the profile computes exactly what was fitted.
+ */
+#define CALIB_TOE_V 0.04045
+
+struct calib_cam_model {
+	int kind;
+	double gamma[3];
+	double m[3][6];        /* XYZ = m * terms; terms are t (3), or t and sqrt(t_r t_g), sqrt(t_g t_b), sqrt(t_r t_b) */
+	double offset[3];      /* affine: added to XYZ */
+};
+
+/* The tone curve of one channel: v (0..1) to linear t. */
+double calib_tone(double gamma, double v);
+
+void calib_model_xyz(const struct calib_cam_model *m, const double v[3], double xyz[3]);
+void calib_model_lab(const struct calib_cam_model *m, const double v[3], double lab[3]);
+
+/*
+ * Fits a model of kind to n patches (code values v, reference Lab), only
+ * those with use[i] set (NULL: all): least squares of the Lab difference
+ * weighted by CIEDE2000's local metric at each reference, so it minimises
+ * CIEDE2000 to second order. Needs more patches than the model has terms.
+ */
+int calib_model_fit(int kind, int n, const double (*v)[3], const double (*lab)[3],
+		    const unsigned char *use, struct calib_cam_model *out, bl_err *err);
+
+/* ---- ICC profiles (calib_icc.c) ---- */
+
+/*
+ * Writes the model as an ICC v4.3 input profile through LittleCMS: a
+ * matrix-shaper (rTRC/gTRC/bTRC parametric curves and rXYZ/gXYZ/bXYZ) for
+ * the matrix model, else an A2B0 lutAtoBType with a 33-point CLUT from code
+ * values to Lab. desc is the profile's description. *out is malloc'd.
+ */
+int calib_icc_build(const struct calib_cam_model *m, const char *desc, unsigned char **out,
+		    size_t *len, bl_err *err);
+
+/* ---- the camera session (calib_camera.c) ---- */
+
+struct calib_figures {
+	int n;
+	double mean_de00, max_de00;
+	char worst[CALIB_NAME_MAX];
+};
+
+struct calib_patch {
+	char name[CALIB_NAME_MAX];
+	struct meas_roi roi;
+	long pixels;
+	double rgb_linear[3];   /* robust mean as the camera recorded it (sRGB-decoded code values) */
+	double light;           /* light falling on it relative to the chart's mean (1 without correction) */
+	double v[3];            /* code values the profile is fitted to: light-corrected, re-encoded */
+	double ref_lab[3];
+	double fit_lab[3];      /* through the profile as written */
+	double held_lab[3];     /* by the model fitted without this patch */
+	double srgb_lab[3];     /* by the sRGB assumption */
+	double fit_de00, held_de00, srgb_de00;
+	int at_limit;           /* a channel at 0 or 255: the colour lies beyond what the camera records */
+	int has_truth;
+	double truth_lab[3];
+	double truth_fit_de00, truth_held_de00, truth_srgb_de00;
+};
+
+enum calib_light_source { CALIB_LIGHT_NONE, CALIB_LIGHT_FRAME, CALIB_LIGHT_FLAT };
+extern const char *const calib_light_names[]; /* "none", "chart frame", "flat frame" */
+
+struct calib_camera_opts {
+	const struct calib_chart *chart;
+	const char *frame_name;      /* for messages */
+	const double *corners_px;    /* the chart's corners given, or NULL to find it */
+	const struct img *flat;      /* a frame of a uniform light card where the chart lay, or NULL */
+	const char *flat_name;
+	int light;                   /* 0: correct uneven light (flat frame, else chart frame); -1: do not */
+	int model;                   /* -1: choose on held-out patches; else the calib_model_kind */
+	double max_patch_de00;       /* a held-out patch beyond this is a bad frame (0: 10) */
+};
+
+struct calib_camera_result {
+	struct calib_chart_view view;
+	int n;
+	struct calib_patch p[CALIB_MAX_PATCHES];
+	int light_source;            /* enum calib_light_source */
+	double light_min, light_max; /* over the patches */
+	int model;                   /* the kind kept */
+	struct calib_cam_model fitted;
+	struct calib_figures cand_fit[CALIB_MODEL_COUNT], cand_held[CALIB_MODEL_COUNT];
+	int cand_ok[CALIB_MODEL_COUNT];
+	struct calib_figures fit, held_out, srgb;       /* against the chart's references */
+	struct calib_figures held_in_range;             /* held out, patches at the camera's limit left out */
+	int has_truth;
+	struct calib_figures truth_fit, truth_held_out, truth_srgb, truth_held_in_range;
+	unsigned char *icc;          /* the profile (malloc'd) */
+	size_t icc_len;
+};
+
+/*
+ * Runs the camera session on one frame: finds the chart, measures every
+ * patch (refusing clipped, hidden or non-uniform ones), corrects the light's
+ * unevenness, fits every model with leave-one-out, keeps the simplest one
+ * no other beats on held-out patches by CALIB_MODEL_MARGIN_DE00, builds the
+ * ICC profile and measures the chart through it. r is allocated; free it
+ * with calib_camera_free.
+ */
+#define CALIB_MODEL_MARGIN_DE00 0.05
+
+int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
+		     struct calib_camera_result **r, bl_err *err);
+void calib_camera_free(struct calib_camera_result *r);
+
+struct calib_truth_patch;
+
+/*
+ * Compares with the simulator's truth (calib_truth_parse): each patch of the
+ * chart found there by name gets its true Lab and the three differences;
+ * fills the truth figures. name is the truth's source, for messages.
+ */
+int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
+		       const char *name, bl_err *err);
+
+/* The session's report as JSON ("fit", "held_out", "srgb", "patches", "model", ...). */
+cJSON *calib_camera_json(const struct calib_camera_result *r);
+
+/*
+ * The session record kept beside a profile (PROFILE.json): chart, time,
+ * every patch's code values and references, the figures. A later session
+ * compares against it to report drift.
+ */
+int calib_camera_record_save(const char *path, const struct calib_camera_result *r,
+			     const char *frame_name, double time_s, bl_err *err);
+
+struct calib_drift {
+	double hours;                  /* since the previous session (-1 unknown) */
+	struct calib_figures previous_now; /* the previous profile on today's chart, against the references */
+	struct calib_figures change;   /* the chart's colours through the previous profile, then and now */
+	double intensity_change;       /* relative change of the light on the neutral patches (-0.05 = 5% darker) */
+	int recalibrate;               /* previous_now.mean exceeds the threshold */
+};
+
+/*
+ * Drift against the previous session: record_path is its record, icc the
+ * previous profile's bytes. threshold is the machine's max_camera_de00.
+ */
+int calib_camera_drift(const struct calib_camera_result *now, const char *record_path,
+		       const unsigned char *icc, size_t icc_len, double threshold, double time_s,
+		       struct calib_drift *d, bl_err *err);
+
+cJSON *calib_drift_json(const struct calib_drift *d);
+
+/* ---- the canvas session (calib_canvas.c) ---- */
+
+struct calib_canvas_result {
+	struct vis_markers markers;    /* where the markers are: the machine's zones.canvas */
+	struct vis_canvas canvas;      /* what is written */
+	double H[9];                   /* canvas mm -> px */
+	int source;                    /* enum vis_source: VIS_FROM_MARKERS, or VIS_FROM_FILE for given corners */
+	int markers_found;
+	int n_points;                  /* points the homography was fitted to */
+	double rms_mm, max_mm;         /* their reprojection error on the canvas (detection noise of single corners) */
+	double map_error_mm;           /* the fitted map's error over the canvas, propagated from that noise (what is stored and checked) */
+	double mm_per_px;              /* the frame's scale at the canvas centre */
+};
+
+/*
+ * Fits the canvas in frame: from the four corner markers (every corner of
+ * their squares, refined: up to 44 points, least squares, errors in mm), or
+ * from corners_px given (exact, error not measurable: -1). markers gives the
+ * canvas size and the markers' geometry (vis_markers_from_machine).
+ */
+int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *markers,
+		     const double *corners_px, struct calib_canvas_result *r, bl_err *err);
+
+cJSON *calib_canvas_json(const struct calib_canvas_result *r);
+
+/*
+ * Compares with a simulator truth file's markers (their centres and outer
+ * corners in the image): each is mapped through the fitted homography back
+ * to the canvas and compared with where that point lies, in mm.
+ */
+int calib_canvas_truth(const struct calib_canvas_result *r, const cJSON *truth, const char *name,
+		       double *mean_mm, double *max_mm, bl_err *err);
+
+/* ---- arm registration (calib_arm.c) ---- */
+
+enum calib_arm_model { CALIB_ARM_SIMILARITY, CALIB_ARM_AFFINE };
+extern const char *const calib_arm_model_names[]; /* "similarity", "affine", NULL */
+
+#define CALIB_ARM_MAX_POINTS 64
+
+/*
+ * The canvas-to-arm registration (the file calibration.arm names, kind
+ * "arm-calibration", version 1): canvas (x, y) mm to machine (x, y) mm by
+ * xy = A (x, y) + t, and the canvas surface height z = z0 + zx x + zy y.
+ */
+struct calib_arm {
+	int model;                     /* enum calib_arm_model */
+	double a[2][3];                /* machine x = a[0][0] x + a[0][1] y + a[0][2]; y alike */
+	double z[3];                   /* z0, zx, zy */
+	double scale, rotation_deg;    /* of the fit (similarity: exact; affine: mean of the axes) */
+	int n;
+	double canvas_mm[CALIB_ARM_MAX_POINTS][2];
+	arm_point arm_mm[CALIB_ARM_MAX_POINTS];
+	double residual_mm[CALIB_ARM_MAX_POINTS]; /* in the canvas plane */
+	double rms_mm, max_mm;
+	double z_rms_mm;               /* of the surface plane */
+	char created[32];              /* UTC, ISO 8601 */
+};
+
+/*
+ * Fits the registration to n >= 4 point pairs. Points that do not span the
+ * plane (all on a line) are BL_EINVAL.
+ */
+int calib_arm_fit(int model, int n, const double (*canvas_mm)[2], const arm_point *arm_mm,
+		  struct calib_arm *out, bl_err *err);
+
+int calib_arm_save(const char *path, const struct calib_arm *c, bl_err *err);
+int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err);
+cJSON *calib_arm_json(const struct calib_arm *c);
+
+/* Canvas (x, y) mm, at height dz_mm above the canvas surface, to machine coordinates. */
+void calib_arm_to_machine(const struct calib_arm *c, double x_mm, double y_mm, double dz_mm,
+			  arm_point *out);
+/* Machine (x, y) to canvas (x, y) mm. */
+void calib_arm_to_canvas(const struct calib_arm *c, double mx_mm, double my_mm, double *x_mm,
+			 double *y_mm);
+
+/* Reads point pairs ({"kind": "arm-points", "version": 1, "points": [{"canvas_mm", "arm_mm"}]}). */
+int calib_arm_points_load(const char *path, int *n, double (*canvas_mm)[2], arm_point *arm_mm,
+			  bl_err *err);
+
+/* The default targets: 20 mm inside each canvas corner and the centre (5 points). */
+int calib_arm_default_targets(const struct machine *m, double (*canvas_mm)[2]);
+
+/* ---- the paint card (calib_paints.c) ---- */
+
+#define CALIB_CARD_MAX_TINTS 4
+#define CALIB_CARD_MAX_SWATCHES (PALETTE_MAX_PAINTS * (1 + CALIB_CARD_MAX_TINTS))
+
+/*
+ * A paint card (kind "paint-card", version 1): a marker in each corner
+ * (vision's design, host/vision/canvas.h, of side marker_size_mm, centred
+ * marker_inset_mm inside the corner; the one with the core at the card's top
+ * left, so the card is read the right way round however it lies), and a grid
+ * of swatch boxes, one row a paint: its masstone, then its tints with the
+ * palette's white at the given paint fractions (by weight).
+ */
+struct calib_card_swatch {
+	char paint[CFG_NAME_MAX];
+	double fraction;               /* paint / (paint + white) by weight; 1 for the masstone */
+	double rect_mm[4];             /* x, y, w, h on the card */
+};
+
+struct calib_card {
+	char palette[64];
+	char white[CFG_NAME_MAX];
+	double size_mm[2];
+	double marker_size_mm;
+	double marker_inset_mm;
+	int n_tints;
+	double tints[CALIB_CARD_MAX_TINTS];
+	int n;
+	struct calib_card_swatch s[CALIB_CARD_MAX_SWATCHES];
+};
+
+/* Lays out a card for a palette's paints; tints (n_tints, 1..4, each in (0, 1)) default to 0.5 and 0.1. */
+int calib_card_layout(const struct palette *p, int n_tints, const double *tints,
+		      struct calib_card *card, bl_err *err);
+int calib_card_save(const char *path, const struct calib_card *card, bl_err *err);
+int calib_card_load(const char *path, struct calib_card *card, bl_err *err);
+/* The card as SVG for printing at 1:1 (mm units), swatch boxes labelled. *out malloc'd. */
+int calib_card_svg(const struct calib_card *card, char **out, bl_err *err);
+
+/* Where the card lies in a frame: card mm -> px, from its four markers. */
+int calib_card_locate(const struct img *frame, const char *name, const struct calib_card *card,
+		      double H[9], bl_err *err);
+
+struct calib_swatch_result {
+	char paint[CFG_NAME_MAX];
+	double fraction;
+	struct meas_roi roi;
+	double lab[3];
+	double stddev[3];
+	long pixels;
+	int has_truth;
+	double truth_lab[3], truth_de00;
+};
+
+struct calib_paints_result {
+	struct calib_card card;
+	double H[9];
+	int n;
+	struct calib_swatch_result s[CALIB_CARD_MAX_SWATCHES];
+	struct palette out;            /* the palette with measured data */
+	double model_de00[PALETTE_MAX_PAINTS]; /* the mixing model's fit to each paint's measurements */
+	int has_truth;
+	struct calib_figures truth;    /* the card's measurement against the truth */
+	int n_heldout;                 /* tints predicted by the model fitted without them */
+	struct calib_figures heldout;
+};
+
+/*
+ * Measures a painted card through the camera profile and derives every
+ * paint's measured data (masstone Lab, tints) for the mixing model. The
+ * palette gives the paints, wells and white; the output keeps them, with
+ * measured data in place of what they had. The result is checked by loading
+ * it into the mixing model. r is allocated (free()).
+ */
+int calib_paints_run(const struct img *frame, const char *name, const struct calib_card *card,
+		     const struct palette *p, const struct meas_profile *prof,
+		     struct calib_paints_result **r, bl_err *err);
+
+/* Compares each swatch with the simulator's truth (patches named "PAINT@FRACTION", the masstone "PAINT@1"). */
+int calib_paints_truth(struct calib_paints_result *r, const struct calib_truth_patch *t, int n,
+		       const char *name, bl_err *err);
+
+cJSON *calib_paints_json(const struct calib_paints_result *r);
+
+/* ---- the machine's calibration, in one call (calib_machine.c) ---- */
+
+/*
+ * Everything calibration gave a machine, for the run engine and the CLI:
+ * each part is present when the machine file names its file. A named file
+ * that is missing or bad is an error (never silently uncalibrated); an
+ * unnamed one leaves the part absent and says so in missing.
+ */
+struct calib_set {
+	struct meas_profile *profile;  /* always set: the camera profile, or sRGB when absent */
+	int has_profile;
+	int has_canvas;
+	struct vis_canvas canvas;
+	int has_arm;
+	struct calib_arm arm;
+	char missing[256];             /* "camera_profile, arm" or "" */
+	char warnings[512];            /* recorded errors beyond the machine's thresholds */
+};
+
+int calib_load_machine(const struct machine *m, struct calib_set *out, bl_err *err);
+void calib_set_free(struct calib_set *s);
+
+/* ---- truth files (calib_truth.c) ---- */
+
+struct calib_truth_patch {
+	char name[64];
+	struct meas_roi roi;
+	double lab[3];
+};
+
+/*
+ * Reads the simulator's truth (docs/sim.md) strictly: its patches, and its
+ * time_s (simulated seconds; -1 when absent; time_s may be NULL). name is
+ * where it came from, for messages. *out is malloc'd.
+ */
+int calib_truth_parse(const cJSON *root, const char *name, struct calib_truth_patch **out, int *n,
+		      double *time_s, bl_err *err);
+/* The same from a truth file. */
+int calib_truth_load(const char *path, struct calib_truth_patch **out, int *n, double *time_s,
+		     bl_err *err);
+
+/* ---- helpers ---- */
+
+/* XYZ D50 (white Y = 1) to Lab, as LittleCMS does it (D50 0.9642, 1, 0.8249). */
+void calib_xyz_to_lab(const double xyz[3], double lab[3]);
+/* CIEDE2000 through LittleCMS. */
+double calib_de00(const double a[3], const double b[3]);
+/* Summary of n values. */
+void calib_figures_of(const double *de, const char (*names)[CALIB_NAME_MAX], int n,
+		      struct calib_figures *f);
+cJSON *calib_figures_json(const struct calib_figures *f);
+/* Now as UTC ISO 8601. */
+void calib_now_iso(char *out, size_t n);
+
+#endif

@@ -1,0 +1,795 @@
+/* calib_camera.c: the camera session: chart patches measured and corrected for uneven light, models fitted and compared on held-out patches, the ICC profile built and checked through LittleCMS. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/json.h"
+#include "calib/calib.h"
+
+const char *const calib_light_names[] = { "none", "chart frame", "flat frame", NULL };
+
+#define MIN_FRAME_SAMPLES 12
+#define CLIPPED_MAX 0.02      /* fraction of a patch's px at 254..255 that makes it clipped */
+#define KEPT_MIN 0.5          /* fraction of a patch's px that must agree */
+
+void calib_camera_free(struct calib_camera_result *r)
+{
+	if (!r)
+		return;
+	free(r->icc);
+	free(r);
+}
+
+/* Solves a small dense system by Gaussian elimination with partial pivoting; 0 when singular. */
+static int solve(double *a, double *b, int n)
+{
+	for (int p = 0; p < n; p++) {
+		int piv = p;
+
+		for (int q = p + 1; q < n; q++)
+			if (fabs(a[q * n + p]) > fabs(a[piv * n + p]))
+				piv = q;
+		if (fabs(a[piv * n + p]) < 1e-14)
+			return 0;
+		if (piv != p) {
+			for (int k = 0; k < n; k++) {
+				double t = a[p * n + k];
+
+				a[p * n + k] = a[piv * n + k];
+				a[piv * n + k] = t;
+			}
+			double t = b[p];
+
+			b[p] = b[piv];
+			b[piv] = t;
+		}
+		for (int q = p + 1; q < n; q++) {
+			double f = a[q * n + p] / a[p * n + p];
+
+			for (int k = p; k < n; k++)
+				a[q * n + k] -= f * a[p * n + k];
+			b[q] -= f * b[p];
+		}
+	}
+	for (int p = n - 1; p >= 0; p--) {
+		double s = b[p];
+
+		for (int k = p + 1; k < n; k++)
+			s -= a[p * n + k] * b[k];
+		b[p] = s / a[p * n + p];
+	}
+	return 1;
+}
+
+static void quad_terms(double u, double v, double t[6])
+{
+	t[0] = 1;
+	t[1] = u;
+	t[2] = v;
+	t[3] = u * u;
+	t[4] = u * v;
+	t[5] = v * v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The light over the chart as a quadratic in its outline coordinates,
+ * fitted to the dark surround's samples; samples off by more than three
+ * robust sigmas (a glint, a speck of dust) are dropped and the fit repeated.
+ */
+static int light_from_frame(const struct calib_chart_view *v, double q[6])
+{
+	int n = v->n_frame;
+	unsigned char *use = malloc((size_t)n);
+	double *res = malloc(sizeof(double) * (size_t)n);
+	int ok = 0;
+
+	if (!use || !res)
+		goto out_free;
+	memset(use, 1, (size_t)n);
+	for (int pass = 0; pass < 3; pass++) {
+		double a[36] = { 0 }, b[6] = { 0 }, mad;
+		int m = 0;
+
+		for (int i = 0; i < n; i++) {
+			double t[6];
+
+			if (!use[i])
+				continue;
+			quad_terms(v->frame_uv[i][0], v->frame_uv[i][1], t);
+			for (int j = 0; j < 6; j++) {
+				b[j] += t[j] * v->frame_luma[i];
+				for (int k = 0; k < 6; k++)
+					a[j * 6 + k] += t[j] * t[k];
+			}
+			m++;
+		}
+		if (m < MIN_FRAME_SAMPLES || !solve(a, b, 6))
+			goto out_free;
+		memcpy(q, b, sizeof(b));
+		for (int i = 0; i < n; i++) {
+			double t[6], p = 0;
+
+			quad_terms(v->frame_uv[i][0], v->frame_uv[i][1], t);
+			for (int j = 0; j < 6; j++)
+				p += q[j] * t[j];
+			res[i] = fabs(v->frame_luma[i] - p);
+		}
+		{
+			double *s = malloc(sizeof(double) * (size_t)n);
+
+			if (!s)
+				goto out_free;
+			memcpy(s, res, sizeof(double) * (size_t)n);
+			qsort(s, (size_t)n, sizeof(double), cmp_double);
+			mad = 1.4826 * s[n / 2];
+			free(s);
+		}
+		for (int i = 0; i < n; i++)
+			use[i] = res[i] <= 3.0 * mad + 1e-6;
+	}
+	ok = 1;
+out_free:
+	free(use);
+	free(res);
+	return ok;
+}
+
+/* Median linear luminance of a region of the flat frame; -1 when it is clipped. */
+static double flat_luma(const struct img *im, const struct meas_roi *r)
+{
+	int n = r->w * r->h, k = 0, clipped = 0;
+	double *v = malloc(sizeof(double) * (size_t)n), m;
+
+	if (!v)
+		return -2;
+	for (int y = r->y; y < r->y + r->h; y++)
+		for (int x = r->x; x < r->x + r->w; x++) {
+			const unsigned char *p = im->px + 3 * ((size_t)y * im->w + x);
+
+			if (p[0] >= 254 || p[1] >= 254 || p[2] >= 254)
+				clipped++;
+			v[k++] = 0.2126 * meas_srgb_to_linear(p[0] / 255.0) +
+				 0.7152 * meas_srgb_to_linear(p[1] / 255.0) +
+				 0.0722 * meas_srgb_to_linear(p[2] / 255.0);
+		}
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	m = v[n / 2];
+	free(v);
+	return clipped > n / 50 ? -1 : m;
+}
+
+static int correct_light(const struct img *frame, const struct calib_camera_opts *o,
+			 struct calib_camera_result *r, bl_err *err)
+{
+	const struct calib_chart *c = o->chart;
+	double sum = 0;
+
+	for (int i = 0; i < r->n; i++)
+		r->p[i].light = 1.0;
+	r->light_source = CALIB_LIGHT_NONE;
+	if (o->light < 0)
+		goto out_done;
+	if (o->flat) {
+		const char *fn = o->flat_name ? o->flat_name : "the flat frame";
+
+		if (o->flat->w != frame->w || o->flat->h != frame->h)
+			return bl_fail(err, BL_EINVAL, "%s: %dx%d px, but the chart's frame is %dx%d: "
+				       "take both with the same camera settings", fn, o->flat->w,
+				       o->flat->h, frame->w, frame->h);
+		for (int i = 0; i < r->n; i++) {
+			double l = flat_luma(o->flat, &r->p[i].roi);
+
+			if (l == -2)
+				return bl_fail(err, BL_ENOMEM, "out of memory");
+			if (l < 0)
+				return bl_fail(err, BL_EINVAL, "%s: clipped to white where patch '%s' "
+					       "lies: lower the exposure", fn, c->patch[i]);
+			if (l < 0.02)
+				return bl_fail(err, BL_EINVAL, "%s: dark where patch '%s' lies "
+					       "(luminance %.3f): is it a frame of a light, uniform "
+					       "card where the chart was?", fn, c->patch[i], l);
+			r->p[i].light = l;
+			sum += l;
+		}
+		r->light_source = CALIB_LIGHT_FLAT;
+	} else if (c->dark_frame && r->view.n_frame >= MIN_FRAME_SAMPLES) {
+		double q[6];
+
+		if (!light_from_frame(&r->view, q))
+			goto out_done;
+		for (int i = 0; i < r->n; i++) {
+			double t[6], l = 0;
+
+			quad_terms(r->view.centre_uv[i][0], r->view.centre_uv[i][1], t);
+			for (int j = 0; j < 6; j++)
+				l += q[j] * t[j];
+			if (!(l > 0))
+				return bl_fail(err, BL_EINVAL, "%s: the light measured on the chart's "
+					       "frame makes no sense near patch '%s' (is the frame "
+					       "uniformly dark?); --no-light-correction skips it",
+					       o->frame_name, c->patch[i]);
+			r->p[i].light = l;
+			sum += l;
+		}
+		r->light_source = CALIB_LIGHT_FRAME;
+	} else {
+		goto out_done;
+	}
+	for (int i = 0; i < r->n; i++)
+		r->p[i].light /= sum / r->n;
+out_done:
+	r->light_min = 1e9;
+	r->light_max = 0;
+	for (int i = 0; i < r->n; i++) {
+		r->light_min = fmin(r->light_min, r->p[i].light);
+		r->light_max = fmax(r->light_max, r->p[i].light);
+	}
+	if (r->light_max > 2.0 * r->light_min)
+		return bl_fail(err, BL_EINVAL, "%s: the light on the chart varies %.1f-fold from "
+			       "patch to patch: light it evenly", o->frame_name,
+			       r->light_max / r->light_min);
+	return 0;
+}
+
+static int measure_patches(const struct img *frame, const struct calib_camera_opts *o,
+			   struct calib_camera_result *r, bl_err *err)
+{
+	const struct calib_chart *c = o->chart;
+	struct meas_profile *srgb;
+	int rc = meas_profile_open(NULL, &srgb, err);
+
+	if (rc)
+		return rc;
+	for (int i = 0; i < c->n; i++) {
+		struct calib_patch *p = &r->p[i];
+		struct meas_swatch s;
+		char nm[600];
+
+		snprintf(nm, sizeof(nm), "%s: patch '%s'", o->frame_name, c->patch[i]);
+		snprintf(p->name, sizeof(p->name), "%s", c->patch[i]);
+		memcpy(p->ref_lab, c->lab[i], sizeof(p->ref_lab));
+		p->roi = r->view.roi[i];
+		rc = meas_swatch(frame, nm, &p->roi, srgb, &s, err);
+		if (rc)
+			goto out_close;
+		if (s.saturated || s.clipped > CLIPPED_MAX * s.total) {
+			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is clipped: %ld of its %ld px have "
+				     "a channel at 254 or 255 (overexposed, or a glare): lower the "
+				     "exposure or move the light", o->frame_name, c->patch[i],
+				     s.clipped, s.total);
+			goto out_close;
+		}
+		if (s.pixels < KEPT_MIN * s.total) {
+			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is not uniform: only %ld of its "
+				     "%ld px agree (partly covered, dirty, or a shadow?)",
+				     o->frame_name, c->patch[i], s.pixels, s.total);
+			goto out_close;
+		}
+		if (s.rgb_linear[0] + s.rgb_linear[1] + s.rgb_linear[2] < 3e-4) {
+			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is black (no light?)",
+				     o->frame_name, c->patch[i]);
+			goto out_close;
+		}
+		p->pixels = s.pixels;
+		memcpy(p->rgb_linear, s.rgb_linear, sizeof(p->rgb_linear));
+	}
+	r->n = c->n;
+out_close:
+	meas_profile_close(srgb);
+	return rc;
+}
+
+/* Figures of one kind of difference over the patches (in_range: those the camera did not clip). */
+static void figures(const struct calib_camera_result *r, size_t off, int in_range,
+		    struct calib_figures *f)
+{
+	double de[CALIB_MAX_PATCHES];
+	char names[CALIB_MAX_PATCHES][CALIB_NAME_MAX];
+
+	for (int i = 0; i < r->n; i++) {
+		de[i] = *(const double *)((const char *)&r->p[i] + off);
+		if (in_range && r->p[i].at_limit)
+			de[i] = -1;
+		memcpy(names[i], r->p[i].name, CALIB_NAME_MAX);
+	}
+	calib_figures_of(de, (const char (*)[CALIB_NAME_MAX])names, r->n, f);
+}
+
+/* Fits kind with every patch left out in turn: held[i] gets patch i's prediction. */
+static int leave_one_out(int kind, const struct calib_camera_result *r, double (*v)[3],
+			 double (*ref)[3], double (*held)[3], bl_err *err)
+{
+	unsigned char use[CALIB_MAX_PATCHES];
+
+	memset(use, 1, sizeof(use));
+	for (int i = 0; i < r->n; i++) {
+		struct calib_cam_model m;
+		int rc;
+
+		use[i] = 0;
+		rc = calib_model_fit(kind, r->n, (const double (*)[3])v, (const double (*)[3])ref,
+				     use, &m, err);
+		use[i] = 1;
+		if (rc)
+			return rc;
+		calib_model_lab(&m, v[i], held[i]);
+	}
+	return 0;
+}
+
+int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
+		     struct calib_camera_result **out, bl_err *err)
+{
+	const struct calib_chart *c = o->chart;
+	struct calib_camera_result *r = calloc(1, sizeof(*r));
+	struct meas_profile *prof = NULL, *srgb = NULL;
+	double (*v)[3] = NULL, (*ref)[3] = NULL, (*held)[CALIB_MAX_PATCHES][3] = NULL;
+	double max_patch = o->max_patch_de00 > 0 ? o->max_patch_de00 : 10.0;
+	char desc[256];
+	int rc;
+
+	*out = NULL;
+	v = malloc(sizeof(*v) * CALIB_MAX_PATCHES);
+	ref = malloc(sizeof(*ref) * CALIB_MAX_PATCHES);
+	held = malloc(sizeof(*held) * CALIB_MODEL_COUNT);
+	if (!r || !v || !ref || !held) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_fail;
+	}
+	rc = calib_chart_find(frame, o->frame_name, c, o->corners_px, &r->view, err);
+	if (rc)
+		goto out_fail;
+	rc = measure_patches(frame, o, r, err);
+	if (rc)
+		goto out_fail;
+	rc = correct_light(frame, o, r, err);
+	if (rc)
+		goto out_fail;
+	rc = meas_profile_open(NULL, &srgb, err);
+	if (rc)
+		goto out_fail;
+	for (int i = 0; i < r->n; i++) {
+		struct calib_patch *p = &r->p[i];
+		color_lab lab;
+
+		for (int k = 0; k < 3; k++) {
+			p->v[k] = meas_linear_to_srgb(fmin(1.0, p->rgb_linear[k] / p->light));
+			/* Within a code of the ends: the camera clipped this channel. */
+			if (p->rgb_linear[k] < meas_srgb_to_linear(1.0 / 255) ||
+			    p->rgb_linear[k] > meas_srgb_to_linear(254.0 / 255))
+				p->at_limit = 1;
+		}
+		memcpy(v[i], p->v, sizeof(v[i]));
+		memcpy(ref[i], p->ref_lab, sizeof(ref[i]));
+		meas_profile_lab(srgb, p->v, &lab);
+		p->srgb_lab[0] = lab.L;
+		p->srgb_lab[1] = lab.a;
+		p->srgb_lab[2] = lab.b;
+		p->srgb_de00 = calib_de00(p->srgb_lab, p->ref_lab);
+	}
+	/* Every model, fitted on all patches and with each left out in turn. */
+	r->model = -1;
+	for (int k = 0; k < CALIB_MODEL_COUNT; k++) {
+		struct calib_cam_model m;
+		double fd[CALIB_MAX_PATCHES], hd[CALIB_MAX_PATCHES];
+		bl_err e2 = { 0 };
+
+		if (o->model >= 0 && o->model != k)
+			continue;
+		if (calib_model_fit(k, r->n, (const double (*)[3])v, (const double (*)[3])ref, NULL,
+				    &m, &e2) ||
+		    leave_one_out(k, r, v, ref, held[k], &e2)) {
+			if (e2.code == BL_ENOMEM) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory");
+				goto out_fail;
+			}
+			if (o->model >= 0) {
+				rc = bl_fail(err, BL_EINVAL, "%s: %s", o->frame_name, e2.msg);
+				goto out_fail;
+			}
+			continue;
+		}
+		for (int i = 0; i < r->n; i++) {
+			double lab[3];
+
+			calib_model_lab(&m, v[i], lab);
+			fd[i] = calib_de00(lab, ref[i]);
+			hd[i] = calib_de00(held[k][i], ref[i]);
+		}
+		calib_figures_of(fd, NULL, r->n, &r->cand_fit[k]);
+		calib_figures_of(hd, NULL, r->n, &r->cand_held[k]);
+		r->cand_ok[k] = 1;
+		/* A richer model is kept only when it predicts patches it never saw clearly better. */
+		if (r->model < 0 ||
+		    r->cand_held[k].mean_de00 < r->cand_held[r->model].mean_de00 -
+						    CALIB_MODEL_MARGIN_DE00) {
+			r->model = k;
+			r->fitted = m;
+		}
+	}
+	if (r->model < 0) {
+		rc = bl_fail(err, BL_EINVAL, "%s: no camera model could be fitted to the chart's %d "
+			     "patches", o->frame_name, r->n);
+		goto out_fail;
+	}
+	for (int i = 0; i < r->n; i++) {
+		struct calib_patch *p = &r->p[i];
+
+		memcpy(p->held_lab, held[r->model][i], sizeof(p->held_lab));
+		p->held_de00 = calib_de00(p->held_lab, p->ref_lab);
+	}
+	/* A patch its neighbours cannot predict is not what the chart says it is. */
+	for (int i = 0; i < r->n; i++)
+		if (r->p[i].held_de00 > max_patch) {
+			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' reads %.1f CIEDE2000 away from its "
+				     "reference when predicted from the other patches (limit %.0f): "
+				     "covered, dirty, faded, in a shadow, or another chart?",
+				     o->frame_name, r->p[i].name, r->p[i].held_de00, max_patch);
+			goto out_fail;
+		}
+	snprintf(desc, sizeof(desc), "brushloop camera profile (%s model, chart %s)",
+		 calib_model_names[r->model], c->name);
+	rc = calib_icc_build(&r->fitted, desc, &r->icc, &r->icc_len, err);
+	if (rc)
+		goto out_fail;
+	/* The fit's figures come through the profile as written, as `measure` will read it. */
+	rc = meas_profile_open_mem(r->icc, r->icc_len, "the new profile", &prof, err);
+	if (rc)
+		goto out_fail;
+	for (int i = 0; i < r->n; i++) {
+		struct calib_patch *p = &r->p[i];
+		color_lab lab;
+
+		meas_profile_lab(prof, p->v, &lab);
+		p->fit_lab[0] = lab.L;
+		p->fit_lab[1] = lab.a;
+		p->fit_lab[2] = lab.b;
+		p->fit_de00 = calib_de00(p->fit_lab, p->ref_lab);
+	}
+	figures(r, offsetof(struct calib_patch, fit_de00), 0, &r->fit);
+	figures(r, offsetof(struct calib_patch, held_de00), 0, &r->held_out);
+	figures(r, offsetof(struct calib_patch, srgb_de00), 0, &r->srgb);
+	figures(r, offsetof(struct calib_patch, held_de00), 1, &r->held_in_range);
+	meas_profile_close(prof);
+	meas_profile_close(srgb);
+	free(v);
+	free(ref);
+	free(held);
+	*out = r;
+	return 0;
+out_fail:
+	meas_profile_close(prof);
+	meas_profile_close(srgb);
+	free(v);
+	free(ref);
+	free(held);
+	calib_camera_free(r);
+	return rc;
+}
+
+int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
+		       const char *truth_path, bl_err *err)
+{
+	int found = 0;
+
+	for (int i = 0; i < r->n; i++) {
+		struct calib_patch *p = &r->p[i];
+
+		p->has_truth = 0;
+		for (int k = 0; k < n; k++)
+			if (strcmp(t[k].name, p->name) == 0) {
+				memcpy(p->truth_lab, t[k].lab, sizeof(p->truth_lab));
+				p->has_truth = 1;
+				break;
+			}
+		if (!p->has_truth) {
+			p->truth_fit_de00 = p->truth_held_de00 = p->truth_srgb_de00 = -1;
+			continue;
+		}
+		found++;
+		p->truth_fit_de00 = calib_de00(p->fit_lab, p->truth_lab);
+		p->truth_held_de00 = calib_de00(p->held_lab, p->truth_lab);
+		p->truth_srgb_de00 = calib_de00(p->srgb_lab, p->truth_lab);
+	}
+	if (!found)
+		return bl_fail(err, BL_EINVAL, "%s: none of the chart's patches is named there",
+			       truth_path);
+	r->has_truth = 1;
+	figures(r, offsetof(struct calib_patch, truth_fit_de00), 0, &r->truth_fit);
+	figures(r, offsetof(struct calib_patch, truth_held_de00), 0, &r->truth_held_out);
+	figures(r, offsetof(struct calib_patch, truth_srgb_de00), 0, &r->truth_srgb);
+	figures(r, offsetof(struct calib_patch, truth_held_de00), 1, &r->truth_held_in_range);
+	return 0;
+}
+
+static cJSON *fig_pair(const struct calib_figures *fit, const struct calib_figures *held,
+		       const struct calib_figures *srgb, const struct calib_figures *in_range)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	if (!j)
+		return NULL;
+	cJSON_AddItemToObject(j, "fit", calib_figures_json(fit));
+	cJSON_AddItemToObject(j, "held_out", calib_figures_json(held));
+	cJSON_AddItemToObject(j, "srgb", calib_figures_json(srgb));
+	cJSON_AddItemToObject(j, "held_out_in_range", calib_figures_json(in_range));
+	return j;
+}
+
+cJSON *calib_camera_json(const struct calib_camera_result *r)
+{
+	cJSON *j = cJSON_CreateObject(), *arr, *l;
+
+	if (!j)
+		return NULL;
+	cJSON_AddStringToObject(j, "model", calib_model_names[r->model]);
+	cJSON_AddItemToObject(j, "fit", calib_figures_json(&r->fit));
+	cJSON_AddItemToObject(j, "held_out", calib_figures_json(&r->held_out));
+	cJSON_AddItemToObject(j, "srgb", calib_figures_json(&r->srgb));
+	cJSON_AddItemToObject(j, "held_out_in_range", calib_figures_json(&r->held_in_range));
+	if (r->has_truth)
+		cJSON_AddItemToObject(j, "truth", fig_pair(&r->truth_fit, &r->truth_held_out,
+							   &r->truth_srgb, &r->truth_held_in_range));
+	arr = cJSON_AddArrayToObject(j, "candidates");
+	for (int k = 0; arr && k < CALIB_MODEL_COUNT; k++) {
+		cJSON *c;
+
+		if (!r->cand_ok[k])
+			continue;
+		c = cJSON_CreateObject();
+		if (!c)
+			break;
+		cJSON_AddStringToObject(c, "model", calib_model_names[k]);
+		cJSON_AddItemToObject(c, "fit", calib_figures_json(&r->cand_fit[k]));
+		cJSON_AddItemToObject(c, "held_out", calib_figures_json(&r->cand_held[k]));
+		cJSON_AddBoolToObject(c, "kept", k == r->model);
+		cJSON_AddItemToArray(arr, c);
+	}
+	l = cJSON_AddObjectToObject(j, "light");
+	if (l) {
+		cJSON_AddStringToObject(l, "source", calib_light_names[r->light_source]);
+		cJSON_AddNumberToObject(l, "min", r->light_min);
+		cJSON_AddNumberToObject(l, "max", r->light_max);
+		cJSON_AddNumberToObject(l, "frame_samples", r->view.n_frame);
+	}
+	json_add_vec(j, "chart_corners_px", r->view.corners_px, 8);
+	cJSON_AddBoolToObject(j, "corners_given", r->view.given);
+	cJSON_AddNumberToObject(j, "gamma_r", r->fitted.gamma[0]);
+	cJSON_AddNumberToObject(j, "gamma_g", r->fitted.gamma[1]);
+	cJSON_AddNumberToObject(j, "gamma_b", r->fitted.gamma[2]);
+	arr = cJSON_AddArrayToObject(j, "patches");
+	for (int i = 0; arr && i < r->n; i++) {
+		const struct calib_patch *p = &r->p[i];
+		cJSON *pj = cJSON_CreateObject();
+		const int roi[4] = { p->roi.x, p->roi.y, p->roi.w, p->roi.h };
+
+		if (!pj)
+			break;
+		cJSON_AddStringToObject(pj, "name", p->name);
+		cJSON_AddItemToObject(pj, "roi", cJSON_CreateIntArray(roi, 4));
+		cJSON_AddNumberToObject(pj, "pixels", (double)p->pixels);
+		json_add_vec(pj, "rgb_linear", p->rgb_linear, 3);
+		cJSON_AddNumberToObject(pj, "light", p->light);
+		json_add_vec(pj, "code", p->v, 3);
+		json_add_vec(pj, "ref_lab", p->ref_lab, 3);
+		json_add_vec(pj, "fit_lab", p->fit_lab, 3);
+		cJSON_AddNumberToObject(pj, "fit_de00", p->fit_de00);
+		json_add_vec(pj, "held_lab", p->held_lab, 3);
+		cJSON_AddNumberToObject(pj, "held_de00", p->held_de00);
+		json_add_vec(pj, "srgb_lab", p->srgb_lab, 3);
+		cJSON_AddNumberToObject(pj, "srgb_de00", p->srgb_de00);
+		cJSON_AddBoolToObject(pj, "at_limit", p->at_limit);
+		if (p->has_truth) {
+			json_add_vec(pj, "truth_lab", p->truth_lab, 3);
+			cJSON_AddNumberToObject(pj, "truth_fit_de00", p->truth_fit_de00);
+			cJSON_AddNumberToObject(pj, "truth_held_de00", p->truth_held_de00);
+			cJSON_AddNumberToObject(pj, "truth_srgb_de00", p->truth_srgb_de00);
+		}
+		cJSON_AddItemToArray(arr, pj);
+	}
+	return j;
+}
+
+/* ---- the session record and drift ---- */
+
+int calib_camera_record_save(const char *path, const struct calib_camera_result *r,
+			     const char *frame_name, double time_s, bl_err *err)
+{
+	cJSON *j = cJSON_CreateObject(), *arr;
+	char now[32];
+	int rc;
+
+	if (!j)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	calib_now_iso(now, sizeof(now));
+	cJSON_AddStringToObject(j, "kind", "camera-session");
+	cJSON_AddNumberToObject(j, "version", 1);
+	cJSON_AddStringToObject(j, "created", now);
+	if (time_s >= 0)
+		cJSON_AddNumberToObject(j, "time_s", time_s);
+	cJSON_AddStringToObject(j, "frame", frame_name ? frame_name : "");
+	cJSON_AddStringToObject(j, "model", calib_model_names[r->model]);
+	cJSON_AddStringToObject(j, "light", calib_light_names[r->light_source]);
+	cJSON_AddItemToObject(j, "fit", calib_figures_json(&r->fit));
+	cJSON_AddItemToObject(j, "held_out", calib_figures_json(&r->held_out));
+	arr = cJSON_AddArrayToObject(j, "patches");
+	for (int i = 0; arr && i < r->n; i++) {
+		cJSON *p = cJSON_CreateObject();
+
+		if (!p)
+			break;
+		cJSON_AddStringToObject(p, "name", r->p[i].name);
+		json_add_vec(p, "code", r->p[i].v, 3);
+		json_add_vec(p, "ref_lab", r->p[i].ref_lab, 3);
+		cJSON_AddItemToArray(arr, p);
+	}
+	rc = json_write_file(path, j, err);
+	cJSON_Delete(j);
+	return rc;
+}
+
+struct rec_patch {
+	char name[CALIB_NAME_MAX];
+	double v[3], ref[3];
+};
+
+static int record_load(const char *path, struct rec_patch **out, int *n, double *time_s,
+		       char *created, size_t created_n, bl_err *err)
+{
+	cJSON *root;
+	json_obj o, po;
+	const cJSON *arr, *it;
+	size_t count, i = 0;
+	struct rec_patch *p = NULL;
+	char s[512];
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	*time_s = -1;
+	rc = json_parse_file(path, &root, err);
+	if (rc)
+		return rc;
+	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
+	    (rc = json_kind(&o, "camera-session", 1, err)) < 0 ||
+	    (rc = json_str(&o, "created", JSON_REQUIRED, created, created_n, err)) < 0 ||
+	    (rc = json_num(&o, "time_s", JSON_OPTIONAL, 0, 1e9, time_s, err)) < 0 ||
+	    (rc = json_str(&o, "frame", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||
+	    (rc = json_str(&o, "model", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||
+	    (rc = json_str(&o, "light", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||
+	    (rc = json_array(&o, "patches", JSON_REQUIRED, CALIB_MAX_PATCHES, &arr, &count,
+			     err)) < 0)
+		goto out_free;
+	json_take(&o, "fit");
+	json_take(&o, "held_out");
+	p = calloc(count ? count : 1, sizeof(*p));
+	if (!p) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		if ((rc = json_item_obj(&o, "patches", it, i, &po, err)) < 0 ||
+		    (rc = json_str(&po, "name", JSON_REQUIRED, p[i].name, CALIB_NAME_MAX, err)) < 0 ||
+		    (rc = json_vec(&po, "code", JSON_REQUIRED, 3, 0.0, 1.0, p[i].v, err)) < 0 ||
+		    (rc = json_vec(&po, "ref_lab", JSON_REQUIRED, 3, -200, 200, p[i].ref, err)) < 0 ||
+		    (rc = json_end(&po, err)) < 0)
+			goto out_free;
+		i++;
+	}
+	if ((rc = json_end(&o, err)) < 0)
+		goto out_free;
+	*out = p;
+	*n = (int)count;
+	p = NULL;
+	rc = 0;
+out_free:
+	free(p);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* Seconds since the epoch of a UTC ISO 8601 stamp as calib_now_iso writes it; -1 when unreadable. */
+static double iso_seconds(const char *s)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%d-%d-%dT%d:%d:%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+		   &tm.tm_min, &tm.tm_sec) != 6)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (double)timegm(&tm);
+}
+
+int calib_camera_drift(const struct calib_camera_result *now, const char *record_path,
+		       const unsigned char *icc, size_t icc_len, double threshold, double time_s,
+		       struct calib_drift *d, bl_err *err)
+{
+	struct rec_patch *prev;
+	struct meas_profile *prof = NULL;
+	double t_prev, de_now[CALIB_MAX_PATCHES], de_change[CALIB_MAX_PATCHES];
+	double g_now = 0, g_prev = 0;
+	char names[CALIB_MAX_PATCHES][CALIB_NAME_MAX], created[64];
+	int n, m = 0, rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = record_load(record_path, &prev, &n, &t_prev, created, sizeof(created), err);
+	if (rc)
+		return rc;
+	rc = meas_profile_open_mem(icc, icc_len, "the previous profile", &prof, err);
+	if (rc)
+		goto out_free;
+	for (int i = 0; i < now->n; i++) {
+		const struct calib_patch *p = &now->p[i];
+
+		for (int k = 0; k < n; k++) {
+			color_lab a, b;
+			double la[3], lb[3];
+
+			if (strcmp(prev[k].name, p->name) != 0)
+				continue;
+			meas_profile_lab(prof, p->v, &a);
+			meas_profile_lab(prof, prev[k].v, &b);
+			la[0] = a.L;
+			la[1] = a.a;
+			la[2] = a.b;
+			lb[0] = b.L;
+			lb[1] = b.a;
+			lb[2] = b.b;
+			de_now[m] = calib_de00(la, p->ref_lab);
+			de_change[m] = calib_de00(la, lb);
+			memcpy(names[m], p->name, CALIB_NAME_MAX);
+			/* The neutral patches say how much the light itself changed. */
+			if (hypot(p->ref_lab[1], p->ref_lab[2]) < 4.0 && p->ref_lab[0] > 30) {
+				g_now += meas_srgb_to_linear(p->v[1]);
+				g_prev += meas_srgb_to_linear(prev[k].v[1]);
+			}
+			m++;
+			break;
+		}
+	}
+	if (m == 0) {
+		rc = bl_fail(err, BL_EINVAL, "%s: no patch in common with this chart", record_path);
+		goto out_free;
+	}
+	calib_figures_of(de_now, (const char (*)[CALIB_NAME_MAX])names, m, &d->previous_now);
+	calib_figures_of(de_change, (const char (*)[CALIB_NAME_MAX])names, m, &d->change);
+	d->intensity_change = g_prev > 0 ? g_now / g_prev - 1.0 : 0.0;
+	if (time_s >= 0 && t_prev >= 0) {
+		d->hours = (time_s - t_prev) / 3600.0;
+	} else {
+		double a = iso_seconds(created), b = (double)time(NULL);
+
+		d->hours = a >= 0 ? (b - a) / 3600.0 : -1;
+	}
+	d->recalibrate = d->previous_now.mean_de00 > threshold;
+out_free:
+	meas_profile_close(prof);
+	free(prev);
+	return rc;
+}
+
+cJSON *calib_drift_json(const struct calib_drift *d)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	if (!j)
+		return NULL;
+	cJSON_AddNumberToObject(j, "hours", d->hours);
+	cJSON_AddItemToObject(j, "previous_profile_now", calib_figures_json(&d->previous_now));
+	cJSON_AddItemToObject(j, "change", calib_figures_json(&d->change));
+	cJSON_AddNumberToObject(j, "intensity_change", d->intensity_change);
+	cJSON_AddBoolToObject(j, "recalibrate", d->recalibrate);
+	return j;
+}

@@ -301,6 +301,7 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 		if ((rc = run_event(r, "checkpoint", dj, err)))
 			goto out;
 		sub->status = RUN_SUB_DONE;
+		run_progress(r, 1); /* the canvas's error is new: say it */
 		if (!r->st.open_loop) {
 			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00,
 						  s->predicted_mean_de00, 0.05);
@@ -578,6 +579,7 @@ static int drive(struct run *r, int homed, bl_err *err)
 {
 	int rc;
 
+	r->strokes_at_start = r->st.strokes_done;
 	rc = homed ? 0 : run_home(r, err);
 	if (rc == 0)
 		rc = run_mix_finish_pending(r, err);

@@ -171,6 +171,7 @@ struct run {
 	int drying;              /* waiting for paint to dry (progress shows it) */
 	double wall_s0;          /* st.wall_s when this process started */
 	int64_t last_progress_ns;
+	long strokes_at_start;   /* strokes done when this process began (the ETA's rate is this process's) */
 	long frames_saved;
 	int64_t last_status_ns;  /* STATUS.md rewritten at most every 2 s between subtasks */
 	int status_now;          /* rewrite it at the next save */

@@ -73,6 +73,15 @@ static const char *machine_with(const char *name, const char *const *edits)
 		return NULL;
 	m = cJSON_Parse(text);
 	free(text);
+	{
+		/* The copy lives elsewhere: its camera profile by its full path. */
+		cJSON *cal = cJSON_GetObjectItemCaseSensitive(m, "calibration");
+
+		if (cJSON_GetObjectItemCaseSensitive(cal, "camera_profile"))
+			cJSON_ReplaceItemInObjectCaseSensitive(
+				cal, "camera_profile",
+				cJSON_CreateString(src("examples/calibration/sim-camera.icc")));
+	}
 	for (int i = 0; edits && edits[i]; i++) {
 		char k[128];
 		const char *eq = strchr(edits[i], '=');

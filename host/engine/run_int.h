@@ -119,6 +119,7 @@ struct run_state {
 	struct run_sub *sub;
 	int batch_unknown;       /* the batch under way was interrupted: re-observe before going on */
 	struct run_retry retry;  /* the paint batch under way is being retried */
+	double topup_ml;         /* a top-up of the batch's colour is under way: its volume (0: none) */
 	int n_wet;
 	struct run_wet wet[RUN_MAX_WET]; /* batches whose paint may still be wet */
 	int n_colours;
@@ -262,6 +263,10 @@ void run_retry_clear(struct run_retry *t);
 
 /* ---- run_mix.c ---- */
 int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
+/* A mix (or top-up) of s's colour, its outcome in sub. */
+int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err);
+/* The mix subtask a top-up of colour repeats (st.topup_ml of it); -1 when the plans have none. */
+int run_mix_topup_subtask(struct run *r, int colour, struct plan_subtask *out);
 /* Completes a dispense set a crash interrupted (never repeating one that may have run). */
 int run_mix_finish_pending(struct run *r, bl_err *err);
 

@@ -185,6 +185,63 @@ static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
 	return 0;
 }
 
+/* ---- paint in the cell ---- */
+
+static long pass_len(const struct run *r, const struct plan_subtask *s);
+static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k);
+
+/*
+ * The dips of a pass need paint in the colour's cell: the plan sized its mixes
+ * for its own strokes, not for retries and longer correction rounds. When the
+ * cell (as dispensed less what the dips took) holds too little, the colour is
+ * topped up in its own cell first, through the mixing loop, verified like any
+ * mix (st.topup_ml says a top-up is under way, for a resume).
+ */
+static int ensure_paint(struct run *r, const struct plan_subtask *s, long from, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	const struct machine_brush *br = machine_find_brush(&r->m, s->brush);
+	const double reserve_ml = 0.2; /* a brush does not pick up the last film off the floor */
+	double need = 0.0, room;
+	long n = pass_len(r, s);
+	struct plan_subtask mix;
+	struct run_sub scratch = { 0 };
+	cJSON *d;
+	int rc;
+
+	for (long k = from; k < n; k++)
+		if (pass_action(r, s, k).kind == ARM_DIP)
+			need += br ? br->load_ml : 0.0;
+	if (r->st.topup_ml <= 0.0 && (need <= 0.0 || col->cell_ml >= need + reserve_ml))
+		return 0;
+	if (r->st.topup_ml <= 0.0) {
+		room = r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0);
+		r->st.topup_ml = fmin(room, fmax(r->m.mixing.cell_min_ml,
+						need + reserve_ml - fmax(col->cell_ml, 0.0)));
+		if (r->st.topup_ml <= 0.0) {
+			r->st.topup_ml = 0.0;
+			return 0;
+		}
+	}
+	if (run_mix_topup_subtask(r, s->colour, &mix)) {
+		r->st.topup_ml = 0.0;
+		return 0; /* no mix planned for the colour: nothing to top up with */
+	}
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "colour", run_plan(r)->colours[s->colour].name);
+	cJSON_AddNumberToObject(d, "cell_ml", col->cell_ml);
+	cJSON_AddNumberToObject(d, "needed_ml", need);
+	cJSON_AddNumberToObject(d, "topup_ml", r->st.topup_ml);
+	if ((rc = run_event(r, "topping_up", d, err)) || (rc = run_state_save(r, err)))
+		return rc;
+	scratch.verdict_de00 = -1.0;
+	rc = run_mix(r, &mix, &scratch, err);
+	if (rc)
+		return rc;
+	r->st.topup_ml = 0.0;
+	return run_state_save(r, err);
+}
+
 /* ---- observing a batch ---- */
 
 /* The canvas mm box of grid cell (col, row) of the plan's expected-result grid, clipped to the picture. */
@@ -196,25 +253,6 @@ static void cell_box(const struct plan *p, int col, int row, double box[4])
 	box[3] = fmin(box[1] + p->cell_mm, p->image_mm[1] + p->image_mm[3]);
 }
 
-/*
- * What the planner predicted a cell of the subtask at index `upto` would look
- * like just before it: the last earlier subtask of the plan that names the
- * cell (a paint batch's cells, a checkpoint's every cell), else NULL.
- */
-static const color_lab *predicted_before(const struct plan *p, size_t upto, int col, int row)
-{
-	for (size_t j = upto; j-- > 0;) {
-		const struct plan_subtask *t = &p->subtasks[j];
-
-		if (t->type == PLAN_MIX)
-			continue;
-		for (size_t i = 0; i < t->n_cells; i++)
-			if (t->cells[i].col == col && t->cells[i].row == row)
-				return &t->cells[i].lab;
-	}
-	return NULL;
-}
-
 static double dot3(const double *a, const double *b)
 {
 	return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -224,17 +262,16 @@ static double dot3(const double *a, const double *b)
  * A batch is judged on the change it makes to what the camera saw before it,
  * not on the planner's idea of the canvas it starts from (earlier batches
  * were off by up to their tolerance, and a thin stroke over them inherits
- * that). The planner's own prediction says how much of the cell the batch
- * repaints: k = the share of the way from the colour before (as predicted)
- * to the paint that the cell goes. The cell should then be the observed
- * colour before, moved k of the way to the paint as it shows on this canvas
- * (the plan's colour plus what its earlier strokes taught). Without an
- * observation before, the planner's prediction is the expectation.
+ * that). The plan says how much of each cell the batch repaints (`repaint`,
+ * k: in its model, after = before + k (paint - before)); the cell should be
+ * the observed colour before, moved k of the way to the paint as it shows on
+ * this canvas (the plan's colour plus what its earlier strokes taught).
+ * Without an observation before, the planner's prediction is the expectation.
  */
 struct cell_model {
 	color_lab expected;
 	double k;         /* share of the cell repainted */
-	color_lab before; /* observed before the pass */
+	color_lab before; /* observed before the batch */
 	int have_before;
 };
 
@@ -243,14 +280,12 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 {
 	const struct plan *p = run_plan((struct run *)r);
 	const struct run_colour *col = &r->st.colours[s->colour];
-	const color_lab *pl = &p->colours[s->colour].lab;
-	const color_lab *pb = predicted_before(p, r->st.next, pc->col, pc->row);
-	color_lab paint = *pl;
-	double box[4], d_after[3], d_paint[3], n2;
+	color_lab paint = p->colours[s->colour].lab;
+	double box[4];
 
 	memset(cm, 0, sizeof(*cm));
 	cm->expected = pc->lab;
-	cm->k = pc->coverage;
+	cm->k = pc->repaint;
 	if (col->canvas_cells > 0) {
 		paint.L += col->canvas_offset.L;
 		paint.a += col->canvas_offset.a;
@@ -262,22 +297,6 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 		cell_box(&r->plan, pc->col, pc->row, box);
 		cm->have_before = run_canvas_mean(&c, box[0], box[1], box[2], box[3], &cm->before) == 0;
 	}
-	/*
-	 * No earlier subtask names the cell: the plan started it from the blank
-	 * canvas, a correction plan from the canvas as observed when it was made
-	 * (what was seen before this batch, as nothing has painted it since).
-	 */
-	if (!pb)
-		pb = r->st.round > 0 && cm->have_before ? &cm->before : &p->canvas_lab;
-	d_after[0] = pc->lab.L - pb->L;
-	d_after[1] = pc->lab.a - pb->a;
-	d_after[2] = pc->lab.b - pb->b;
-	d_paint[0] = pl->L - pb->L;
-	d_paint[1] = pl->a - pb->a;
-	d_paint[2] = pl->b - pb->b;
-	n2 = dot3(d_paint, d_paint);
-	if (n2 > 1.0)
-		cm->k = fmin(1.0, fmax(0.0, dot3(d_after, d_paint) / n2));
 	if (cm->have_before) {
 		cm->expected.L = cm->before.L + cm->k * (paint.L - cm->before.L);
 		cm->expected.a = cm->before.a + cm->k * (paint.a - cm->before.a);
@@ -297,13 +316,13 @@ static void learn_canvas(struct run *r, const struct plan_subtask *s, const stru
 {
 	struct run_colour *col = &r->st.colours[s->colour];
 	const color_lab *pl = &run_plan(r)->colours[s->colour].lab;
-	double sum[3] = { 0, 0, 0 };
-	long n = 0;
+	double sum[3] = { 0, 0, 0 }, landed = 0.0;
+	long n = 0, n_landed = 0;
 
 	for (size_t i = 0; i < s->n_cells; i++) {
 		const struct plan_cell *pc = &s->cells[i];
 		struct cell_model cm;
-		double box[4];
+		double box[4], dp[3], ds[3], n2;
 		color_lab seen, b;
 
 		model_cell(r, s, pc, before, &cm);
@@ -318,15 +337,34 @@ static void learn_canvas(struct run *r, const struct plan_subtask *s, const stru
 		sum[1] += b.a + (seen.a - b.a) / cm.k - pl->a;
 		sum[2] += b.b + (seen.b - b.b) / cm.k - pl->b;
 		n++;
+		/* How far the cell went from before towards the paint: near 1 when paint landed. */
+		dp[0] = pl->L - b.L, dp[1] = pl->a - b.a, dp[2] = pl->b - b.b;
+		ds[0] = seen.L - b.L, ds[1] = seen.a - b.a, ds[2] = seen.b - b.b;
+		n2 = dot3(dp, dp);
+		if (cm.have_before && n2 > 100.0) {
+			landed += dot3(ds, dp) / n2;
+			n_landed++;
+		}
 	}
 	if (!n)
 		return;
-	{
-		/*
-		 * A paint shows on a canvas within the paint tolerance of its mix (a thin
-		 * film, a light paint hiding poorly); beyond that the strokes failed (a dry
-		 * brush, a missed canvas), and that is never learnt as the paint's look.
-		 */
+	/*
+	 * Only a paint that landed teaches its look (a thin film, a light paint
+	 * hiding poorly, a dark mix whose transparent part shows): strokes that
+	 * failed (a dry brush, a missed canvas) leave the cells where they were,
+	 * and that is never learnt as the paint's look. Without an observation
+	 * before, only a look within the paint tolerance of the mix is believed.
+	 */
+	if (n_landed ? landed / n_landed < 0.5 : 0) {
+		cJSON *d = cJSON_CreateObject();
+		bl_err e;
+
+		cJSON_AddNumberToObject(d, "moved_towards_paint", landed / n_landed);
+		cJSON_AddStringToObject(d, "why", "the paint did not land: not learnt as its look");
+		run_event(r, "canvas_look_refused", d, &e);
+		return;
+	}
+	if (!n_landed) {
 		color_lab shown = { pl->L + sum[0] / n, pl->a + sum[1] / n, pl->b + sum[2] / n };
 
 		if (color_de00(&shown, pl) > s->tolerance_de00)
@@ -516,9 +554,12 @@ static int plan_retry(struct run *r, const struct plan_subtask *s, const double 
 	for (size_t i = 0; i < s->n_actions; i++)
 		if (s->actions[i].kind == ARM_STROKE && stroke_crosses(r, &s->actions[i], marked))
 			pick[i] = 1, any = 1;
-	for (size_t i = 0; i < s->n_actions; i++)
+	/* No cell off any more (what the pass taught changed the aim): nothing to repaint, only to look. */
+	for (size_t i = 0; *n_cells > 0 && i < s->n_actions; i++)
 		if (s->actions[i].kind == ARM_STROKE && (pick[i] || !any))
 			pick[i] = 1, last_stroke = (long)i;
+	if (last_stroke < 0)
+		last_stroke = (long)s->n_actions; /* and no wash, wipe or park either */
 	*n_strokes = 0;
 	{
 		long dip = -1;
@@ -705,6 +746,16 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 		if (r->st.batch_unknown && sub->action_next > 0 && (rc = resume_pass(r, s, name, err)))
 			goto out;
 		r->st.batch_unknown = 0;
+		if (sub->action_next < n && (rc = ensure_paint(r, s, sub->action_next, err)))
+			goto out;
+		if (col->escalated && !col->accepted) {
+			/* The top-up could not be mixed: the batch waits for the operator like the colour. */
+			sub->status = RUN_SUB_DEFERRED;
+			snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
+				 run_plan(r)->colours[s->colour].name);
+			rc = run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+			goto out;
+		}
 		if (sub->action_next < n && (rc = wait_dry(r, s, err)))
 			goto out;
 		if ((rc = snapshot_before(r, s, name, err)))
@@ -790,6 +841,13 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 				sub->status = RUN_SUB_FAILED;
 				rc = run_brake(r, b, err);
 				goto out;
+			}
+			/* What the failed pass taught (learnt after judging) sets the retry's aim: cells off from it. */
+			{
+				struct run_canvas last = { r->last_w, r->last_h, r->last_lab, "" };
+
+				if (r->last_lab)
+					cells_verdict(r, s, &last, r->before_lab, per_cell);
 			}
 			if ((rc = plan_retry(r, s, per_cell, &n_strokes, &n_cells, err)))
 				goto out;

@@ -91,6 +91,7 @@ struct plan_colour {
 struct plan_cell {
 	int col, row;
 	double coverage; /* fraction of the cell the batch paints */
+	double repaint;  /* paint batches: mean share of the cell's colour the batch replaces with its own, 0..1 (the model's k: after = before + k (paint - before)) */
 	color_lab lab;   /* predicted Lab (mean over the cell) right after the subtask */
 };
 

@@ -59,8 +59,10 @@ struct sim_exec_info {
 /*
  * Expands action a from the arm's position (arm_motion) and executes it on
  * the simulated arm with no safety gate in between: for the simulator's own
- * tests and benchmarks only. Every command (`sim exec` included) moves the
- * arm through gate_execute.
+ * tests and benchmarks, and for the rig's shadow of a real arm
+ * (host/rig/rig_shadow.c), which repeats what the real arm did after the gate
+ * allowed it. Every command (`sim exec` included) moves the arm through
+ * gate_execute.
  */
 int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *info, bl_err *err);
 

@@ -321,7 +321,8 @@ const struct cli_command cli_commands[] = {
 	  "\"final\", \"verified\", \"history\"}, \"mixes\": [...], \"cost\", \"deferred\",\n"
 	  "\"heartbeat\": {\"age_s\", \"stale_after_s\", \"stale\"}. A run that says it is\n"
 	  "running but whose heartbeat is older than brakes.heartbeat_stale_s is stale: it\n"
-	  "died without saying so; `brushloop resume DIR` continues it.\n",
+	  "died or hangs without saying so; status then exits 4 and puts a STALE banner at\n"
+	  "the top of DIR/STATUS.md; `brushloop resume DIR` continues it.\n",
 	  cli_status_main },
 	{ "estimate", "what painting a target would take and cost, before it starts",
 	  "usage: brushloop estimate TARGET [--machine M] [--palette P] [--max-strokes N]\n"

@@ -15,11 +15,13 @@
 
 /*
  * What the camera is shown: the world as it is, its wells and mixing cells, a
- * colour chart laid on the canvas, or a painted paint card laid on the canvas.
+ * colour chart laid on the canvas, a painted paint card laid on the canvas, or
+ * a uniform white card over the whole table (a flat field of the light).
  */
 enum sim_scene { SIM_SCENE_CANVAS, SIM_SCENE_SWATCHES, SIM_SCENE_CHART, SIM_SCENE_CARD,
-		 SIM_SCENE_COUNT };
-extern const char *const sim_scene_names[]; /* "canvas", "swatches", "chart", "card", NULL */
+		 SIM_SCENE_FLAT, SIM_SCENE_COUNT };
+/* "canvas", "swatches", "chart", "card", "flat" (a uniform white card over the whole table), NULL */
+extern const char *const sim_scene_names[];
 
 /* The process exit status of a simulated power loss (the process ends at once with _exit). */
 #define SIM_POWER_LOSS_EXIT 86

@@ -555,6 +555,7 @@ static int load_calibration(json_obj *root, struct machine *m, bl_err *err)
 	if (rc)
 		return rc < 0 ? rc : 0;
 	BL_TRY(resolve_path(&o, "camera_profile", m, c->camera_profile, err));
+	BL_TRY(resolve_path(&o, "light_map", m, c->light_map, err));
 	BL_TRY(resolve_path(&o, "canvas", m, c->canvas, err));
 	BL_TRY(resolve_path(&o, "arm", m, c->arm, err));
 	BL_TRY(json_num(&o, "max_arm_residual_mm", JSON_OPTIONAL, 0.01, 100.0, &c->max_arm_residual_mm,

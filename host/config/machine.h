@@ -146,6 +146,7 @@ struct machine_camera {
 /* Calibration files, resolved relative to the machine file ("" when not set). */
 struct machine_calibration {
 	char camera_profile[CFG_PATH_MAX]; /* ICC profile of the camera */
+	char light_map[CFG_PATH_MAX];      /* the light over the camera's view relative to the profile's (vision/light.h) */
 	char canvas[CFG_PATH_MAX];         /* canvas homography and size */
 	char arm[CFG_PATH_MAX];            /* canvas-to-arm transform */
 	double max_arm_residual_mm;        /* refuse an arm registration worse than this */

@@ -40,11 +40,11 @@ static int copy_machine(const char *src, const struct machine *m, const char *ds
 		return rc;
 	cal = cJSON_GetObjectItemCaseSensitive(root, "calibration");
 	if (cJSON_IsObject(cal)) {
-		static const char *const keys[] = { "camera_profile", "canvas", "arm" };
+		static const char *const keys[] = { "camera_profile", "canvas", "arm", "light_map" };
 		const char *vals[] = { m->calibration.camera_profile, m->calibration.canvas,
-				       m->calibration.arm };
+				       m->calibration.arm, m->calibration.light_map };
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			char abs[PATH_MAX];
 
 			if (!vals[k][0] || !cJSON_GetObjectItemCaseSensitive(cal, keys[k]))
@@ -101,6 +101,11 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 		return rc;
 	if ((rc = meas_profile_open(r->m.calibration.camera_profile, &r->profile, err)))
 		return rc;
+	if (r->m.calibration.light_map[0]) {
+		if ((rc = vis_light_load(r->m.calibration.light_map, &r->light, err)))
+			return rc;
+		r->have_light = 1;
+	}
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
 	gc.run_dir = r->dir;
@@ -125,6 +130,8 @@ static void run_close(struct run *r)
 	journal_close(&r->j);
 	meas_profile_close(r->profile);
 	r->profile = NULL;
+	vis_light_free(&r->light);
+	r->have_light = 0;
 	plan_free(&r->plan);
 	plan_free(&r->corr);
 	plan_target_free(&r->target);
@@ -663,8 +670,10 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
 		return rc;
 	r->st.n_colours = r->plan.n_colours;
-	for (int c = 0; c < r->plan.n_colours; c++)
+	for (int c = 0; c < r->plan.n_colours; c++) {
 		r->st.colours[c].measured_de00 = -1.0;
+		r->st.colours[c].hide = 1.0;
+	}
 	r->st.strokes_total = plan_strokes(&r->plan);
 	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)))
 		return rc;

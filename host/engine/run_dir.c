@@ -107,6 +107,8 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddNumberToObject(s, "dispensed_ml", rc->dispensed_ml);
 		cJSON_AddItemToObject(s, "canvas_offset", lab_json(&rc->canvas_offset));
 		cJSON_AddNumberToObject(s, "canvas_cells", (double)rc->canvas_cells);
+		cJSON_AddNumberToObject(s, "hide", rc->hide);
+		cJSON_AddNumberToObject(s, "hide_weight", rc->hide_weight);
 		cJSON_AddItemToArray(a, s);
 	}
 	cJSON_AddNumberToObject(o, "cells_used", (double)st->cells_used);
@@ -300,6 +302,8 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(lab_read(&c, "canvas_offset", &rc2->canvas_offset, err));
 		TRY(json_num(&c, "canvas_cells", JSON_REQUIRED, 0, 1e12, &v, err));
 		rc2->canvas_cells = (long)v;
+		TRY(json_num(&c, "hide", JSON_REQUIRED, 0.0, 2.0, &rc2->hide, err));
+		TRY(json_num(&c, "hide_weight", JSON_REQUIRED, 0.0, 1e12, &rc2->hide_weight, err));
 		TRY(json_end(&c, err));
 		i++;
 	}
@@ -459,8 +463,10 @@ int run_status_write(struct run *r, bl_err *err)
 		      machine_cam_backend_names[r->m.camera.backend],
 		      st->open_loop ? ", open loop: no verification, no correction" : "");
 	if (st->calibrated)
-		sb_printf(&sb, "- **calibration**: camera profile %s; canvas from %s\n",
+		sb_printf(&sb, "- **calibration**: camera profile %s; %s%s; canvas from %s\n",
 			      r->m.calibration.camera_profile,
+			      r->m.calibration.light_map[0] ? "light map " : "no light map (the profile "
+			      "holds where the chart lay)", r->m.calibration.light_map,
 			      st->canvas_from_file ? "calibration.canvas" : "the corner markers");
 	else
 		sb_printf(&sb, "- **calibration**: NONE. This run is uncalibrated: colours are "

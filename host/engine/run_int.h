@@ -17,6 +17,7 @@
 #include "rig/rig.h"
 #include "safety/gate.h"
 #include "vision/image.h"
+#include "vision/light.h"
 #include "vision/measure.h"
 
 #define RUN_PATH_MAX 4096
@@ -57,6 +58,13 @@ struct run_colour {
 	 */
 	color_lab canvas_offset;
 	long canvas_cells;
+	/*
+	 * How much of a cell its strokes repaint against the planner's share k
+	 * (a light paint over a darker one hides poorly in a thin stroke): the
+	 * mean of observed over planned change, learnt like the look.
+	 */
+	double hide;
+	double hide_weight;
 };
 
 /* A dispense set under way (mix): persisted before the first action so none is ever repeated. */
@@ -165,6 +173,8 @@ struct run {
 	struct gate *gate;
 	struct journal j;
 	struct meas_profile *profile;
+	struct vis_light light;  /* calibration.light_map, divided out of every frame */
+	int have_light;
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */

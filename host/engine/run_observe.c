@@ -88,6 +88,9 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 		if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, avg, err)))
 			goto out_free;
 	}
+	/* The frame as saved is the camera's; measured, it is the light-corrected one the profile expects. */
+	if (r->have_light && (rc = vis_light_apply(&r->light, avg, err)))
+		goto out_free;
 	free(sum);
 	return 0;
 

@@ -285,7 +285,7 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 
 	memset(cm, 0, sizeof(*cm));
 	cm->expected = pc->lab;
-	cm->k = pc->repaint;
+	cm->k = fmin(1.0, pc->repaint * (col->hide_weight > 0.0 ? col->hide : 1.0));
 	if (col->canvas_cells > 0) {
 		paint.L += col->canvas_offset.L;
 		paint.a += col->canvas_offset.a;
@@ -375,6 +375,55 @@ static void learn_canvas(struct run *r, const struct plan_subtask *s, const stru
 	col->canvas_offset.a = (col->canvas_offset.a * col->canvas_cells + sum[1]) / (col->canvas_cells + n);
 	col->canvas_offset.b = (col->canvas_offset.b * col->canvas_cells + sum[2]) / (col->canvas_cells + n);
 	col->canvas_cells += n;
+}
+
+/*
+ * Learns how much the colour's strokes repaint against the plan's share, from
+ * the cells the batch repainted in part over a ground clearly unlike the paint
+ * (a light paint over a darker one hides poorly): observed change over the
+ * change the plan's share predicts, weighted by that share. Only once the
+ * paint landed (a look learnt, the landing checked there).
+ */
+static void learn_hiding(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+			 const float *before)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	color_lab paint = run_plan(r)->colours[s->colour].lab;
+	double num = 0.0, wsum = 0.0, h;
+
+	if (!before || col->canvas_cells == 0)
+		return;
+	paint.L += col->canvas_offset.L;
+	paint.a += col->canvas_offset.a;
+	paint.b += col->canvas_offset.b;
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		struct cell_model cm;
+		double box[4], dp[3], ds[3], n2;
+		color_lab seen;
+
+		model_cell(r, s, pc, before, &cm);
+		if (!cm.have_before || pc->repaint < 0.3)
+			continue;
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen))
+			continue;
+		dp[0] = paint.L - cm.before.L, dp[1] = paint.a - cm.before.a, dp[2] = paint.b - cm.before.b;
+		ds[0] = seen.L - cm.before.L, ds[1] = seen.a - cm.before.a, ds[2] = seen.b - cm.before.b;
+		n2 = dot3(dp, dp);
+		if (n2 < 100.0)
+			continue; /* too like the paint to tell how much changed */
+		num += dot3(ds, dp) / n2;   /* the observed share, weighted by k: sum k * (obs / k) */
+		wsum += pc->repaint;
+	}
+	if (wsum < 1.0)
+		return;
+	h = num / wsum;
+	if (h < 0.25)
+		return; /* hardly anything landed: a failure, not a property of the paint */
+	h = fmin(1.2, h);
+	col->hide = (col->hide * col->hide_weight + h * wsum) / (col->hide_weight + wsum);
+	col->hide_weight += wsum;
 }
 
 /* CIEDE2000 of each of s's cells, observed against expected (-1 where the observation has none). */
@@ -704,6 +753,7 @@ static int verify(struct run *r, const struct plan_subtask *s, const char *what,
 		json_add_vec(dj, "colour_canvas_offset",
 			     (double[]){ col->canvas_offset.L, col->canvas_offset.a, col->canvas_offset.b }, 3);
 		cJSON_AddNumberToObject(dj, "colour_canvas_cells", (double)col->canvas_cells);
+		cJSON_AddNumberToObject(dj, "colour_hide", col->hide_weight > 0.0 ? col->hide : 1.0);
 	}
 	cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
 	cJSON_AddNumberToObject(dj, "canvas_mean_de00", r->st.hist[r->st.n_hist - 1].mean_de00);
@@ -711,8 +761,10 @@ static int verify(struct run *r, const struct plan_subtask *s, const char *what,
 	cJSON_AddStringToObject(dj, "verdict", *verdict <= s->tolerance_de00 ? "pass" : "fail");
 	cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
 	/* Judged first, then learnt from: an end condition never moves while its subtask runs. */
-	if (learn || *verdict <= s->tolerance_de00)
+	if (learn || *verdict <= s->tolerance_de00) {
 		learn_canvas(r, s, &c, r->before_lab);
+		learn_hiding(r, s, &c, r->before_lab);
+	}
 	run_canvas_free(&c);
 	return run_event(r, "verified", dj, err);
 }

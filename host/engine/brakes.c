@@ -62,6 +62,7 @@ void run_brakes_init(struct run_brakes *b)
 	memset(b, 0, sizeof(*b));
 	b->best_canvas_de00 = -1.0;
 	b->last_predicted_de00 = -1.0;
+	b->round_best_de00 = -1.0;
 }
 
 void run_brakes_subtask_start(struct run_brakes *b)
@@ -101,6 +102,7 @@ void run_brakes_success(struct run_brakes *b)
 void run_brakes_round(struct run_brakes *b, double observed_de00)
 {
 	b->last_predicted_de00 = observed_de00;
+	b->round_best_de00 = b->best_canvas_de00;
 }
 
 enum run_brake run_brakes_checkpoint(struct run_brakes *b, const struct machine_brakes *lim,
@@ -184,6 +186,7 @@ cJSON *run_brakes_json(const struct run_brakes *b)
 	cJSON_AddNumberToObject(o, "best_canvas_de00", b->best_canvas_de00);
 	cJSON_AddNumberToObject(o, "checkpoints_no_progress", b->checkpoints_no_progress);
 	cJSON_AddNumberToObject(o, "last_predicted_de00", b->last_predicted_de00);
+	cJSON_AddNumberToObject(o, "round_best_de00", b->round_best_de00);
 	cJSON_AddNumberToObject(o, "comm_errors", b->comm_errors);
 	cJSON_AddStringToObject(o, "reason", b->reason);
 	return o;
@@ -205,6 +208,7 @@ int run_brakes_from_json(const cJSON *node, struct run_brakes *b, bl_err *err)
 		     &b->checkpoints_no_progress, err) ||
 	    json_num(&o, "last_predicted_de00", JSON_REQUIRED, -1.0, 1000.0, &b->last_predicted_de00,
 		     err) ||
+	    json_num(&o, "round_best_de00", JSON_REQUIRED, -1.0, 1000.0, &b->round_best_de00, err) ||
 	    json_i32(&o, "comm_errors", JSON_REQUIRED, 0, 1000000, &b->comm_errors, err) ||
 	    json_str(&o, "reason", JSON_REQUIRED, b->reason, sizeof(b->reason), err))
 		return err->code;

@@ -44,6 +44,7 @@ struct run_brakes {
 	double best_canvas_de00;    /* best mean canvas CIEDE2000 at a checkpoint (<0: none yet) */
 	int checkpoints_no_progress;
 	double last_predicted_de00; /* the plan's predicted mean at the last checkpoint (<0: none) */
+	double round_best_de00;     /* best_canvas_de00 when the correction round under way began */
 	int comm_errors;            /* consecutive */
 	char reason[256];           /* why the last brake fired, for STATUS.md */
 };

@@ -143,6 +143,8 @@ static void run_close(struct run *r)
 	r->last_lab = NULL;
 	free(r->before_lab);
 	r->before_lab = NULL;
+	free(r->alpha);
+	r->alpha = NULL;
 }
 
 static int load_inputs(struct run *r, const char *machine, const char *palette, bl_err *err)
@@ -312,7 +314,26 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 		if (!r->st.open_loop) {
 			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00,
 						  s->predicted_mean_de00, 0.05);
-			if (b != RUN_BRAKE_NONE) {
+			if (b == RUN_BRAKE_WANDERING && r->st.round > 0) {
+				/*
+				 * Corrections that do not improve the canvas are over: the rest of
+				 * the round is skipped and the run finishes with what it has. The
+				 * plan wandering (round 0) is a brake: something is wrong.
+				 */
+				cJSON *d = cJSON_CreateObject();
+
+				cJSON_AddNumberToObject(d, "round", r->st.round);
+				cJSON_AddStringToObject(d, "why", r->st.brakes.reason);
+				if ((rc = run_event(r, "corrections_stopped", d, err)))
+					goto out;
+				for (size_t i = r->st.next + 1; i < r->st.n_sub; i++)
+					if (r->st.sub[i].status == RUN_SUB_PENDING) {
+						r->st.sub[i].status = RUN_SUB_SKIPPED;
+						snprintf(r->st.sub[i].note, sizeof(r->st.sub[i].note),
+							 "corrections stopped improving the canvas");
+					}
+				r->st.corrections_over = 1;
+			} else if (b != RUN_BRAKE_NONE) {
 				rc = run_brake(r, b, err);
 				goto out;
 			}
@@ -516,6 +537,10 @@ static int loop(struct run *r, bl_err *err)
 		const struct plan *p = run_plan(r);
 
 		while (r->st.next < p->n_subtasks) {
+			if (r->st.sub[r->st.next].status == RUN_SUB_SKIPPED) {
+				r->st.next++;
+				continue;
+			}
 			if ((rc = run_poll(r, err)) || (rc = run_subtask(r, err)))
 				return rc;
 		}
@@ -529,8 +554,21 @@ static int loop(struct run *r, bl_err *err)
 			r->status_now = 1;
 			return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
 		}
-		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds)
+		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds ||
+		    r->st.corrections_over)
 			break;
+		if (r->st.round > 0 && r->st.brakes.round_best_de00 >= 0.0 &&
+		    r->st.brakes.best_canvas_de00 > r->st.brakes.round_best_de00 - 0.05) {
+			/* A correction round that did not improve the canvas: another would not either. */
+			cJSON *d = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(d, "round", r->st.round);
+			cJSON_AddNumberToObject(d, "best_before_de00", r->st.brakes.round_best_de00);
+			cJSON_AddNumberToObject(d, "best_after_de00", r->st.brakes.best_canvas_de00);
+			if ((rc = run_event(r, "corrections_stopped", d, err)))
+				return rc;
+			break;
+		}
 		rc = plan_next_round(r, err);
 		if (rc < 0)
 			return rc;

@@ -73,6 +73,7 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddBoolToObject(o, "batch_unknown", st->batch_unknown);
 	cJSON_AddItemToObject(o, "retry", run_retry_json(&st->retry));
 	cJSON_AddNumberToObject(o, "topup_ml", st->topup_ml);
+	cJSON_AddBoolToObject(o, "corrections_over", st->corrections_over);
 	cJSON_AddItemToObject(o, "wet", run_wet_json(st));
 	a = cJSON_AddArrayToObject(o, "subtasks");
 	for (size_t i = 0; i < st->n_sub; i++) {
@@ -246,6 +247,7 @@ int run_state_load(struct run *r, bl_err *err)
 	st->next = (size_t)v;
 	TRY(json_bool(&o, "batch_unknown", JSON_REQUIRED, &st->batch_unknown, err));
 	TRY(json_num(&o, "topup_ml", JSON_REQUIRED, 0.0, 1e6, &st->topup_ml, err));
+	TRY(json_bool(&o, "corrections_over", JSON_REQUIRED, &st->corrections_over, err));
 	{
 		const cJSON *j = json_take(&o, "retry");
 

@@ -128,6 +128,7 @@ struct run_state {
 	int batch_unknown;       /* the batch under way was interrupted: re-observe before going on */
 	struct run_retry retry;  /* the paint batch under way is being retried */
 	double topup_ml;         /* a top-up of the batch's colour is under way: its volume (0: none) */
+	int corrections_over;    /* corrections stopped improving the canvas: no more of them */
 	int n_wet;
 	struct run_wet wet[RUN_MAX_WET]; /* batches whose paint may still be wet */
 	int n_colours;
@@ -189,6 +190,9 @@ struct run {
 	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
 	float *last_lab;         /* the last canvas observation, Lab, last_w x last_h */
 	float *before_lab;       /* the canvas before the paint pass under way (NULL: not seen) */
+	float *alpha;            /* the batch under way's footprint in the planner's model (plan_batch_alpha) */
+	int alpha_w, alpha_h, alpha_round;
+	size_t alpha_sub;
 	int last_w, last_h;
 };
 

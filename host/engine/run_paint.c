@@ -270,31 +270,78 @@ static double dot3(const double *a, const double *b)
  */
 struct cell_model {
 	color_lab expected;
-	double k;         /* share of the cell repainted */
+	double k;         /* share of the cell repainted (mean over its pixels) */
 	color_lab before; /* observed before the batch */
 	int have_before;
+	double delta[3];  /* the change the plan's strokes make to the cell seen before (no hiding learnt) */
+	int have_delta;
 };
 
+/*
+ * Per pixel when the batch's footprint is known (plan_batch_alpha): the cell
+ * before is seldom uniform (an edge of an earlier colour runs through it), and
+ * a stroke over its bare half changes its mean far more than over its painted
+ * half. The expectation is the mean over the cell's pixels of each pixel seen
+ * before, moved its alpha of the way to the paint; the plan's per-cell share
+ * `repaint` when the footprint is not known.
+ */
 static void model_cell(const struct run *r, const struct plan_subtask *s, const struct plan_cell *pc,
 		       const float *before, struct cell_model *cm)
 {
 	const struct plan *p = run_plan((struct run *)r);
 	const struct run_colour *col = &r->st.colours[s->colour];
 	color_lab paint = p->colours[s->colour].lab;
-	double box[4];
+	double hide = col->hide_weight > 0.0 ? col->hide : 1.0, box[4];
 
 	memset(cm, 0, sizeof(*cm));
 	cm->expected = pc->lab;
-	cm->k = fmin(1.0, pc->repaint * (col->hide_weight > 0.0 ? col->hide : 1.0));
+	cm->k = fmin(1.0, pc->repaint * hide);
 	if (col->canvas_cells > 0) {
 		paint.L += col->canvas_offset.L;
 		paint.a += col->canvas_offset.a;
 		paint.b += col->canvas_offset.b;
 	}
+	cell_box(&r->plan, pc->col, pc->row, box);
+	if (before && r->alpha && r->alpha_w == r->last_w && r->alpha_h == r->last_h) {
+		int x0 = (int)floor(box[0]), y0 = (int)floor(box[1]);
+		int x1 = (int)ceil(box[2]), y1 = (int)ceil(box[3]);
+		double b[3] = { 0, 0, 0 }, d[3] = { 0, 0, 0 }, a = 0.0;
+		long n = 0;
+
+		x0 = x0 < 0 ? 0 : x0;
+		y0 = y0 < 0 ? 0 : y0;
+		x1 = x1 > r->last_w ? r->last_w : x1;
+		y1 = y1 > r->last_h ? r->last_h : y1;
+		for (int y = y0; y < y1; y++)
+			for (int x = x0; x < x1; x++) {
+				size_t i = (size_t)y * r->last_w + x;
+				const float *q = before + 3 * i;
+				float al = r->alpha[i];
+
+				b[0] += q[0], b[1] += q[1], b[2] += q[2];
+				d[0] += al * (paint.L - q[0]);
+				d[1] += al * (paint.a - q[1]);
+				d[2] += al * (paint.b - q[2]);
+				a += al;
+				n++;
+			}
+		if (n) {
+			cm->have_before = cm->have_delta = 1;
+			cm->before = (color_lab){ b[0] / n, b[1] / n, b[2] / n };
+			cm->k = a / n;
+			for (int k = 0; k < 3; k++)
+				cm->delta[k] = d[k] / n;
+			/* Hiding scales each pixel's share; past a share of one a stroke cannot go. */
+			cm->expected.L = cm->before.L + fmin(hide, 1.0 / fmax(cm->k, 1e-3)) * cm->delta[0];
+			cm->expected.a = cm->before.a + fmin(hide, 1.0 / fmax(cm->k, 1e-3)) * cm->delta[1];
+			cm->expected.b = cm->before.b + fmin(hide, 1.0 / fmax(cm->k, 1e-3)) * cm->delta[2];
+			cm->k = fmin(1.0, cm->k * hide);
+			return;
+		}
+	}
 	if (before) {
 		struct run_canvas c = { r->last_w, r->last_h, (float *)before, "" };
 
-		cell_box(&r->plan, pc->col, pc->row, box);
 		cm->have_before = run_canvas_mean(&c, box[0], box[1], box[2], box[3], &cm->before) == 0;
 	}
 	if (cm->have_before) {
@@ -388,35 +435,32 @@ static void learn_hiding(struct run *r, const struct plan_subtask *s, const stru
 			 const float *before)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
-	color_lab paint = run_plan(r)->colours[s->colour].lab;
 	double num = 0.0, wsum = 0.0, h;
 
 	if (!before || col->canvas_cells == 0)
 		return;
-	paint.L += col->canvas_offset.L;
-	paint.a += col->canvas_offset.a;
-	paint.b += col->canvas_offset.b;
 	for (size_t i = 0; i < s->n_cells; i++) {
 		const struct plan_cell *pc = &s->cells[i];
 		struct cell_model cm;
-		double box[4], dp[3], ds[3], n2;
+		double box[4], ds[3], n2, w;
 		color_lab seen;
 
 		model_cell(r, s, pc, before, &cm);
-		if (!cm.have_before || pc->repaint < 0.3)
+		if (!cm.have_delta)
 			continue;
+		n2 = dot3(cm.delta, cm.delta);
+		if (n2 < 25.0)
+			continue; /* the plan expects too small a change here to tell */
 		cell_box(&r->plan, pc->col, pc->row, box);
 		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen))
 			continue;
-		dp[0] = paint.L - cm.before.L, dp[1] = paint.a - cm.before.a, dp[2] = paint.b - cm.before.b;
 		ds[0] = seen.L - cm.before.L, ds[1] = seen.a - cm.before.a, ds[2] = seen.b - cm.before.b;
-		n2 = dot3(dp, dp);
-		if (n2 < 100.0)
-			continue; /* too like the paint to tell how much changed */
-		num += dot3(ds, dp) / n2;   /* the observed share, weighted by k: sum k * (obs / k) */
-		wsum += pc->repaint;
+		/* The observed change as a share of the planned one, weighted by the planned change's size. */
+		w = sqrt(n2);
+		num += w * dot3(ds, cm.delta) / n2;
+		wsum += w;
 	}
-	if (wsum < 1.0)
+	if (wsum < 10.0)
 		return;
 	h = num / wsum;
 	if (h < 0.25)
@@ -685,6 +729,30 @@ static int snapshot_before(struct run *r, const struct plan_subtask *s, const ch
 	return 0;
 }
 
+/* The batch's footprint on the canvas raster, once a subtask (the observation's size: the canvas at 1 px/mm). */
+static int batch_footprint(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	int w = (int)lround(r->m.canvas.size_mm[0]), h = (int)lround(r->m.canvas.size_mm[1]);
+	int rc;
+
+	if (r->alpha && r->alpha_round == r->st.round && r->alpha_sub == r->st.next)
+		return 0;
+	free(r->alpha);
+	r->alpha = malloc((size_t)w * h * sizeof(*r->alpha));
+	if (!r->alpha)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if ((rc = plan_batch_alpha(run_plan(r), &r->m, s, r->alpha, w, h, err))) {
+		free(r->alpha);
+		r->alpha = NULL;
+		return rc;
+	}
+	r->alpha_w = w;
+	r->alpha_h = h;
+	r->alpha_round = r->st.round;
+	r->alpha_sub = r->st.next;
+	return 0;
+}
+
 /* Resuming a pass a crash interrupted: look first, never repeat a stroke that may have run. */
 static int resume_pass(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
 {
@@ -789,6 +857,8 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 		return rc;
 	if (r->st.retry.active && !retrying(r))
 		run_retry_clear(&r->st.retry); /* left by a subtask that is over */
+	if (!r->st.open_loop && (rc = batch_footprint(r, s, err)))
+		return rc;
 	per_cell = calloc(s->n_cells + 1, sizeof(*per_cell));
 	if (!per_cell)
 		return bl_fail(err, BL_ENOMEM, "out of memory");

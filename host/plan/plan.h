@@ -174,6 +174,15 @@ int plan_predict(const struct plan *p, const struct machine *m, const struct pla
 		 bl_err *err);
 
 /*
+ * How much of each pixel's colour paint subtask s of plan p replaces with its
+ * own in the planner's model (its strokes in order: 1 - prod(1 - a)), over the
+ * whole canvas at 1 px/mm: alpha holds w x h values (canvas mm, row 0 at canvas
+ * y 0, pixel (x, y) covering [x, x + 1) x [y, y + 1) mm).
+ */
+int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct plan_subtask *s,
+		     float *alpha, int w, int h, bl_err *err);
+
+/*
  * Corrective strokes for an observed canvas (Lab over the image rectangle, any
  * resolution): cells beyond the paint tolerance are painted with the plan's
  * colours, and those no colour can fix are listed in out->unfixable.

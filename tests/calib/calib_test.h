@@ -133,6 +133,7 @@ static inline const char *machine_with(const char *name, const char *calibration
 	size_t len;
 	bl_err err = { 0 };
 	const char *key = "\"calibration\": { \"camera_profile\": \"calibration/sim-camera.icc\", "
+			  "\"light_map\": \"calibration/sim-light.json\", "
 			  "\"max_arm_residual_mm\": 1.0, \"max_canvas_error_mm\": 0.5, "
 			  "\"max_camera_de00\": 1.5 }";
 	char *at, *out;

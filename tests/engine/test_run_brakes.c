@@ -81,6 +81,10 @@ static const char *machine_with(const char *name, const char *const *edits)
 			cJSON_ReplaceItemInObjectCaseSensitive(
 				cal, "camera_profile",
 				cJSON_CreateString(src("examples/calibration/sim-camera.icc")));
+		if (cJSON_GetObjectItemCaseSensitive(cal, "light_map"))
+			cJSON_ReplaceItemInObjectCaseSensitive(
+				cal, "light_map",
+				cJSON_CreateString(src("examples/calibration/sim-light.json")));
 	}
 	for (int i = 0; edits && edits[i]; i++) {
 		char k[128];

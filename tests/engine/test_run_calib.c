@@ -1,4 +1,4 @@
-/* test_run_calib.c: the example simulator machine's committed camera profile still matches a fresh `brushloop calib camera`, and runs use it. */
+/* test_run_calib.c: the example simulator machine's committed camera profile and light map still match a fresh `brushloop calib camera`, and a bad calibration path is refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +6,7 @@
 #include "color/color.h"
 #include "config/machine.h"
 #include "test.h"
+#include "vision/light.h"
 #include "vision/measure.h"
 
 static const char *src(const char *rel)
@@ -20,27 +21,37 @@ static const char *src(const char *rel)
 
 TEST(committed_profile_matches_a_fresh_calibration)
 {
-	char fresh[4200];
+	char fresh[4200], flat[4200], light[4200];
 	struct meas_profile *a = NULL, *b = NULL;
+	struct vis_light la = { 0 }, lb = { 0 };
 	struct machine m;
 	bl_err err = { 0 };
-	double sum = 0.0, worst = 0.0;
-	int n = 0;
+	double sum = 0.0, worst = 0.0, gworst = 0.0;
+	int n = 0, known_a = 0, known_b = 0;
 
-	/* The machine file names the committed profile. */
+	/* The machine file names the committed profile and light map. */
 	CHECK(machine_load(src("examples/machine-sim.json"), &m, &err) == 0);
 	CHECK_STR_CONTAINS(m.calibration.camera_profile, "examples/calibration/sim-camera.icc");
+	CHECK_STR_CONTAINS(m.calibration.light_map, "examples/calibration/sim-light.json");
 	snprintf(fresh, sizeof(fresh), "%s/fresh.icc", test_tmpdir());
+	snprintf(flat, sizeof(flat), "%s/flat.jpg", test_tmpdir());
+	snprintf(light, sizeof(light), "%s/light.json", test_tmpdir());
 	{
-		/* The command examples/calibration/make-sim-camera.sh runs, into the test's directory. */
-		const char *args[] = { "calib", "camera", "--machine", src("examples/machine-sim.json"),
-				       "--seed", "1", "-o", fresh, NULL };
+		/* What examples/calibration/make-sim-camera.sh runs, into the test's directory. */
+		const char *render[] = { "sim", "render", "--machine", src("examples/machine-sim.json"),
+					 "--seed", "1", "--scene", "flat", "-o", flat, NULL };
+		const char *cal[] = { "calib", "camera", "--machine", src("examples/machine-sim.json"),
+				      "--seed", "1", "--flat", flat, "--light-map", light, "-o", fresh,
+				      NULL };
 
-		CHECK(test_brushloop(args, NULL, NULL) == 0);
+		CHECK(test_brushloop(render, NULL, NULL) == 0);
+		CHECK(test_brushloop(cal, NULL, NULL) == 0);
 	}
 	CHECK_MSG(meas_profile_open(m.calibration.camera_profile, &a, &err) == 0, "%s", err.msg);
 	CHECK_MSG(meas_profile_open(fresh, &b, &err) == 0, "%s", err.msg);
-	if (!a || !b)
+	CHECK_MSG(vis_light_load(m.calibration.light_map, &la, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_light_load(light, &lb, &err) == 0, "%s", err.msg);
+	if (!a || !b || !la.gain || !lb.gain)
 		goto out;
 	CHECK(meas_profile_calibrated(a) && meas_profile_calibrated(b));
 	/* Both profiles over a grid of camera code values: the same colours within a tolerance. */
@@ -48,12 +59,12 @@ TEST(committed_profile_matches_a_fresh_calibration)
 		for (int g = 0; g <= 8; g++)
 			for (int bl = 0; bl <= 8; bl++) {
 				const double rgb[3] = { r / 8.0, g / 8.0, bl / 8.0 };
-				color_lab la, lb;
+				color_lab ca, cb;
 				double de;
 
-				meas_profile_lab(a, rgb, &la);
-				meas_profile_lab(b, rgb, &lb);
-				de = color_de00(&la, &lb);
+				meas_profile_lab(a, rgb, &ca);
+				meas_profile_lab(b, rgb, &cb);
+				de = color_de00(&ca, &cb);
 				sum += de;
 				worst = de > worst ? de : worst;
 				n++;
@@ -62,7 +73,21 @@ TEST(committed_profile_matches_a_fresh_calibration)
 	CHECK_MSG(sum / n <= 0.1 && worst <= 0.5,
 		  "committed profile against a fresh one: mean %.3f, worst %.3f CIEDE2000 "
 		  "(regenerate: examples/calibration/make-sim-camera.sh)", sum / n, worst);
+	/* The light maps: the same grid, the same cells known, gains within 0.01. */
+	CHECK(la.cols == lb.cols && la.rows == lb.rows && la.width == lb.width);
+	for (int i = 0; la.cols == lb.cols && la.rows == lb.rows && i < la.cols * la.rows; i++) {
+		known_a += la.gain[i] > 0.0f;
+		known_b += lb.gain[i] > 0.0f;
+		if (la.gain[i] > 0.0f && lb.gain[i] > 0.0f)
+			gworst = fmax(gworst, fabs(la.gain[i] - lb.gain[i]));
+	}
+	CHECK_MSG(abs(known_a - known_b) <= 2 && known_a > la.cols * la.rows / 2,
+		  "cells known: %d committed, %d fresh", known_a, known_b);
+	CHECK_MSG(gworst <= 0.01, "light maps differ by up to %.4f (regenerate: "
+		  "examples/calibration/make-sim-camera.sh)", gworst);
 out:
+	vis_light_free(&la);
+	vis_light_free(&lb);
 	meas_profile_close(a);
 	meas_profile_close(b);
 }

@@ -451,7 +451,7 @@ int run_status_write(struct run *r, bl_err *err)
 	const struct plan *p = run_plan(r);
 	strbuf sb;
 	char path[RUN_PATH_MAX], buf[256], name[32];
-	size_t done = 0;
+	size_t done = 0, skipped = 0;
 	int rc;
 
 	sb_init(&sb);
@@ -475,12 +475,16 @@ int run_status_write(struct run *r, bl_err *err)
 			      "measured as if the camera were sRGB (no calibration.camera_profile in "
 			      "the machine file), so every verdict is only as good as that guess.%s\n",
 			      st->canvas_from_file ? "" : " The canvas is located by its corner markers.");
-	for (size_t i = 0; i < st->n_sub; i++)
+	for (size_t i = 0; i < st->n_sub; i++) {
 		done += st->sub[i].status == RUN_SUB_DONE;
-	sb_printf(&sb, "- **progress**: %s, subtask %zu of %zu done; strokes %ld of %ld; "
-		      "arm actions %ld\n",
-		      st->round ? "correction round" : "the plan", done, st->n_sub, st->strokes_done,
-		      st->strokes_total, st->actions_done);
+		skipped += st->sub[i].status == RUN_SUB_SKIPPED;
+	}
+	sb_printf(&sb, "- **progress**: %s, subtask %zu of %zu done", st->round ? "correction round" : "the plan",
+		      done, st->n_sub);
+	if (skipped)
+		sb_printf(&sb, " (%zu skipped)", skipped);
+	sb_printf(&sb, "; strokes %ld of %ld; arm actions %ld\n", st->strokes_done, st->strokes_total,
+		      st->actions_done);
 	if (st->round)
 		sb_printf(&sb, "  (correction round %d of at most %d)\n", st->round,
 			      r->m.brakes.correction_rounds);

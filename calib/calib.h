@@ -12,6 +12,7 @@
 #include "config/palette.h"
 #include "vision/canvas.h"
 #include "vision/image.h"
+#include "vision/light.h"
 #include "vision/measure.h"
 
 #define CALIB_MAX_PATCHES 300
@@ -201,6 +202,20 @@ struct calib_camera_result {
 int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		     struct calib_camera_result **r, bl_err *err);
 void calib_camera_free(struct calib_camera_result *r);
+
+/*
+ * The light over the whole view relative to the light the profile holds for
+ * (the flat frame's mean over the chart's patches, as the session corrected
+ * them), from the flat frame of a session run with one: a grid of cols cells
+ * (rows to keep them square) of the median linear luminance, each divided by
+ * that reference; 0 where the frame does not show the card (dark, clipped or
+ * not uniform). The map is allocated in out. `calib camera --light-map` and
+ * `mix trial` make it CALIB_LIGHT_MAP_COLS cells across.
+ */
+#define CALIB_LIGHT_MAP_COLS 64
+
+int calib_light_map(const struct img *flat, const struct calib_camera_result *r, int cols,
+		    struct vis_light *out, bl_err *err);
 
 struct calib_truth_patch;
 

@@ -168,6 +168,72 @@ static double flat_luma(const struct img *im, const struct meas_roi *r)
 	return clipped > n / 50 ? -1 : m;
 }
 
+int calib_light_map(const struct img *flat, const struct calib_camera_result *r, int cols,
+		    struct vis_light *out, bl_err *err)
+{
+	double ref = 0.0;
+	int rows, n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (cols < 2 || cols > flat->w)
+		return bl_fail(err, BL_EINVAL, "light map: %d columns for a %d px wide frame", cols,
+			       flat->w);
+	for (int i = 0; i < r->n; i++) {
+		double l = flat_luma(flat, &r->p[i].roi);
+
+		if (l == -2)
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		if (l > 0) {
+			ref += l;
+			n++;
+		}
+	}
+	if (n < r->n / 2 || ref <= 0.0)
+		return bl_fail(err, BL_EINVAL, "the flat frame is clipped or dark where the chart lay");
+	ref /= n;
+	rows = (int)lround((double)cols * flat->h / flat->w);
+	rows = rows < 2 ? 2 : rows;
+	out->width = flat->w;
+	out->height = flat->h;
+	out->cols = cols;
+	out->rows = rows;
+	out->gain = calloc((size_t)cols * rows, sizeof(*out->gain));
+	if (!out->gain)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	for (int gr = 0; gr < rows; gr++)
+		for (int gc = 0; gc < cols; gc++) {
+			struct meas_roi roi;
+			double l, lo, hi;
+
+			roi.x = gc * flat->w / cols;
+			roi.y = gr * flat->h / rows;
+			roi.w = (gc + 1) * flat->w / cols - roi.x;
+			roi.h = (gr + 1) * flat->h / rows - roi.y;
+			l = flat_luma(flat, &roi);
+			if (l == -2) {
+				vis_light_free(out);
+				return bl_fail(err, BL_ENOMEM, "out of memory");
+			}
+			if (l <= 0.0 || l / ref < 0.4 || l / ref > 2.5)
+				continue; /* clipped, or not the card (the room beyond the table) */
+			/* A cell across the card's edge (or a marker) is not a flat field: its quarters differ. */
+			lo = 1e9;
+			hi = -1e9;
+			for (int q = 0; q < 4; q++) {
+				struct meas_roi qr = { roi.x + (q & 1) * (roi.w / 2), roi.y + (q >> 1) * (roi.h / 2),
+						       roi.w / 2, roi.h / 2 };
+				double v = qr.w > 0 && qr.h > 0 ? flat_luma(flat, &qr) : -1.0;
+
+				lo = fmin(lo, v);
+				hi = fmax(hi, v);
+			}
+			if (lo <= 0.0 || hi - lo > 0.05 * l)
+				continue;
+			out->gain[gr * cols + gc] = (float)(l / ref);
+		}
+	return 0;
+}
+
 static int correct_light(const struct img *frame, const struct calib_camera_opts *o,
 			 struct calib_camera_result *r, bl_err *err)
 {

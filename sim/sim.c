@@ -7,7 +7,7 @@
 #include "color/color.h"
 #include "sim/sim_internal.h"
 
-const char *const sim_scene_names[] = { "canvas", "swatches", "chart", "card", NULL };
+const char *const sim_scene_names[] = { "canvas", "swatches", "chart", "card", "flat", NULL };
 
 double sim_now_s(struct sim *s)
 {

@@ -15,11 +15,13 @@
 
 /*
  * What the camera is shown: the world as it is, its wells and mixing cells, a
- * colour chart laid on the canvas, or a painted paint card laid on the canvas.
+ * colour chart laid on the canvas, a painted paint card laid on the canvas, or
+ * a uniform white card over the whole table (a flat field of the light).
  */
 enum sim_scene { SIM_SCENE_CANVAS, SIM_SCENE_SWATCHES, SIM_SCENE_CHART, SIM_SCENE_CARD,
-		 SIM_SCENE_COUNT };
-extern const char *const sim_scene_names[]; /* "canvas", "swatches", "chart", "card", NULL */
+		 SIM_SCENE_FLAT, SIM_SCENE_COUNT };
+/* "canvas", "swatches", "chart", "card", "flat" (a uniform white card over the whole table), NULL */
+extern const char *const sim_scene_names[];
 
 /* The process exit status of a simulated power loss (the process ends at once with _exit). */
 #define SIM_POWER_LOSS_EXIT 86
@@ -59,8 +61,10 @@ struct sim_exec_info {
 /*
  * Expands action a from the arm's position (arm_motion) and executes it on
  * the simulated arm with no safety gate in between: for the simulator's own
- * tests and benchmarks only. Every command (`sim exec` included) moves the
- * arm through gate_execute.
+ * tests and benchmarks, and for the rig's shadow of a real arm
+ * (host/rig/rig_shadow.c), which repeats what the real arm did after the gate
+ * allowed it. Every command (`sim exec` included) moves the arm through
+ * gate_execute.
  */
 int sim_exec(struct sim *s, const struct arm_action *a, struct sim_exec_info *info, bl_err *err);
 

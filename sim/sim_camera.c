@@ -808,6 +808,18 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 	}
 	if (scene == SIM_SCENE_CARD && s->has_card)
 		card_map(s, c, cz + 0.5);
+	if (scene == SIM_SCENE_FLAT) {
+		/* One card of the markers' white paper over the whole work area, 1 mm above the canvas. */
+		for (int v = 0; v < c->h; v++)
+			for (int u = 0; u < c->w; u++) {
+				double p[3];
+
+				if (hit(c, u + 0.5, v + 0.5, cz + 1.0, p) && p[0] >= m->work_min_mm[0] &&
+				    p[0] <= m->work_max_mm[0] && p[1] >= m->work_min_mm[1] &&
+				    p[1] <= m->work_max_mm[1])
+					set_px(s, c, u, v, (uint32_t)(c->ncell + SRC_PAPER), p);
+			}
+	}
 	for (size_t i = 0; i < (size_t)c->w * c->h; i++)
 		if (c->gain[i] > c->gain_max)
 			c->gain_max = c->gain[i];

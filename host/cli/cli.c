@@ -181,7 +181,8 @@ const struct cli_command cli_commands[] = {
 	{ "calib", "calibration sessions: camera profile, canvas, arm registration, paints",
 	  "usage: brushloop calib camera [--machine M] [--frame F] [--chart colorchecker24|FILE]\n"
 	  "                              [--corners X,Y;X,Y;X,Y;X,Y] [--flat F] [--no-light-correction]\n"
-	  "                              [--model matrix|affine|root-polynomial] [--truth T]\n"
+	  "                              [--light-map MAP.json] [--model matrix|affine|root-polynomial]\n"
+	  "                              [--truth T]\n"
 	  "                              [-o PROFILE.icc] [--force] [--json]\n"
 	  "       brushloop calib canvas [--machine M] [--frame F] [--corners X,Y;...] [--size WxH]\n"
 	  "                              [--truth T] [-o CANVAS.json] [--force] [--json]\n"
@@ -200,7 +201,9 @@ const struct cli_command cli_commands[] = {
 	  "\n"
 	  "camera: finds the chart (or takes its corners, clockwise from its top left as it\n"
 	  "lies upright), measures every patch, corrects uneven light (from the chart's dark\n"
-	  "frame, or --flat: a frame of a light uniform card where the chart lay), fits\n"
+	  "frame, or --flat: a frame of a light uniform card where the chart lay; with\n"
+	  "--light-map, a card over the whole view, and the light over it relative to the\n"
+	  "chart's is written to MAP.json for calibration.light_map), fits\n"
 	  "tone curves and a matrix to XYZ, keeps a richer model only if it predicts\n"
 	  "held-out patches better, writes an ICC v4 profile and prints CIEDE2000 per patch:\n"
 	  "fit, held out (leave-one-out) and the uncalibrated sRGB assumption. It also\n"
@@ -223,7 +226,7 @@ const struct cli_command cli_commands[] = {
 	  "not found.\n",
 	  cli_calib_main },
 	{ "sim", "the simulator: render camera frames, execute actions on the simulated arm",
-	  "usage: brushloop sim render [--machine M] [--seed S] [--scene canvas|swatches|chart|card]\n"
+	  "usage: brushloop sim render [--machine M] [--seed S] [--scene canvas|swatches|chart|card|flat]\n"
 	  "                            [--card CARD.json] [--world FILE] [--fault KEY=VALUE]... -o FRAME.jpg\n"
 	  "                            [--truth TRUTH.json] [--json]\n"
 	  "       brushloop sim exec ACTIONS.json [--machine M] [--seed S] [--world FILE]\n"
@@ -334,7 +337,8 @@ const struct cli_command cli_commands[] = {
 	  "\"final\", \"verified\", \"history\"}, \"mixes\": [...], \"cost\", \"deferred\",\n"
 	  "\"heartbeat\": {\"age_s\", \"stale_after_s\", \"stale\"}. A run that says it is\n"
 	  "running but whose heartbeat is older than brakes.heartbeat_stale_s is stale: it\n"
-	  "died without saying so; `brushloop resume DIR` continues it.\n",
+	  "died or hangs without saying so; status then exits 4 and puts a STALE banner at\n"
+	  "the top of DIR/STATUS.md; `brushloop resume DIR` continues it.\n",
 	  cli_status_main },
 	{ "estimate", "what painting a target would take and cost, before it starts",
 	  "usage: brushloop estimate TARGET [--machine M] [--palette P] [--max-strokes N]\n"

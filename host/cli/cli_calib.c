@@ -258,6 +258,7 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		{ "chart", required_argument, NULL, 'c' },
 		{ "corners", required_argument, NULL, 'C' },
 		{ "flat", required_argument, NULL, 'F' },
+		{ "light-map", required_argument, NULL, 'L' },
 		{ "no-light-correction", no_argument, NULL, 'N' },
 		{ "model", required_argument, NULL, 'M' },
 		{ "truth", required_argument, NULL, 't' },
@@ -276,7 +277,7 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 	struct img flat = { 0 };
 	struct frame_src fs = { 0 };
 	struct calib_drift drift;
-	const char *chart_name = "colorchecker24", *flat_path = NULL, *out;
+	const char *chart_name = "colorchecker24", *flat_path = NULL, *light_path = NULL, *out;
 	double corners[8];
 	char record[CFG_PATH_MAX + 8];
 	bl_err err = { 0 };
@@ -305,6 +306,9 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 			break;
 		case 'F':
 			flat_path = optarg;
+			break;
+		case 'L':
+			light_path = optarg;
 			break;
 		case 'N':
 			co.light = -1;
@@ -344,6 +348,9 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		return cli_usage(cmd, "calib camera takes no arguments (the frame is --frame F)");
 	if (flat_path && co.light < 0)
 		return cli_usage(cmd, "--flat and --no-light-correction contradict each other");
+	if (light_path && !flat_path)
+		return cli_usage(cmd, "--light-map is made from the flat frame: give --flat F (a frame "
+				 "of a uniform white card over the whole view)");
 	chart = malloc(sizeof(*chart));
 	if (!chart)
 		return BL_EXIT_FAIL;
@@ -414,6 +421,29 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		rc = fs_write_atomic(out, r->icc, r->icc_len, &err);
 		if (rc == 0)
 			rc = calib_camera_record_save(record, r, fs.name, fs.time_s, &err);
+		if (rc == 0 && light_path) {
+			/* The light over the whole view, relative to what the profile holds for. */
+			struct vis_light lm;
+
+			rc = calib_light_map(&flat, r, CALIB_LIGHT_MAP_COLS, &lm, &err);
+			if (rc == 0)
+				rc = vis_light_save(light_path, &lm, &err);
+			if (rc == 0 && !c.json) {
+				double lo = 1e9, hi = 0.0;
+				int known = 0;
+
+				for (int i = 0; i < lm.cols * lm.rows; i++)
+					if (lm.gain[i] > 0.0f) {
+						lo = fmin(lo, lm.gain[i]);
+						hi = fmax(hi, lm.gain[i]);
+						known++;
+					}
+				printf("light map: %d x %d cells, %d on the card, light %.3f..%.3f of the "
+				       "chart's; written to %s\n", lm.cols, lm.rows, known, lo, hi,
+				       light_path);
+			}
+			vis_light_free(&lm);
+		}
 		if (rc)
 			goto out_fail;
 		written = 1;

@@ -11,6 +11,7 @@
 #include "color/color.h"
 #include "config/machine.h"
 #include "vision/canvas.h"
+#include "vision/light.h"
 #include "vision/measure.h"
 
 #define MAX_TRUTH_PATCHES 1024
@@ -521,6 +522,22 @@ int cli_measure_main(int argc, char **argv)
 	rc = img_load(o.image, m->camera.max_pixels, &im, &err);
 	if (rc)
 		goto out_fail;
+	/*
+	 * Measuring through the machine's calibration (no --profile given): its
+	 * light map too, when the image is a frame of that camera's size.
+	 */
+	if (!o.profile && m->calibration.light_map[0]) {
+		struct vis_light lm;
+
+		rc = vis_light_load(m->calibration.light_map, &lm, &err);
+		if (rc == 0 && lm.width == im.w && lm.height == im.h)
+			rc = vis_light_apply(&lm, &im, &err);
+		vis_light_free(&lm);
+		if (rc) {
+			img_free(&im);
+			goto out_fail;
+		}
+	}
 	warn_uncalibrated(p);
 	if (o.have_roi)
 		rc = measure_roi(&o, &im, p);

@@ -16,6 +16,7 @@
 #include "sim/sim.h"
 #include "vision/cam_open.h"
 #include "vision/light.h"
+#include "vision/station.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
 static void source_path(char *out, size_t n, const char *rel)
@@ -185,9 +186,11 @@ out_free:
  * arm (sim_bench_*), measured through the calibrated vision pipeline exactly
  * as the run engine measures a cell: the camera profile (made here from a
  * chart frame of the same bench, as `calib camera` makes it, unless the
- * machine file names one), the canvas geometry from the corner markers (or
- * calibration.canvas), the light across the table from the bare board and
- * canvas, and the cell's region through vis_measure_station.
+ * machine file names one), the machine's light map divided out of every frame
+ * as the engine divides it (made here from the simulator's flat scene, as
+ * `calib camera --flat --light-map` makes it, when the machine file names
+ * none), the canvas geometry from the corner markers (or calibration.canvas),
+ * and the cell's region through vis_measure_station.
  */
 struct trial_bench {
 	struct rig rig;              /* the rig keeps pointers into itself: never moved */
@@ -205,9 +208,11 @@ struct trial_bench {
 	double calib_held_mean, calib_held_max; /* of a profile made here, against the chart */
 	double calib_truth_held_mean;
 	struct vis_geometry g;
-	struct vis_light *light;     /* NULL: light not corrected */
+	struct vis_light light;
+	int has_light;               /* 0: light not corrected */
+	char light_source[CFG_PATH_MAX + 96];
+	double light_min, light_max; /* the map's gain over the cells' regions */
 	int measurements;
-	double light_min, light_max, lamp_min, lamp_max;
 	double time_s;               /* simulated time at the end */
 	/*
 	 * Beside the truth of the paint, the truth of the cell as it lies (its
@@ -221,69 +226,83 @@ struct trial_bench {
 	int n_seen, cap_seen;
 };
 
-static const char *const trial_scene_names[] = { "chart", "bare table" };
-
-/* A frame from the sim camera for measurement: controls locked, camera.average_frames averaged. */
+/*
+ * A frame from the sim camera for measurement: controls locked,
+ * camera.average_frames averaged, the light map divided out as the engine
+ * divides it out of every frame it measures.
+ */
 static int bench_frame(struct trial_bench *b, enum sim_scene scene, struct img *im, bl_err *err)
 {
-	sim_set_scene(b->sim, scene);
-	return cam_capture_for_measurement(b->rig.cam, im, err);
-}
-
-/* Where the chart lies on this bench: its patches' centres on the table, for the light's reference. */
-static int chart_reference(struct trial_bench *b, const struct calib_chart_view *v, int n,
-			   bl_err *err)
-{
-	double px[2 * CALIB_MAX_PATCHES], xy[2 * CALIB_MAX_PATCHES];
 	int rc;
 
-	for (int i = 0; i < n; i++) {
-		px[2 * i] = v->roi[i].x + 0.5 * (v->roi[i].w - 1);
-		px[2 * i + 1] = v->roi[i].y + 0.5 * (v->roi[i].h - 1);
+	sim_set_scene(b->sim, scene);
+	rc = cam_capture_for_measurement(b->rig.cam, im, err);
+	if (rc == 0 && b->has_light && (rc = vis_light_apply(&b->light, im, err)))
+		img_free(im);
+	return rc;
+}
+
+/* The light map's gain over the cells' regions, for the report. */
+static int light_at_cells(struct trial_bench *b, bl_err *err)
+{
+	b->light_min = 1e9;
+	b->light_max = 0.0;
+	for (int i = 0; i < b->m->n_cells; i++) {
+		struct meas_roi r;
+		int rc = vis_station_roi(&b->g, b->m, &b->m->cells[i], &r, err);
+		double l;
+
+		if (rc)
+			return rc;
+		l = vis_light_at(&b->light, r.x + 0.5 * r.w, r.y + 0.5 * r.h);
+		b->light_min = fmin(b->light_min, l);
+		b->light_max = fmax(b->light_max, l);
 	}
-	rc = vis_px_to_table(&b->g, b->m, px, xy, n, err);
-	return rc ? rc : vis_light_reference(b->light, xy, n, err);
+	return 0;
 }
 
 static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 {
 	const struct machine *m = b->m;
+	const int make_profile = !m->calibration.camera_profile[0];
+	const int make_light = light && !m->calibration.light_map[0];
 	struct calib_chart *chart = malloc(sizeof(*chart));
 	struct calib_camera_result *r = NULL;
-	struct calib_chart_view *view = malloc(sizeof(*view));
-	struct img chart_im = { 0 }, bare = { 0 };
+	struct img chart_im = { 0 }, flat = { 0 }, bare = { 0 };
 	struct vis_markers mk;
-	int rc, n_patches = 0;
+	int rc;
 
-	if (!chart || !view) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_free;
-	}
+	if (!chart)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	/* The chart and the flat card as the camera gives them: calibration sees them uncorrected. */
 	if ((rc = cam_lock_controls(b->rig.cam, err)) ||
 	    (rc = calib_chart_builtin("colorchecker24", chart, err)) ||
-	    (rc = bench_frame(b, SIM_SCENE_CHART, &chart_im, err)))
+	    (rc = bench_frame(b, SIM_SCENE_CHART, &chart_im, err)) ||
+	    (light && (make_profile || make_light) &&
+	     (rc = bench_frame(b, SIM_SCENE_FLAT, &flat, err))))
 		goto out_free;
-	if (m->calibration.camera_profile[0]) {
-		/* The machine's own profile; the chart frame only says where its chart lay. */
+	if (make_profile || make_light) {
+		/* One session, as `calib camera [--flat F --light-map MAP]` runs it. */
+		struct calib_camera_opts co = { 0 };
+
+		co.chart = chart;
+		co.frame_name = "the sim camera's chart frame";
+		co.flat = flat.px ? &flat : NULL;
+		co.flat_name = "the sim camera's flat frame";
+		co.model = -1;
+		if ((rc = calib_camera_run(&chart_im, &co, &r, err)))
+			goto out_free;
+	}
+	if (!make_profile) {
 		if ((rc = calib_load_machine(m, &b->cs, err)))
 			goto out_free;
 		b->has_cs = 1;
 		b->profile = b->cs.profile;
 		snprintf(b->profile_source, sizeof(b->profile_source),
 			 "the machine file's calibration.camera_profile %s", m->calibration.camera_profile);
-		if (light && (rc = calib_chart_find(&chart_im, trial_scene_names[0], chart, NULL, view,
-						    err)))
-			goto out_free;
-		n_patches = chart->n;
 	} else {
-		struct calib_camera_opts co = { 0 };
 		cJSON *truth = NULL;
 
-		co.chart = chart;
-		co.frame_name = "the sim camera's chart frame";
-		co.model = -1;
-		if ((rc = calib_camera_run(&chart_im, &co, &r, err)))
-			goto out_free;
 		if (r->held_out.mean_de00 > m->calibration.max_camera_de00) {
 			rc = bl_fail(err, BL_EIO, "the camera profile made from the chart frame fails: "
 				     "held-out mean %.2f CIEDE2000 exceeds calibration.max_camera_de00 "
@@ -312,33 +331,37 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 			 "made now from a chart frame of this bench, as `calib camera` makes it "
 			 "(%s model, held out mean %.2f, max %.2f CIEDE2000)", calib_model_names[r->model],
 			 r->held_out.mean_de00, r->held_out.max_de00);
-		*view = r->view;
-		n_patches = r->n;
 	}
-	/* The bench as it stands: the canvas geometry, and the light from the bare board and canvas. */
+	if (!light) {
+		snprintf(b->light_source, sizeof(b->light_source), "not corrected (--no-light-correction)");
+	} else if (make_light) {
+		if ((rc = calib_light_map(&flat, r, CALIB_LIGHT_MAP_COLS, &b->light, err)))
+			goto out_free;
+		snprintf(b->light_source, sizeof(b->light_source),
+			 "light map made now from the simulator's flat scene, as `calib camera --flat F "
+			 "--light-map MAP` makes it (the machine file names no calibration.light_map)");
+	} else {
+		if ((rc = vis_light_load(m->calibration.light_map, &b->light, err)))
+			goto out_free;
+		snprintf(b->light_source, sizeof(b->light_source),
+			 "the machine file's calibration.light_map %s", m->calibration.light_map);
+	}
+	b->has_light = light;
+	/* The bench as it stands, the light divided out: where the canvas, and so every station, lies. */
 	vis_markers_from_machine(m, &mk);
 	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, err)) ||
-	    (rc = vis_locate(&bare, trial_scene_names[1], b->has_cs && b->cs.has_canvas ?
-			     &b->cs.canvas : NULL, &mk, &b->g, err)))
+	    (rc = vis_locate(&bare, "the sim camera's frame of the bare table",
+			     b->has_cs && b->cs.has_canvas ? &b->cs.canvas : NULL, &mk, &b->g, err)) ||
+	    (b->has_light && (rc = light_at_cells(b, err))))
 		goto out_free;
-	if (light) {
-		b->light = malloc(sizeof(*b->light));
-		if (!b->light) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out_free;
-		}
-		if ((rc = vis_light_fit(&bare, trial_scene_names[1], &b->g, m, b->light, err)) ||
-		    (rc = chart_reference(b, view, n_patches, err)))
-			goto out_free;
-	}
 	/* From here on the truth of the cells is read from the swatches scene's world. */
 	sim_set_scene(b->sim, SIM_SCENE_SWATCHES);
 out_free:
 	img_free(&chart_im);
+	img_free(&flat);
 	img_free(&bare);
 	calib_camera_free(r);
 	free(chart);
-	free(view);
 	return rc;
 }
 
@@ -413,7 +436,7 @@ static int bench_measure(void *ctx, color_lab *out, bl_err *err)
 {
 	struct trial_bench *b = ctx;
 	const struct machine_station *st = &b->m->cells[b->cell];
-	struct vis_station_meas sm;
+	struct meas_swatch sw;
 	struct img im = { 0 };
 	char name[96];
 	int rc;
@@ -421,19 +444,12 @@ static int bench_measure(void *ctx, color_lab *out, bl_err *err)
 	snprintf(name, sizeof(name), "the sim camera's frame of cell %s", st->name);
 	rc = bench_frame(b, SIM_SCENE_SWATCHES, &im, err);
 	if (rc == 0)
-		rc = vis_measure_station(&im, name, &b->g, b->m, st, b->profile, b->light, &sm, err);
+		rc = vis_measure_station(&im, name, &b->g, b->m, st, b->profile, &sw, err);
 	img_free(&im);
 	if (rc)
 		return rc;
-	if (b->measurements++ == 0) {
-		b->light_min = b->light_max = sm.light;
-		b->lamp_min = b->lamp_max = sm.lamp;
-	}
-	b->light_min = fmin(b->light_min, sm.light);
-	b->light_max = fmax(b->light_max, sm.light);
-	b->lamp_min = fmin(b->lamp_min, sm.lamp);
-	b->lamp_max = fmax(b->lamp_max, sm.lamp);
-	*out = sm.sw.lab;
+	b->measurements++;
+	*out = sw.lab;
 	return cell_as_seen(b, st, out, err);
 }
 
@@ -461,7 +477,7 @@ static void trial_world_close(struct trial_bench *b)
 	else if (b->profile)
 		meas_profile_close(b->profile);
 	rig_close(&b->rig);
-	free(b->light);
+	vis_light_free(&b->light);
 	free(b->seen_de00);
 	free(b->thin_de00);
 	free(b);
@@ -571,14 +587,11 @@ static void print_trial(const struct mix_trial_stats *st, const struct mix_limit
 			const struct mix_trial_spread *thin)
 {
 	printf("camera:       profile %s\n", b->profile_source);
-	if (b->light)
-		printf("light:        field from the bare board and canvas (%d samples, %.1f%% rms), %.3f..%.3f "
-		       "of the chart's across the table; at the cells %.3f..%.3f, lamp %.3f..%.3f "
-		       "of its first frame\n",
-		       b->light->n_used, 100 * b->light->rms, b->light->min, b->light->max,
-		       b->light_min, b->light_max, b->lamp_min, b->lamp_max);
-	else
-		printf("light:        not corrected (--no-light-correction)\n");
+	printf("light:        %s", b->light_source);
+	if (b->has_light)
+		printf("; at the cells %.3f..%.3f of the light where the chart lay", b->light_min,
+		       b->light_max);
+	printf("\n");
 	printf("%d targets inside the gamut, tolerance %.2f CIEDE2000 measured by the camera, at "
 	       "most %d attempts each, %.2f h simulated\n",
 	       st->targets, lim->tol_de00, lim->max_attempts, b->time_s / 3600.0);
@@ -651,13 +664,12 @@ static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_be
 				cJSON_AddNumberToObject(c, "truth_held_out_mean_de00",
 							b->calib_truth_held_mean);
 		}
-		cJSON_AddBoolToObject(c, "light_corrected", b->light != NULL);
-		if (b->light) {
-			cJSON_AddNumberToObject(c, "light_samples", b->light->n_used);
-			cJSON_AddNumberToObject(c, "light_rms", b->light->rms);
+		cJSON_AddBoolToObject(c, "light_corrected", b->has_light);
+		cJSON_AddStringToObject(c, "light", !b->has_light ? "none" :
+					b->m->calibration.light_map[0] ? "machine file" : "flat frame");
+		cJSON_AddStringToObject(c, "light_source", b->light_source);
+		if (b->has_light)
 			json_add_vec(c, "light_at_cells", (double[]){ b->light_min, b->light_max }, 2);
-			json_add_vec(c, "lamp", (double[]){ b->lamp_min, b->lamp_max }, 2);
-		}
 		cJSON_AddNumberToObject(c, "measurements", b->measurements);
 	}
 	cJSON_AddNumberToObject(o, "simulated_h", b->time_s / 3600.0);

@@ -74,7 +74,7 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 				;
 			if (!sim_scene_names[k])
 				return cli_usage(cmd, "--scene: '%s' is not one of canvas, swatches, "
-						 "chart, card", optarg);
+						 "chart, card, flat", optarg);
 			a->scene = k;
 			break;
 		case 'w':

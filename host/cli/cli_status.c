@@ -10,7 +10,7 @@ int cli_status_main(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_find("status");
 	const char *dir = NULL;
-	int json = 0;
+	int json = 0, stale = 0;
 	cJSON *st, *c, *cost, *hb;
 	bl_err err = { 0 };
 
@@ -31,11 +31,23 @@ int cli_status_main(int argc, char **argv)
 		return cli_usage(cmd, "a run directory is needed");
 	if (cli_run_dir_ok(dir, &err) || run_status(dir, &st, &err))
 		return cli_fail(&err);
-	if (json)
-		return cli_print_json(st);
+	hb = cJSON_GetObjectItem(st, "heartbeat");
+	if (cJSON_IsTrue(cJSON_GetObjectItem(hb, "stale"))) {
+		/* A dead or hung run is a brake a watchdog (cron, a person) acts on: exit 4, said in STATUS.md. */
+		const cJSON *age = cJSON_GetObjectItem(hb, "age_s");
+
+		stale = 1;
+		if (run_status_mark_stale(dir, cJSON_IsNumber(age) ? age->valuedouble : -1.0,
+					  cJSON_GetObjectItem(hb, "stale_after_s")->valuedouble, &err))
+			fprintf(stderr, "brushloop: warning: %s\n", err.msg);
+	}
+	if (json) {
+		int rc = cli_print_json(st);
+
+		return rc ? rc : stale ? BL_EXIT_BRAKE : 0;
+	}
 	c = cJSON_GetObjectItem(st, "canvas");
 	cost = cJSON_GetObjectItem(st, "cost");
-	hb = cJSON_GetObjectItem(st, "heartbeat");
 	printf("run: %s\nstate: %s%s%s\n", dir, cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")),
 	       *cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")) ? ": " : "",
 	       cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")));
@@ -66,5 +78,5 @@ int cli_status_main(int argc, char **argv)
 		       cJSON_IsTrue(cJSON_GetObjectItem(hb, "stale")) ? " - STALE: the run says it is running but has stopped beating" : "");
 	printf("calibrated: %s\n", cJSON_IsTrue(cJSON_GetObjectItem(st, "calibrated")) ? "yes" : "NO (sRGB assumed)");
 	cJSON_Delete(st);
-	return 0;
+	return stale ? BL_EXIT_BRAKE : 0;
 }

@@ -444,6 +444,17 @@ static int load_mixing(json_obj *root, struct machine *m, bl_err *err)
 	return json_end(&o, err);
 }
 
+static int load_painting(json_obj *root, struct machine *m, bl_err *err)
+{
+	json_obj o;
+	int rc = json_child(root, "painting", JSON_OPTIONAL, &o, err);
+
+	if (rc)
+		return rc < 0 ? rc : 0; /* absent: painting over wet paint is not delayed */
+	BL_TRY(json_num(&o, "dry_s", JSON_OPTIONAL, 0.0, 7.0 * 24 * 3600, &m->painting.dry_s, err));
+	return json_end(&o, err);
+}
+
 static int load_camera(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_camera *c = &m->camera;
@@ -544,6 +555,7 @@ static int load_calibration(json_obj *root, struct machine *m, bl_err *err)
 	if (rc)
 		return rc < 0 ? rc : 0;
 	BL_TRY(resolve_path(&o, "camera_profile", m, c->camera_profile, err));
+	BL_TRY(resolve_path(&o, "light_map", m, c->light_map, err));
 	BL_TRY(resolve_path(&o, "canvas", m, c->canvas, err));
 	BL_TRY(resolve_path(&o, "arm", m, c->arm, err));
 	BL_TRY(json_num(&o, "max_arm_residual_mm", JSON_OPTIONAL, 0.01, 100.0, &c->max_arm_residual_mm,
@@ -874,6 +886,7 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(load_safety(root, m, err));
 	BL_TRY(load_tolerances(root, m, err));
 	BL_TRY(load_mixing(root, m, err));
+	BL_TRY(load_painting(root, m, err));
 	BL_TRY(load_camera(root, m, err));
 	BL_TRY(load_calibration(root, m, err));
 	BL_TRY(load_costs(root, m, err));

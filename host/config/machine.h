@@ -120,6 +120,11 @@ struct machine_mixing {
 	int stir_ms;              /* stirring time */
 };
 
+/* How paint behaves on the canvas, as the engine must respect it. */
+struct machine_painting {
+	double dry_s;             /* paint on the canvas is dry enough to paint over after this long, s (0: never wait) */
+};
+
 struct machine_control {
 	char name[CFG_NAME_MAX];  /* V4L2 control name, e.g. exposure_time_absolute */
 	double value;
@@ -141,6 +146,7 @@ struct machine_camera {
 /* Calibration files, resolved relative to the machine file ("" when not set). */
 struct machine_calibration {
 	char camera_profile[CFG_PATH_MAX]; /* ICC profile of the camera */
+	char light_map[CFG_PATH_MAX];      /* the light over the camera's view relative to the profile's (vision/light.h) */
 	char canvas[CFG_PATH_MAX];         /* canvas homography and size */
 	char arm[CFG_PATH_MAX];            /* canvas-to-arm transform */
 	double max_arm_residual_mm;        /* refuse an arm registration worse than this */
@@ -241,6 +247,7 @@ struct machine {
 	struct machine_safety safety;
 	struct machine_tolerances tolerances;
 	struct machine_mixing mixing;
+	struct machine_painting painting;
 	struct machine_camera camera;
 	struct machine_calibration calibration;
 	struct machine_costs costs;

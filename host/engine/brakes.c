@@ -61,6 +61,8 @@ void run_brakes_init(struct run_brakes *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->best_canvas_de00 = -1.0;
+	b->last_predicted_de00 = -1.0;
+	b->round_best_de00 = -1.0;
 }
 
 void run_brakes_subtask_start(struct run_brakes *b)
@@ -69,13 +71,13 @@ void run_brakes_subtask_start(struct run_brakes *b)
 }
 
 enum run_brake run_brakes_failure(struct run_brakes *b, const struct machine_brakes *lim,
-				  const char *reason)
+				  const char *key, const char *reason)
 {
 	b->attempts++;
-	if (strcmp(b->last_failure, reason) == 0) {
+	if (strcmp(b->last_failure, key) == 0) {
 		b->same_failure++;
 	} else {
-		snprintf(b->last_failure, sizeof(b->last_failure), "%s", reason);
+		snprintf(b->last_failure, sizeof(b->last_failure), "%s", key);
 		b->same_failure = 1;
 	}
 	if (b->same_failure >= lim->stuck_repeats) {
@@ -97,9 +99,25 @@ void run_brakes_success(struct run_brakes *b)
 	b->last_failure[0] = '\0';
 }
 
-enum run_brake run_brakes_checkpoint(struct run_brakes *b, const struct machine_brakes *lim,
-				     double mean_de00, double min_gain)
+void run_brakes_round(struct run_brakes *b, double observed_de00)
 {
+	b->last_predicted_de00 = observed_de00;
+	b->round_best_de00 = b->best_canvas_de00;
+}
+
+enum run_brake run_brakes_checkpoint(struct run_brakes *b, const struct machine_brakes *lim,
+				     double mean_de00, double predicted_de00, double min_gain)
+{
+	double expected_gain = b->last_predicted_de00 >= 0.0 ? b->last_predicted_de00 - predicted_de00
+							      : 1e9;
+
+	b->last_predicted_de00 = predicted_de00;
+	if (b->best_canvas_de00 >= 0.0 && expected_gain < 2.0 * min_gain) {
+		/* Too little painted since the last look to expect a measurable change. */
+		if (mean_de00 < b->best_canvas_de00)
+			b->best_canvas_de00 = mean_de00;
+		return RUN_BRAKE_NONE;
+	}
 	if (b->best_canvas_de00 < 0.0 || mean_de00 < b->best_canvas_de00 - min_gain) {
 		b->best_canvas_de00 = mean_de00;
 		b->checkpoints_no_progress = 0;
@@ -167,6 +185,8 @@ cJSON *run_brakes_json(const struct run_brakes *b)
 	cJSON_AddNumberToObject(o, "same_failure", b->same_failure);
 	cJSON_AddNumberToObject(o, "best_canvas_de00", b->best_canvas_de00);
 	cJSON_AddNumberToObject(o, "checkpoints_no_progress", b->checkpoints_no_progress);
+	cJSON_AddNumberToObject(o, "last_predicted_de00", b->last_predicted_de00);
+	cJSON_AddNumberToObject(o, "round_best_de00", b->round_best_de00);
 	cJSON_AddNumberToObject(o, "comm_errors", b->comm_errors);
 	cJSON_AddStringToObject(o, "reason", b->reason);
 	return o;
@@ -186,6 +206,9 @@ int run_brakes_from_json(const cJSON *node, struct run_brakes *b, bl_err *err)
 		     err) ||
 	    json_i32(&o, "checkpoints_no_progress", JSON_REQUIRED, 0, 1000000,
 		     &b->checkpoints_no_progress, err) ||
+	    json_num(&o, "last_predicted_de00", JSON_REQUIRED, -1.0, 1000.0, &b->last_predicted_de00,
+		     err) ||
+	    json_num(&o, "round_best_de00", JSON_REQUIRED, -1.0, 1000.0, &b->round_best_de00, err) ||
 	    json_i32(&o, "comm_errors", JSON_REQUIRED, 0, 1000000, &b->comm_errors, err) ||
 	    json_str(&o, "reason", JSON_REQUIRED, b->reason, sizeof(b->reason), err))
 		return err->code;

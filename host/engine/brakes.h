@@ -43,6 +43,8 @@ struct run_brakes {
 	int same_failure;           /* how many times in a row it was that reason */
 	double best_canvas_de00;    /* best mean canvas CIEDE2000 at a checkpoint (<0: none yet) */
 	int checkpoints_no_progress;
+	double last_predicted_de00; /* the plan's predicted mean at the last checkpoint (<0: none) */
+	double round_best_de00;     /* best_canvas_de00 when the correction round under way began */
 	int comm_errors;            /* consecutive */
 	char reason[256];           /* why the last brake fired, for STATUS.md */
 };
@@ -52,16 +54,28 @@ void run_brakes_init(struct run_brakes *b);
 /* A subtask starts: its attempt count starts again. */
 void run_brakes_subtask_start(struct run_brakes *b);
 
-/* A failed attempt with a reason: ATTEMPTS when the subtask has used its attempts, STUCK when the same reason repeats. */
+/*
+ * A failed attempt: ATTEMPTS when the subtask has used its attempts, STUCK
+ * when the same failure (by key) repeats; reason says what happened, for
+ * the brake's message.
+ */
 enum run_brake run_brakes_failure(struct run_brakes *b, const struct machine_brakes *lim,
-				  const char *reason);
+				  const char *key, const char *reason);
 
 /* A verified attempt clears the failure streak. */
 void run_brakes_success(struct run_brakes *b);
 
-/* A checkpoint's mean canvas CIEDE2000: WANDERING after N checkpoints without improving by min_gain. */
+/*
+ * A checkpoint's observed mean canvas CIEDE2000 and the plan's prediction for
+ * it: WANDERING after N checkpoints without improving on the best by
+ * min_gain. A checkpoint the plan expected to gain less than 2 min_gain over
+ * the last (a few strokes) counts neither way.
+ */
 enum run_brake run_brakes_checkpoint(struct run_brakes *b, const struct machine_brakes *lim,
-				     double mean_de00, double min_gain);
+				     double mean_de00, double predicted_de00, double min_gain);
+
+/* A correction round starts from an observed mean: the next checkpoint's expected gain is against it. */
+void run_brakes_round(struct run_brakes *b, double observed_de00);
 
 /* A communication or camera error (ok = 0) or a success (ok = 1): COMM when the breaker opens. */
 enum run_brake run_brakes_comm(struct run_brakes *b, const struct machine_brakes *lim, int ok,

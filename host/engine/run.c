@@ -22,6 +22,13 @@ void run_options_init(struct run_options *o)
 
 /* ---- opening a run ---- */
 
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* The machine file as the run keeps it: calibration paths made absolute so the copy finds them. */
 static int copy_machine(const char *src, const struct machine *m, const char *dst, cJSON **copy,
 			bl_err *err)
@@ -33,11 +40,11 @@ static int copy_machine(const char *src, const struct machine *m, const char *ds
 		return rc;
 	cal = cJSON_GetObjectItemCaseSensitive(root, "calibration");
 	if (cJSON_IsObject(cal)) {
-		static const char *const keys[] = { "camera_profile", "canvas", "arm" };
+		static const char *const keys[] = { "camera_profile", "canvas", "arm", "light_map" };
 		const char *vals[] = { m->calibration.camera_profile, m->calibration.canvas,
-				       m->calibration.arm };
+				       m->calibration.arm, m->calibration.light_map };
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			char abs[PATH_MAX];
 
 			if (!vals[k][0] || !cJSON_GetObjectItemCaseSensitive(cal, keys[k]))
@@ -87,10 +94,18 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 	if ((rc = rig_open(&r->m, &ro, &r->rig, err)))
 		return rc;
 	r->rig_open = 1;
+	/* A real clock starts again in every process: the run clock goes on from the saved state. */
+	if (!fresh && !r->rig.clock->is_virtual)
+		r->clock_off_s = (double)r->st.clock_ns * 1e-9 - clk_now_s(r->rig.clock);
 	if ((rc = journal_open(&r->j, jp, r->rig.clock, err)))
 		return rc;
 	if ((rc = meas_profile_open(r->m.calibration.camera_profile, &r->profile, err)))
 		return rc;
+	if (r->m.calibration.light_map[0]) {
+		if ((rc = vis_light_load(r->m.calibration.light_map, &r->light, err)))
+			return rc;
+		r->have_light = 1;
+	}
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
 	gc.run_dir = r->dir;
@@ -115,6 +130,8 @@ static void run_close(struct run *r)
 	journal_close(&r->j);
 	meas_profile_close(r->profile);
 	r->profile = NULL;
+	vis_light_free(&r->light);
+	r->have_light = 0;
 	plan_free(&r->plan);
 	plan_free(&r->corr);
 	plan_target_free(&r->target);
@@ -122,6 +139,12 @@ static void run_close(struct run *r)
 	run_state_free(&r->st);
 	free(r->last_rgb);
 	r->last_rgb = NULL;
+	free(r->last_lab);
+	r->last_lab = NULL;
+	free(r->before_lab);
+	r->before_lab = NULL;
+	free(r->alpha);
+	r->alpha = NULL;
 }
 
 static int load_inputs(struct run *r, const char *machine, const char *palette, bl_err *err)
@@ -132,6 +155,8 @@ static int load_inputs(struct run *r, const char *machine, const char *palette, 
 	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)))
 		return rc;
 	mix_learn_init(&r->st.learn, r->mixer.model.n_paints);
+	/* No mix yet, but state.json holds the job from the first save on: valid limits. */
+	r->st.job.lim = r->mixer.lim;
 	return 0;
 }
 
@@ -220,7 +245,9 @@ static int begin_subtask(struct run *r, const struct plan_subtask *s, bl_err *er
 
 	run_subtask_name(r, r->st.next, name, sizeof(name));
 	journal_set_subtask(&r->j, name);
-	run_brakes_subtask_start(&r->st.brakes);
+	/* A subtask a crash interrupted keeps the attempts it used (state.json has them). */
+	if (r->st.sub[r->st.next].status != RUN_SUB_RUNNING)
+		run_brakes_subtask_start(&r->st.brakes);
 	r->st.sub[r->st.next].status = RUN_SUB_RUNNING;
 	/* The end condition, written before anything runs. */
 	cJSON_AddStringToObject(d, "type", plan_subtask_names[s->type]);
@@ -248,198 +275,6 @@ static int begin_subtask(struct run *r, const struct plan_subtask *s, bl_err *er
 	return run_event(r, "subtask_start", d, err);
 }
 
-/* Mean CIEDE2000 of the observed cells of s against their prediction. */
-static double cells_verdict(const struct run *r, const struct plan_subtask *s,
-			    const struct run_canvas *c)
-{
-	const struct plan *p = &r->plan;
-	double sum = 0.0;
-	int n = 0;
-
-	for (size_t i = 0; i < s->n_cells; i++) {
-		const struct plan_cell *pc = &s->cells[i];
-		double x0 = p->image_mm[0] + pc->col * p->cell_mm, y0 = p->image_mm[1] + pc->row * p->cell_mm;
-		double x1 = fmin(x0 + p->cell_mm, p->image_mm[0] + p->image_mm[2]);
-		double y1 = fmin(y0 + p->cell_mm, p->image_mm[1] + p->image_mm[3]);
-		color_lab seen;
-
-		if (run_canvas_mean(c, x0, y0, x1, y1, &seen) == 0) {
-			sum += color_de00(&seen, &pc->lab);
-			n++;
-		}
-	}
-	return n ? sum / n : 0.0;
-}
-
-static int observe_and_record(struct run *r, const struct plan_subtask *s, const char *what,
-			      struct run_canvas *c, double *verdict, bl_err *err)
-{
-	double mean, p95;
-	int rc;
-
-	if ((rc = run_observe_canvas(r, what, c, err)) ||
-	    (rc = run_canvas_vs_target(r, c, &mean, &p95, err)))
-		return rc;
-	*verdict = cells_verdict(r, s, c);
-	if (r->st.n_hist == RUN_MAX_HISTORY) {
-		memmove(r->st.hist, r->st.hist + 1, sizeof(r->st.hist[0]) * (RUN_MAX_HISTORY - 1));
-		r->st.n_hist--;
-	}
-	r->st.hist[r->st.n_hist++] = (struct run_hist){ r->st.round, s->id, mean, p95, *verdict,
-							clk_now_s(r->rig.clock) };
-	return 0;
-}
-
-/* Executes one action of a plan, with the colour's actual cell where it dips. */
-static int plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a0,
-		       bl_err *err)
-{
-	struct arm_action a = *a0;
-	struct gate_decision d;
-	int rc;
-
-	if (a.kind == ARM_DIP && a.cell[0] && r->st.colours[s->colour].cell[0])
-		snprintf(a.cell, sizeof(a.cell), "%s", r->st.colours[s->colour].cell);
-	rc = run_act(r, &a, &d, err);
-	if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
-		struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
-		const struct gate_finding *f = gate_decision_primary(&d);
-
-		df->round = r->st.round;
-		df->subtask = s->id;
-		snprintf(df->request, sizeof(df->request), "%s", d.request_id);
-		snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
-	}
-	if (rc)
-		return rc;
-	if (a.kind == ARM_DIP && a.cell[0]) {
-		const struct machine_brush *b = machine_find_brush(&r->m, a.brush);
-
-		r->st.colours[s->colour].cell_ml -= b ? b->load_ml : 0.0;
-	}
-	if (a.kind == ARM_STROKE)
-		r->st.strokes_done++;
-	return 0;
-}
-
-static int repeatable(enum arm_kind k)
-{
-	return k != ARM_STROKE && k != ARM_DISPENSE;
-}
-
-static int paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
-{
-	struct run_sub *sub = &r->st.sub[r->st.next];
-	struct run_colour *col = &r->st.colours[s->colour];
-	struct gate_decision d;
-	struct run_canvas c = { 0 };
-	double verdict;
-	char name[32];
-	int rc;
-
-	run_subtask_name(r, r->st.next, name, sizeof(name));
-	if (col->escalated && !col->accepted) {
-		sub->status = RUN_SUB_DEFERRED;
-		snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
-			 run_plan(r)->colours[s->colour].name);
-		return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
-	}
-	if ((rc = gate_tolerance(r->gate, "paint", s->tolerance_de00, &d, err)))
-		return rc;
-	if (r->st.batch_unknown && sub->action_next > 0) {
-		/* Interrupted mid-batch: look before going on, never repeat a stroke that may have run. */
-		long k = sub->action_next;
-		const struct arm_action *a = &s->actions[k < (long)s->n_actions ? k : 0];
-		int seen = k < (long)s->n_actions ? run_journal_allowed(r, name, a->id) : 0;
-		cJSON *dj = cJSON_CreateObject();
-
-		if (!r->st.open_loop && (rc = observe_and_record(r, s, "reobserve", &c, &verdict, err)))
-			return rc;
-		run_canvas_free(&c);
-		cJSON_AddNumberToObject(dj, "action_next", (double)k);
-		cJSON_AddNumberToObject(dj, "action_id", (double)a->id);
-		cJSON_AddStringToObject(dj, "last_action", seen == 2 ? "done" : seen ? "unknown" : "not run");
-		if (!r->st.open_loop)
-			cJSON_AddNumberToObject(dj, "observed_de00", verdict);
-		if (seen && k < (long)s->n_actions && !repeatable(a->kind)) {
-			sub->action_next++;
-			if (a->kind == ARM_STROKE)
-				r->st.strokes_done++;
-			cJSON_AddStringToObject(dj, "decision", "the interrupted stroke is not repeated");
-		}
-		if ((rc = run_event(r, "batch_resumed", dj, err)))
-			return rc;
-		/* The brush was loaded before the crash: load it again before the next stroke. */
-		for (long i = sub->action_next - 1; i >= 0; i--)
-			if (s->actions[i].kind == ARM_DIP) {
-				if (sub->action_next < (long)s->n_actions &&
-				    s->actions[sub->action_next].kind == ARM_STROKE &&
-				    (rc = plan_action(r, s, &s->actions[i], err)))
-					return rc;
-				break;
-			}
-		r->st.batch_unknown = 0;
-	}
-	for (; sub->action_next < (long)s->n_actions; sub->action_next++) {
-		r->st.batch_unknown = 1;
-		rc = plan_action(r, s, &s->actions[sub->action_next], err);
-		if (rc == BL_EDEFERRED) {
-			sub->status = RUN_SUB_DEFERRED;
-			snprintf(sub->note, sizeof(sub->note), "an action waits for the operator (%s)",
-				 r->st.deferred[r->st.n_deferred - 1].request);
-			r->st.batch_unknown = 0;
-			return run_state_save(r, err);
-		}
-		if (rc)
-			return rc;
-		if ((rc = run_state_save(r, err)))
-			return rc;
-	}
-	r->st.batch_unknown = 0;
-	if (r->st.open_loop) {
-		sub->status = RUN_SUB_DONE;
-		return 0;
-	}
-	if ((rc = observe_and_record(r, s, name, &c, &verdict, err)))
-		return rc;
-	sub->verdict_de00 = verdict;
-	{
-		cJSON *dj = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
-		cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
-		cJSON_AddNumberToObject(dj, "canvas_mean_de00", r->st.hist[r->st.n_hist - 1].mean_de00);
-		cJSON_AddStringToObject(dj, "verdict", verdict <= s->tolerance_de00 ? "pass" : "fail");
-		cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
-		run_canvas_free(&c);
-		if ((rc = run_event(r, "verified", dj, err)))
-			return rc;
-	}
-	if (verdict <= s->tolerance_de00) {
-		run_brakes_success(&r->st.brakes);
-		sub->status = RUN_SUB_DONE;
-		return 0;
-	}
-	/* Not as predicted: counted (a repeating failure stops the run), left to the corrections. */
-	{
-		char why[128];
-		enum run_brake b;
-
-		/* The same batch failing the same way is stuck; different batches are not the same failure. */
-		snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction", name,
-			 round(verdict * 2.0) / 2.0);
-		b = run_brakes_failure(&r->st.brakes, &r->m.brakes, why);
-
-		sub->attempts++;
-		sub->status = RUN_SUB_FAILED;
-		snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction: left to the corrections",
-			 verdict);
-		if (b != RUN_BRAKE_NONE)
-			return run_brake(r, b, err);
-	}
-	return 0;
-}
-
 static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 {
 	struct run_sub *sub = &r->st.sub[r->st.next];
@@ -451,9 +286,9 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 
 	run_subtask_name(r, r->st.next, name, sizeof(name));
 	for (size_t i = 0; i < s->n_actions; i++)
-		if ((rc = plan_action(r, s, &s->actions[i], err)))
+		if ((rc = run_plan_action(r, s, &s->actions[i], err)))
 			return rc;
-	if ((rc = observe_and_record(r, s, name, &c, &verdict, err)))
+	if ((rc = run_observe_record(r, s, name, &c, &verdict, err)))
 		return rc;
 	sub->verdict_de00 = verdict;
 	/* The latest canvas, always there for a person to look at. */
@@ -475,9 +310,30 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 		if ((rc = run_event(r, "checkpoint", dj, err)))
 			goto out;
 		sub->status = RUN_SUB_DONE;
+		run_progress(r, 1); /* the canvas's error is new: say it */
 		if (!r->st.open_loop) {
-			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00, 0.05);
-			if (b != RUN_BRAKE_NONE) {
+			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00,
+						  s->predicted_mean_de00, 0.05);
+			if (b == RUN_BRAKE_WANDERING && r->st.round > 0) {
+				/*
+				 * Corrections that do not improve the canvas are over: the rest of
+				 * the round is skipped and the run finishes with what it has. The
+				 * plan wandering (round 0) is a brake: something is wrong.
+				 */
+				cJSON *d = cJSON_CreateObject();
+
+				cJSON_AddNumberToObject(d, "round", r->st.round);
+				cJSON_AddStringToObject(d, "why", r->st.brakes.reason);
+				if ((rc = run_event(r, "corrections_stopped", d, err)))
+					goto out;
+				for (size_t i = r->st.next + 1; i < r->st.n_sub; i++)
+					if (r->st.sub[i].status == RUN_SUB_PENDING) {
+						r->st.sub[i].status = RUN_SUB_SKIPPED;
+						snprintf(r->st.sub[i].note, sizeof(r->st.sub[i].note),
+							 "corrections stopped improving the canvas");
+					}
+				r->st.corrections_over = 1;
+			} else if (b != RUN_BRAKE_NONE) {
 				rc = run_brake(r, b, err);
 				goto out;
 			}
@@ -500,7 +356,7 @@ static int run_subtask(struct run *r, bl_err *err)
 		rc = run_mix_subtask(r, s, err);
 		break;
 	case PLAN_PAINT:
-		rc = paint_subtask(r, s, err);
+		rc = run_paint_subtask(r, s, err);
 		break;
 	default:
 		rc = checkpoint_subtask(r, s, err);
@@ -550,6 +406,13 @@ static int plan_next_round(struct run *r, bl_err *err)
 	if ((rc = run_observe_canvas(r, "before-correction", &c, err)) ||
 	    (rc = run_canvas_to_raster(r, &c, &obs, err)))
 		goto out;
+	{
+		double mean, p95;
+
+		if ((rc = run_canvas_vs_target(r, &c, &mean, &p95, err)))
+			goto out;
+		run_brakes_round(&r->st.brakes, mean);
+	}
 	plan_inputs_for(r, &in);
 	plan_options_for(r, &po);
 	/* A correction round is a fraction of the painting's budget. */
@@ -576,6 +439,7 @@ static int plan_next_round(struct run *r, bl_err *err)
 	memset(&corr, 0, sizeof(corr));
 	r->st.round++;
 	r->st.rounds_planned = r->st.round;
+	run_retry_clear(&r->st.retry);
 	r->st.next = 0;
 	r->st.strokes_total += r->corr.n_strokes;
 	rc = run_state_resize(&r->st, r->corr.n_subtasks, err);
@@ -673,6 +537,10 @@ static int loop(struct run *r, bl_err *err)
 		const struct plan *p = run_plan(r);
 
 		while (r->st.next < p->n_subtasks) {
+			if (r->st.sub[r->st.next].status == RUN_SUB_SKIPPED) {
+				r->st.next++;
+				continue;
+			}
 			if ((rc = run_poll(r, err)) || (rc = run_subtask(r, err)))
 				return rc;
 		}
@@ -686,8 +554,21 @@ static int loop(struct run *r, bl_err *err)
 			r->status_now = 1;
 			return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
 		}
-		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds)
+		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds ||
+		    r->st.corrections_over)
 			break;
+		if (r->st.round > 0 && r->st.brakes.round_best_de00 >= 0.0 &&
+		    r->st.brakes.best_canvas_de00 > r->st.brakes.round_best_de00 - 0.05) {
+			/* A correction round that did not improve the canvas: another would not either. */
+			cJSON *d = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(d, "round", r->st.round);
+			cJSON_AddNumberToObject(d, "best_before_de00", r->st.brakes.round_best_de00);
+			cJSON_AddNumberToObject(d, "best_after_de00", r->st.brakes.best_canvas_de00);
+			if ((rc = run_event(r, "corrections_stopped", d, err)))
+				return rc;
+			break;
+		}
 		rc = plan_next_round(r, err);
 		if (rc < 0)
 			return rc;
@@ -701,17 +582,11 @@ static int loop(struct run *r, bl_err *err)
 }
 
 /* Runs the loop and leaves the directory saying where the run stands, whatever happened. */
-static int drive(struct run *r, bl_err *err)
+/* Leaves the directory saying where the run stands after rc, whatever happened. */
+static int settle(struct run *r, int rc, bl_err *err)
 {
-	struct gate_decision d;
 	bl_err e2;
-	int rc;
 
-	rc = gate_home(r->gate, r->rig.arm, &d, err);
-	if (rc == 0)
-		rc = run_mix_finish_pending(r, err);
-	if (rc == 0)
-		rc = loop(r, err);
 	if (rc && !strcmp(r->st.state, "running")) {
 		const char *state = rc == BL_EPAUSED || rc == BL_EDEFERRED ? "paused"
 				    : rc == BL_ESAFETY			   ? "safety_stop"
@@ -745,48 +620,120 @@ static int drive(struct run *r, bl_err *err)
 	return rc;
 }
 
+static int drive(struct run *r, int homed, bl_err *err)
+{
+	int rc;
+
+	r->strokes_at_start = r->st.strokes_done;
+	rc = homed ? 0 : run_home(r, err);
+	if (rc == 0)
+		rc = run_mix_finish_pending(r, err);
+	if (rc == 0)
+		rc = loop(r, err);
+	return settle(r, rc, err);
+}
+
+/*
+ * The blank canvas as the camera sees it (the median over the canvas less a
+ * margin, per channel): the planner predicts strokes over this, not over a
+ * guessed white, so its predictions and the observations share one pipeline.
+ */
+static int observe_blank(struct run *r, color_lab *out, bl_err *err)
+{
+	struct run_canvas c = { 0 };
+	struct arm_action a;
+	struct gate_decision d;
+	float *ch = NULL;
+	size_t n = 0;
+	int rc, margin;
+	cJSON *dj;
+
+	/* Out of the camera's view first. */
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_PARK;
+	a.id = r->st.next_action_id++;
+	a.zones = arm_default_zones(ARM_PARK);
+	a.speed_mm_s = fmin(100.0, r->m.limits.soft.speed_mm_s);
+	if ((rc = run_act(r, &a, &d, err)) || (rc = run_observe_canvas(r, "blank", &c, err)))
+		return rc;
+	margin = (int)fmin(10.0, 0.1 * fmin(c.w, c.h));
+	ch = malloc(sizeof(*ch) * (size_t)c.w * c.h);
+	if (!ch) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < 3; k++) {
+		n = 0;
+		for (int y = margin; y < c.h - margin; y++)
+			for (int x = margin; x < c.w - margin; x++)
+				ch[n++] = c.lab[((size_t)y * c.w + x) * 3 + k];
+		if (!n) {
+			rc = bl_fail(err, BL_EINVAL, "the observed canvas is too small (%d x %d mm)", c.w, c.h);
+			goto out;
+		}
+		/* Median by selection: nth_element would do; a sort of the channel is fast enough once. */
+		qsort(ch, n, sizeof(*ch), cmp_float);
+		(&out->L)[k] = ch[n / 2];
+	}
+	dj = cJSON_CreateObject();
+	json_add_vec(dj, "canvas_lab", (double[]){ out->L, out->a, out->b }, 3);
+	cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
+	rc = run_event(r, "blank_canvas", dj, err);
+out:
+	free(ch);
+	run_canvas_free(&c);
+	return rc;
+}
+
 /* Plans, writes the state and paints: a new run, or one stopped before its first state was saved. */
 static int begin_run(struct run *r, const char *target_src, bl_err *err)
 {
 	char p[RUN_PATH_MAX];
 	struct plan_inputs in;
 	struct plan_options po;
+	color_lab blank;
 	int rc;
 
+	if ((rc = open_world(r, 1, err)))
+		return rc;
+	if ((rc = run_home(r, err)) || (rc = observe_blank(r, &blank, err)))
+		return settle(r, rc, err); /* no plan yet: resume plans again */
 	/* The plan, its expected results written before anything runs. */
 	plan_inputs_for(r, &in);
 	in.target_file = target_src;
 	plan_options_for(r, &po);
+	po.canvas_lab = blank;
 	r->st.cost.planner_calls++;
 	if ((rc = plan_make(&in, &po, &r->plan, err)) || (rc = plan_check(&r->plan, &r->m, err)) ||
 	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
 		return rc;
 	r->st.n_colours = r->plan.n_colours;
-	for (int c = 0; c < r->plan.n_colours; c++)
+	for (int c = 0; c < r->plan.n_colours; c++) {
 		r->st.colours[c].measured_de00 = -1.0;
+		r->st.colours[c].hide = 1.0;
+	}
 	r->st.strokes_total = plan_strokes(&r->plan);
-	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)) ||
-	    (rc = open_world(r, 1, err)))
+	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)))
 		return rc;
 	{
-		cJSON *d = cJSON_CreateObject();
+		cJSON *dj = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(d, "target", target_src);
-		cJSON_AddStringToObject(d, "machine", r->m.file);
-		cJSON_AddNumberToObject(d, "seed", (double)r->st.seed);
-		cJSON_AddBoolToObject(d, "open_loop", r->st.open_loop);
-		cJSON_AddBoolToObject(d, "calibrated", r->st.calibrated);
-		cJSON_AddNumberToObject(d, "subtasks", (double)r->plan.n_subtasks);
-		cJSON_AddNumberToObject(d, "strokes", r->plan.n_strokes);
-		cJSON_AddNumberToObject(d, "colours", r->plan.n_colours);
-		cJSON_AddNumberToObject(d, "predicted_mean_de00", r->plan.mean_de00);
-		if ((rc = run_event(r, "run_start", d, err)))
+		cJSON_AddStringToObject(dj, "target", target_src);
+		cJSON_AddStringToObject(dj, "machine", r->m.file);
+		cJSON_AddNumberToObject(dj, "seed", (double)r->st.seed);
+		cJSON_AddBoolToObject(dj, "open_loop", r->st.open_loop);
+		cJSON_AddBoolToObject(dj, "calibrated", r->st.calibrated);
+		cJSON_AddNumberToObject(dj, "subtasks", (double)r->plan.n_subtasks);
+		cJSON_AddNumberToObject(dj, "strokes", r->plan.n_strokes);
+		cJSON_AddNumberToObject(dj, "colours", r->plan.n_colours);
+		cJSON_AddNumberToObject(dj, "predicted_mean_de00", r->plan.mean_de00);
+		if ((rc = run_event(r, "run_start", dj, err)))
 			return rc;
 	}
 	r->status_now = 1;
 	if ((rc = run_state_save(r, err)))
 		return rc;
-	return drive(r, err);
+	return drive(r, 1, err);
 }
 
 int run_start(const struct run_options *o, bl_err *err)
@@ -944,8 +891,9 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
 	    (rc = run_path(r, "state.json", p, sizeof(p), err)))
 		goto out;
-	if (access(p, F_OK) != 0) {
-		/* Stopped before its first state was saved: nothing has moved; plan and start again. */
+	if (access(p, F_OK) != 0 ||
+	    (run_path(r, "plan.json", p, sizeof(p), err) == 0 && access(p, F_OK) != 0)) {
+		/* Stopped before it had a plan: nothing has painted; plan and start again. */
 		char target_src[CFG_PATH_MAX];
 
 		snprintf(target_src, sizeof(target_src), "%s", r->target_copy);
@@ -984,6 +932,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	}
 	/* A brake or a pause is over when a person resumes: the counters that tripped it start again. */
 	if (!strcmp(r->st.state, "braked")) {
+		r->st.brakes.attempts = 0;
 		r->st.brakes.comm_errors = 0;
 		r->st.brakes.same_failure = 0;
 		r->st.brakes.checkpoints_no_progress = 0;
@@ -993,7 +942,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	r->st.brake[0] = '\0';
 	if ((rc = accept_mixes(r, o->accept_mix, err)))
 		goto out;
-	rc = drive(r, err);
+	rc = drive(r, 0, err);
 out:
 	run_close(r);
 	free(r);

@@ -52,6 +52,13 @@ int run_resume(const char *dir, const struct run_options *o, bl_err *err);
  */
 int run_status(const char *dir, cJSON **out, bl_err *err);
 
+/*
+ * A run that says it is running but whose heartbeat is stale: a banner at the
+ * top of its STATUS.md, for the person who reads it (the engine rewrites
+ * STATUS.md whole, so a live run replaces it).
+ */
+int run_status_mark_stale(const char *dir, double age_s, double limit_s, bl_err *err);
+
 /* What painting target would take, priced with the machine's rates (see docs/run.md). */
 int run_estimate(const struct run_options *o, cJSON **out, bl_err *err);
 

@@ -120,6 +120,31 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 	}
 }
 
+int run_home(struct run *r, bl_err *err)
+{
+	for (;;) {
+		struct gate_decision d;
+		enum run_brake b;
+		int rc;
+
+		if ((rc = run_poll(r, err)))
+			return rc;
+		rc = gate_home(r->gate, r->rig.arm, &d, err);
+		if (rc == 0) {
+			run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+			return 0;
+		}
+		if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+			return rc;
+		/* Homing that failed before it moved (a communication error): retried, counted. */
+		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+		if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
+			return rc;
+		if (b != RUN_BRAKE_NONE)
+			return run_brake(r, b, err);
+	}
+}
+
 struct allowed_scan {
 	const char *sub;
 	long id;
@@ -179,17 +204,29 @@ static const char *phase_name(const struct run *r)
 
 	if (strcmp(r->st.state, "running"))
 		return r->st.state;
+	if (r->drying)
+		return "drying";
+	if (p->n_subtasks == 0)
+		return "preparing"; /* homing, looking at the blank canvas, planning */
 	if (r->st.next < p->n_subtasks)
 		return plan_subtask_names[p->subtasks[r->st.next].type];
 	return "final";
 }
 
+/*
+ * The progress line: phase, subtask, strokes, ETA, the canvas's error. On a
+ * terminal one live line rewritten at most five times a second; otherwise a
+ * plain line at most every 5 s, and whenever forced (a checkpoint, the end).
+ * The ETA is this process's wall time scaled by the strokes left, once a
+ * twentieth of them are done.
+ */
 void run_progress(struct run *r, int force)
 {
 	int64_t now = clk_real_ns();
 	const struct plan *p = run_plan(r);
 	double el = (double)(now - r->wall0_ns) * 1e-9, eta = -1, de = -1;
-	char line[256], sub[32] = "-";
+	long done = r->st.strokes_done - r->strokes_at_start, left = r->st.strokes_total - r->st.strokes_done;
+	char line[320], sub[32] = "-", eta_s[32], de_s[32];
 	int fd = r->opt.progress_fd >= 0 ? r->opt.progress_fd : 2;
 	int len;
 
@@ -200,26 +237,39 @@ void run_progress(struct run *r, int force)
 	r->last_progress_ns = now;
 	if (r->st.next < p->n_subtasks)
 		run_subtask_name(r, r->st.next, sub, sizeof(sub));
-	if (r->st.strokes_done > 0 && r->st.strokes_total > r->st.strokes_done && el > 0.5)
-		eta = el * (double)(r->st.strokes_total - r->st.strokes_done) / (double)r->st.strokes_done;
+	if (done > 0 && left > 0 && done * 20 >= r->st.strokes_total && el > 0.5)
+		eta = el * (double)left / (double)done;
 	if (r->st.n_hist > 0)
 		de = r->st.hist[r->st.n_hist - 1].mean_de00;
-	len = snprintf(line, sizeof(line), "%s%-10s %-8s subtask %zu/%zu strokes %ld/%ld ETA %s%.0f s canvas dE00 %s",
-		       r->opt.progress_live ? "\r" : "", phase_name(r), sub,
-		       r->st.next < p->n_subtasks ? r->st.next + 1 : p->n_subtasks, p->n_subtasks,
-		       r->st.strokes_done, r->st.strokes_total, eta < 0 ? "~" : "",
-		       eta < 0 ? 0.0 : eta, de < 0 ? "-" : "");
-	if (de >= 0 && len > 0 && len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "%.2f", de);
-	if (len > 0 && len < (int)sizeof(line) - 2) {
-		if (r->opt.progress_live) {
-			len += snprintf(line + len, sizeof(line) - (size_t)len, "\033[K");
-		} else {
-			line[len++] = '\n';
-			line[len] = '\0';
-		}
-		if (write(fd, line, (size_t)len) < 0) {
-			/* progress is a courtesy: a closed terminal must not stop the run */
-		}
+	if (eta < 0)
+		snprintf(eta_s, sizeof(eta_s), left > 0 ? "-" : "0 s");
+	else if (eta < 120)
+		snprintf(eta_s, sizeof(eta_s), "%.0f s", eta);
+	else
+		snprintf(eta_s, sizeof(eta_s), "%.0f min", eta / 60.0);
+	if (de < 0)
+		snprintf(de_s, sizeof(de_s), "-");
+	else
+		snprintf(de_s, sizeof(de_s), "%.2f", de);
+	if (p->n_subtasks == 0)
+		len = snprintf(line, sizeof(line), "%s%-10s", r->opt.progress_live ? "\r" : "",
+			       phase_name(r));
+	else
+		len = snprintf(line, sizeof(line),
+			       "%s%-10s %-8s %s%zu/%zu  strokes %ld/%ld  ETA %s  canvas CIEDE2000 %s",
+			       r->opt.progress_live ? "\r" : "", phase_name(r), sub,
+			       r->st.round ? "correction " : "subtask ",
+			       r->st.next < p->n_subtasks ? r->st.next + 1 : p->n_subtasks,
+			       p->n_subtasks, r->st.strokes_done, r->st.strokes_total, eta_s, de_s);
+	if (len <= 0 || len >= (int)sizeof(line) - 4)
+		return;
+	if (r->opt.progress_live) {
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "\033[K");
+	} else {
+		line[len++] = '\n';
+		line[len] = '\0';
+	}
+	if (write(fd, line, (size_t)len) < 0) {
+		/* progress is a courtesy: a closed terminal must not stop the run */
 	}
 }

@@ -28,6 +28,7 @@ void run_state_init(struct run_state *st)
 
 void run_state_free(struct run_state *st)
 {
+	run_retry_clear(&st->retry);
 	free(st->sub);
 	st->sub = NULL;
 	st->n_sub = 0;
@@ -70,6 +71,10 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddNumberToObject(o, "rounds_planned", st->rounds_planned);
 	cJSON_AddNumberToObject(o, "next", (double)st->next);
 	cJSON_AddBoolToObject(o, "batch_unknown", st->batch_unknown);
+	cJSON_AddItemToObject(o, "retry", run_retry_json(&st->retry));
+	cJSON_AddNumberToObject(o, "topup_ml", st->topup_ml);
+	cJSON_AddBoolToObject(o, "corrections_over", st->corrections_over);
+	cJSON_AddItemToObject(o, "wet", run_wet_json(st));
 	a = cJSON_AddArrayToObject(o, "subtasks");
 	for (size_t i = 0; i < st->n_sub; i++) {
 		cJSON *s = cJSON_CreateObject();
@@ -101,6 +106,10 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddNumberToObject(s, "attempts", rc->attempts);
 		cJSON_AddNumberToObject(s, "cells", rc->cells);
 		cJSON_AddNumberToObject(s, "dispensed_ml", rc->dispensed_ml);
+		cJSON_AddItemToObject(s, "canvas_offset", lab_json(&rc->canvas_offset));
+		cJSON_AddNumberToObject(s, "canvas_cells", (double)rc->canvas_cells);
+		cJSON_AddNumberToObject(s, "hide", rc->hide);
+		cJSON_AddNumberToObject(s, "hide_weight", rc->hide_weight);
 		cJSON_AddItemToArray(a, s);
 	}
 	cJSON_AddNumberToObject(o, "cells_used", (double)st->cells_used);
@@ -171,7 +180,7 @@ int run_state_save(struct run *r, bl_err *err)
 	cJSON *o;
 	int rc;
 
-	r->st.clock_ns = clk_now_ns(r->rig.clock ? r->rig.clock : clk_monotonic());
+	r->st.clock_ns = r->rig.clock ? (int64_t)(run_clock_s(r) * 1e9) : clk_now_ns(clk_monotonic());
 	o = run_state_json(r);
 	if (!o)
 		return bl_fail(err, BL_ENOMEM, "out of memory saving the state");
@@ -237,6 +246,23 @@ int run_state_load(struct run *r, bl_err *err)
 	TRY(json_num(&o, "next", JSON_REQUIRED, 0, 1e7, &v, err));
 	st->next = (size_t)v;
 	TRY(json_bool(&o, "batch_unknown", JSON_REQUIRED, &st->batch_unknown, err));
+	TRY(json_num(&o, "topup_ml", JSON_REQUIRED, 0.0, 1e6, &st->topup_ml, err));
+	TRY(json_bool(&o, "corrections_over", JSON_REQUIRED, &st->corrections_over, err));
+	{
+		const cJSON *j = json_take(&o, "retry");
+
+		if (!j) {
+			rc = json_fail(&o, "retry", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(run_retry_from_json(j, &st->retry, err));
+		j = json_take(&o, "wet");
+		if (!j) {
+			rc = json_fail(&o, "wet", err, BL_EINVAL, "missing");
+			goto out;
+		}
+		TRY(run_wet_from_json(j, st, err));
+	}
 	TRY(json_array(&o, "subtasks", JSON_REQUIRED, PLAN_MAX_STROKES, &arr, &n, err));
 	TRY(run_state_resize(st, n, err));
 	i = 0;
@@ -275,6 +301,11 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_i32(&c, "attempts", JSON_REQUIRED, 0, 1000000, &rc2->attempts, err));
 		TRY(json_i32(&c, "cells", JSON_REQUIRED, 0, 1000000, &rc2->cells, err));
 		TRY(json_num(&c, "dispensed_ml", JSON_REQUIRED, 0, 1e9, &rc2->dispensed_ml, err));
+		TRY(lab_read(&c, "canvas_offset", &rc2->canvas_offset, err));
+		TRY(json_num(&c, "canvas_cells", JSON_REQUIRED, 0, 1e12, &v, err));
+		rc2->canvas_cells = (long)v;
+		TRY(json_num(&c, "hide", JSON_REQUIRED, 0.0, 2.0, &rc2->hide, err));
+		TRY(json_num(&c, "hide_weight", JSON_REQUIRED, 0.0, 1e12, &rc2->hide_weight, err));
 		TRY(json_end(&c, err));
 		i++;
 	}
@@ -420,7 +451,7 @@ int run_status_write(struct run *r, bl_err *err)
 	const struct plan *p = run_plan(r);
 	strbuf sb;
 	char path[RUN_PATH_MAX], buf[256], name[32];
-	size_t done = 0;
+	size_t done = 0, skipped = 0;
 	int rc;
 
 	sb_init(&sb);
@@ -434,20 +465,26 @@ int run_status_write(struct run *r, bl_err *err)
 		      machine_cam_backend_names[r->m.camera.backend],
 		      st->open_loop ? ", open loop: no verification, no correction" : "");
 	if (st->calibrated)
-		sb_printf(&sb, "- **calibration**: camera profile %s; canvas from %s\n",
+		sb_printf(&sb, "- **calibration**: camera profile %s; %s%s; canvas from %s\n",
 			      r->m.calibration.camera_profile,
+			      r->m.calibration.light_map[0] ? "light map " : "no light map (the profile "
+			      "holds where the chart lay)", r->m.calibration.light_map,
 			      st->canvas_from_file ? "calibration.canvas" : "the corner markers");
 	else
 		sb_printf(&sb, "- **calibration**: NONE. This run is uncalibrated: colours are "
 			      "measured as if the camera were sRGB (no calibration.camera_profile in "
 			      "the machine file), so every verdict is only as good as that guess.%s\n",
 			      st->canvas_from_file ? "" : " The canvas is located by its corner markers.");
-	for (size_t i = 0; i < st->n_sub; i++)
+	for (size_t i = 0; i < st->n_sub; i++) {
 		done += st->sub[i].status == RUN_SUB_DONE;
-	sb_printf(&sb, "- **progress**: %s, subtask %zu of %zu done; strokes %ld of %ld; "
-		      "arm actions %ld\n",
-		      st->round ? "correction round" : "the plan", done, st->n_sub, st->strokes_done,
-		      st->strokes_total, st->actions_done);
+		skipped += st->sub[i].status == RUN_SUB_SKIPPED;
+	}
+	sb_printf(&sb, "- **progress**: %s, subtask %zu of %zu done", st->round ? "correction round" : "the plan",
+		      done, st->n_sub);
+	if (skipped)
+		sb_printf(&sb, " (%zu skipped)", skipped);
+	sb_printf(&sb, "; strokes %ld of %ld; arm actions %ld\n", st->strokes_done, st->strokes_total,
+		      st->actions_done);
 	if (st->round)
 		sb_printf(&sb, "  (correction round %d of at most %d)\n", st->round,
 			      r->m.brakes.correction_rounds);

@@ -17,12 +17,14 @@
 #include "rig/rig.h"
 #include "safety/gate.h"
 #include "vision/image.h"
+#include "vision/light.h"
 #include "vision/measure.h"
 
 #define RUN_PATH_MAX 4096
 #define RUN_MAX_HISTORY 64
 #define RUN_MAX_DEFERRED 64
 #define RUN_ACTION_ID_BASE 100000000L /* ids of actions the engine makes (mix corrections) */
+#define RUN_MAX_WET 64
 
 enum run_sub_status { RUN_SUB_PENDING, RUN_SUB_RUNNING, RUN_SUB_DONE, RUN_SUB_FAILED,
 		      RUN_SUB_DEFERRED, RUN_SUB_SKIPPED };
@@ -48,6 +50,21 @@ struct run_colour {
 	double measured_de00;
 	int mixes, attempts, cells;
 	double dispensed_ml;
+	/*
+	 * How its strokes look on this canvas against the planner's model: the
+	 * mean of observed minus predicted over cells its batches covered fully
+	 * (a thin film shows the ground through, a light paint hides poorly).
+	 * Later batches and retries are judged against the model plus this.
+	 */
+	color_lab canvas_offset;
+	long canvas_cells;
+	/*
+	 * How much of a cell its strokes repaint against the planner's share k
+	 * (a light paint over a darker one hides poorly in a thin stroke): the
+	 * mean of observed over planned change, learnt like the look.
+	 */
+	double hide;
+	double hide_weight;
 };
 
 /* A dispense set under way (mix): persisted before the first action so none is ever repeated. */
@@ -76,6 +93,28 @@ struct run_deferred {
 	char why[GATE_MSG_MAX];
 };
 
+/*
+ * A paint batch painted again after its verification failed twice (the
+ * second a fresh observation): the strokes over the cells still off, each
+ * after the dip that loaded it. The retry's actions get ids of their own
+ * (id0, id0 + 1, ...) so the journal tells them from the first pass's.
+ */
+struct run_retry {
+	int active;
+	size_t sub;              /* subtask index in the plan under way */
+	int attempt;             /* 1: the first retry */
+	long id0;
+	int n;
+	int *idx;                /* the subtask's actions to run, by index, in order */
+};
+
+/* Where a batch laid paint and when it finished (run clock): wet until machine painting.dry_s later. */
+struct run_wet {
+	int colour;
+	double region_mm[4];     /* canvas mm: x0, y0, x1, y1 */
+	double t_s;
+};
+
 /* Everything state.json holds: the single source of where the run is. */
 struct run_state {
 	char state[24];          /* running, finished, paused, braked, safety_stop, failed */
@@ -87,6 +126,11 @@ struct run_state {
 	size_t n_sub;
 	struct run_sub *sub;
 	int batch_unknown;       /* the batch under way was interrupted: re-observe before going on */
+	struct run_retry retry;  /* the paint batch under way is being retried */
+	double topup_ml;         /* a top-up of the batch's colour is under way: its volume (0: none) */
+	int corrections_over;    /* corrections stopped improving the canvas: no more of them */
+	int n_wet;
+	struct run_wet wet[RUN_MAX_WET]; /* batches whose paint may still be wet */
 	int n_colours;
 	struct run_colour colours[PLAN_MAX_COLOURS];
 	uint64_t cells_used;     /* bit per machine mixing cell */
@@ -130,15 +174,25 @@ struct run {
 	struct gate *gate;
 	struct journal j;
 	struct meas_profile *profile;
+	struct vis_light light;  /* calibration.light_map, divided out of every frame */
+	int have_light;
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */
+	double clock_off_s;      /* added to a real clock so the run clock goes on across processes */
+	int drying;              /* waiting for paint to dry (progress shows it) */
 	double wall_s0;          /* st.wall_s when this process started */
 	int64_t last_progress_ns;
+	long strokes_at_start;   /* strokes done when this process began (the ETA's rate is this process's) */
 	long frames_saved;
 	int64_t last_status_ns;  /* STATUS.md rewritten at most every 2 s between subtasks */
 	int status_now;          /* rewrite it at the next save */
 	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
+	float *last_lab;         /* the last canvas observation, Lab, last_w x last_h */
+	float *before_lab;       /* the canvas before the paint pass under way (NULL: not seen) */
+	float *alpha;            /* the batch under way's footprint in the planner's model (plan_batch_alpha) */
+	int alpha_w, alpha_h, alpha_round;
+	size_t alpha_sub;
 	int last_w, last_h;
 };
 
@@ -192,6 +246,8 @@ int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *er
  * BL_EDEFERRED, BL_EDENIED, BL_EPAUSED, BL_ESAFETY, BL_EBRAKE (breaker).
  */
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err);
+/* Homes the arm through the gate, communication errors retried and counted like run_act's. */
+int run_home(struct run *r, bl_err *err);
 /* Checks signals and faults (gate_stop_poll) and the budgets. */
 int run_poll(struct run *r, bl_err *err);
 /* Whether the journal shows a decision to allow action id in subtask sub (it may have run). */
@@ -203,8 +259,28 @@ int run_brake(struct run *r, enum run_brake b, bl_err *err);
 void run_progress(struct run *r, int force);
 void run_subtask_name(const struct run *r, size_t i, char *out, size_t n);
 
+/* ---- run_paint.c: paint batches, verified and retried ---- */
+/* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */
+double run_clock_s(const struct run *r);
+cJSON *run_wet_json(const struct run_state *st);
+int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err);
+int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
+/* Executes one action of a plan, with the colour's actual cell where it dips. */
+int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a,
+		    bl_err *err);
+/* Observes the canvas, records it in the history; verdict: mean CIEDE2000 of s's cells against their prediction. */
+int run_observe_record(struct run *r, const struct plan_subtask *s, const char *what,
+		       struct run_canvas *c, double *verdict, bl_err *err);
+cJSON *run_retry_json(const struct run_retry *t);
+int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err);
+void run_retry_clear(struct run_retry *t);
+
 /* ---- run_mix.c ---- */
 int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
+/* A mix (or top-up) of s's colour, its outcome in sub. */
+int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err);
+/* The mix subtask a top-up of colour repeats (st.topup_ml of it); -1 when the plans have none. */
+int run_mix_topup_subtask(struct run *r, int colour, struct plan_subtask *out);
 /* Completes a dispense set a crash interrupted (never repeating one that may have run). */
 int run_mix_finish_pending(struct run *r, bl_err *err);
 

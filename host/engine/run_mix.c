@@ -66,7 +66,7 @@ static int op_fresh_cell(void *ctx, bl_err *err)
 	cJSON *d = cJSON_CreateObject();
 	int idx;
 
-	if (r->st.job.cells == 0 && rc->cell[0] && rc->verified) {
+	if (r->st.job.cells == 0 && rc->cell[0] && (rc->verified || r->st.topup_ml > 0.0)) {
 		/* The colour mixed again: its own cell still holds it, so it is topped up. */
 		cJSON_AddStringToObject(d, "cell", rc->cell);
 		cJSON_AddStringToObject(d, "why", "the colour's cell holds its verified mix: topped up");
@@ -271,12 +271,19 @@ int run_mix_finish_pending(struct run *r, bl_err *err)
 	struct mix_ctx x = { 0 };
 	int rc;
 
+	struct plan_subtask topup;
+
 	if (!p->active)
 		return 0;
-	if (r->st.next >= pl->n_subtasks || pl->subtasks[r->st.next].type != PLAN_MIX)
+	if (r->st.next < pl->n_subtasks && pl->subtasks[r->st.next].type == PLAN_PAINT &&
+	    r->st.topup_ml > 0.0 && run_mix_topup_subtask(r, pl->subtasks[r->st.next].colour, &topup) == 0) {
+		x.s = &topup; /* a top-up of the batch's colour under way */
+	} else if (r->st.next >= pl->n_subtasks || pl->subtasks[r->st.next].type != PLAN_MIX) {
 		return bl_fail(err, BL_EINVAL, "state.json: a dispense is under way outside a mix subtask");
+	} else {
+		x.s = &pl->subtasks[r->st.next];
+	}
 	x.r = r;
-	x.s = &pl->subtasks[r->st.next];
 	x.colour = x.s->colour;
 	x.resumed = 1;
 	run_subtask_name(r, r->st.next, x.sub, sizeof(x.sub));
@@ -291,8 +298,27 @@ int run_mix_finish_pending(struct run *r, bl_err *err)
 
 int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 {
+	return run_mix(r, s, &r->st.sub[r->st.next], err);
+}
+
+int run_mix_topup_subtask(struct run *r, int colour, struct plan_subtask *out)
+{
+	/* The colour's mix as planned (the plan under way, else round 0's), sized to the top-up. */
+	const struct plan *plans[2] = { run_plan(r), &r->plan };
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < plans[k]->n_subtasks; i++)
+			if (plans[k]->subtasks[i].type == PLAN_MIX && plans[k]->subtasks[i].colour == colour) {
+				*out = plans[k]->subtasks[i];
+				out->volume_ml = r->st.topup_ml;
+				return 0;
+			}
+	return -1;
+}
+
+int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
+{
 	struct run_colour *col = &r->st.colours[s->colour];
-	struct run_sub *sub = &r->st.sub[r->st.next];
 	struct mix_ctx x = { 0 };
 	struct mix_ops ops = { 0 };
 	struct mix_limits lim = r->mixer.lim;
@@ -309,7 +335,8 @@ int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 	if ((rc = gate_tolerance(r->gate, "mix", s->tolerance_de00, &d, err)))
 		return rc;
 	/* A correction round finds the colour still in its cell: no new mix needed. */
-	if (r->st.round > 0 && (col->verified || col->accepted) &&
+	if (r->st.round > 0 && s->type == PLAN_MIX && r->st.topup_ml <= 0.0 &&
+	    (col->verified || col->accepted) &&
 	    col->cell_ml >= 0.5 * s->volume_ml) {
 		sub->status = RUN_SUB_SKIPPED;
 		snprintf(sub->note, sizeof(sub->note), "the cell %s still holds %.2f ml of the mix",
@@ -334,6 +361,7 @@ int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 	ops.on_applied = op_on_applied;
 	if (!r->st.mix_active) {
 		memset(&r->st.job, 0, sizeof(r->st.job));
+		r->st.job.lim = lim; /* saved before mix_run starts it: a state read back needs valid limits */
 		r->st.mix_active = 1;
 		col->mixes++;
 		x.resumed = 0;

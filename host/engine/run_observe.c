@@ -9,9 +9,9 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cv/cv.h"
 #include "engine/run_int.h"
 #include "vision/canvas.h"
+#include "vision/station.h"
 
 void run_canvas_free(struct run_canvas *c)
 {
@@ -88,6 +88,9 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 		if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, avg, err)))
 			goto out_free;
 	}
+	/* The frame as saved is the camera's; measured, it is the light-corrected one the profile expects. */
+	if (r->have_light && (rc = vis_light_apply(&r->light, avg, err)))
+		goto out_free;
 	free(sum);
 	return 0;
 
@@ -187,6 +190,18 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	out->h = rect.h;
 	out->lab = lab;
 	lab = NULL;
+	/* Kept: the next paint pass is judged on the change it makes to what is seen now. */
+	{
+		size_t bytes = (size_t)rect.w * rect.h * 3 * sizeof(float);
+		float *keep = realloc(r->last_lab, bytes);
+
+		if (!keep) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		memcpy(keep, out->lab, bytes);
+		r->last_lab = keep;
+	}
 	/* Kept for the operator's previews (gate_image: rows along machine y, as here). */
 	free(r->last_rgb);
 	r->last_rgb = rect.px;
@@ -214,37 +229,14 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		return bl_fail(err, BL_EINVAL, "%s: no mixing cell '%s'", r->m.file, cell);
 	snprintf(what, sizeof(what), "cell-%s", cell);
 	for (;;) {
-		double pts[4], img_pts[4];
-		struct meas_roi roi;
-		double half;
 		enum run_brake b;
 
 		rc = capture_average(r, what, &avg, frame, n, err);
 		if (rc)
 			return rc;
 		rc = locate(r, &avg, frame, &g, err);
-		if (rc == 0) {
-			/*
-			 * The cell's centre and a point 0.45 of its radius out, in canvas mm
-			 * (machine x, y less the canvas origin), through the canvas plane.
-			 */
-			pts[0] = st->center_mm[0] - r->m.canvas.origin_mm[0];
-			pts[1] = st->center_mm[1] - r->m.canvas.origin_mm[1];
-			pts[2] = pts[0] + 0.45 * st->radius_mm;
-			pts[3] = pts[1];
-			cv_apply_homography(g.H, pts, img_pts, 2);
-			if (g.has_camera)
-				rc = cv_distort_points(&g.camera, img_pts, img_pts, 2, err);
-		}
-		if (rc == 0) {
-			half = hypot(img_pts[2] - img_pts[0], img_pts[3] - img_pts[1]);
-			if (half < 2.0)
-				half = 2.0;
-			roi.x = (int)lround(img_pts[0] - half);
-			roi.y = (int)lround(img_pts[1] - half);
-			roi.w = roi.h = (int)lround(2.0 * half);
-			rc = meas_swatch(&avg, frame, &roi, r->profile, &sw, err);
-		}
+		if (rc == 0)
+			rc = vis_measure_station(&avg, frame, &g, &r->m, st, r->profile, &sw, err);
 		img_free(&avg);
 		if (rc == 0)
 			break;

@@ -13,7 +13,7 @@ void plan_options_default(struct plan_options *o, const struct machine *m)
 	o->max_strokes = 1000;
 	/* A primed white canvas as the camera sees it under D50. */
 	o->canvas_lab = (color_lab){ 95.0, 0.0, 2.0 };
-	o->opacity = 0.85;
+	o->opacity = 0.95;
 	o->press_mm = 0.5;
 	o->stroke_speed_mm_s = fmin(100.0, 0.5 * m->limits.soft.speed_mm_s);
 	o->travel_speed_mm_s = fmin(200.0, 0.8 * m->limits.soft.speed_mm_s);
@@ -221,6 +221,58 @@ out_free:
 }
 
 /* ---- prediction of a plan as written --------------------------------- */
+
+int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct plan_subtask *s,
+		     float *alpha, int w, int h, bl_err *err)
+{
+	struct pm_grid g = { w, h, 1.0, 0.0, 0.0 };
+	struct pm_footprint fp;
+	double *xy = NULL;
+	size_t cap = 0;
+	int rc;
+
+	memset(alpha, 0, (size_t)w * h * sizeof(*alpha));
+	if ((rc = pm_fp_init(&fp, &g, err)))
+		return rc;
+	for (size_t k = 0; k < s->n_actions; k++) {
+		const struct arm_action *a = &s->actions[k];
+		const struct machine_brush *br;
+
+		if (a->kind != ARM_STROKE)
+			continue;
+		if (!(br = machine_find_brush(m, a->brush))) {
+			rc = bl_fail(err, BL_EINVAL, "subtask %d: brush '%s' is not on machine '%s'", s->id,
+				     a->brush, m->name);
+			goto out_free;
+		}
+		if (a->n_points > cap) {
+			double *nx = realloc(xy, a->n_points * 2 * sizeof(double));
+
+			if (!nx) {
+				rc = bl_fail(err, BL_ENOMEM, "out of memory");
+				goto out_free;
+			}
+			xy = nx;
+			cap = a->n_points;
+		}
+		for (size_t q = 0; q < a->n_points; q++) {
+			xy[2 * q] = a->points[q].x - p->canvas_origin_mm[0];
+			xy[2 * q + 1] = a->points[q].y - p->canvas_origin_mm[1];
+		}
+		if ((rc = pm_fp_stroke(&fp, &g, xy, (int)a->n_points, br->width_mm, p->opacity, err)))
+			goto out_free;
+		for (int i = 0; i < fp.n; i++) {
+			float *v = alpha + fp.idx[i];
+
+			*v = 1.0f - (1.0f - *v) * (1.0f - fp.a[i]);
+		}
+	}
+	rc = 0;
+out_free:
+	free(xy);
+	pm_fp_free(&fp);
+	return rc;
+}
 
 int plan_predict(const struct plan *p, const struct machine *m, const struct plan_raster *target,
 		 double px_mm, struct plan_raster *canvas_out, double *mean_de00, double *p95_de00,

@@ -91,6 +91,7 @@ struct plan_colour {
 struct plan_cell {
 	int col, row;
 	double coverage; /* fraction of the cell the batch paints */
+	double repaint;  /* paint batches: mean share of the cell's colour the batch replaces with its own, 0..1 (the model's k: after = before + k (paint - before)) */
 	color_lab lab;   /* predicted Lab (mean over the cell) right after the subtask */
 };
 
@@ -171,6 +172,15 @@ int plan_make(const struct plan_inputs *in, const struct plan_options *opt, stru
 int plan_predict(const struct plan *p, const struct machine *m, const struct plan_raster *target,
 		 double px_mm, struct plan_raster *canvas, double *mean_de00, double *p95_de00,
 		 bl_err *err);
+
+/*
+ * How much of each pixel's colour paint subtask s of plan p replaces with its
+ * own in the planner's model (its strokes in order: 1 - prod(1 - a)), over the
+ * whole canvas at 1 px/mm: alpha holds w x h values (canvas mm, row 0 at canvas
+ * y 0, pixel (x, y) covering [x, x + 1) x [y, y + 1) mm).
+ */
+int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct plan_subtask *s,
+		     float *alpha, int w, int h, bl_err *err);
 
 /*
  * Corrective strokes for an observed canvas (Lab over the image rectangle, any

@@ -588,6 +588,40 @@ static int batch_expect(struct plan_subtask *s, const struct expect_grid *e,
 	return 0;
 }
 
+/*
+ * How much of each listed cell's colour the batch replaced in the model:
+ * per pixel, the share of the way from its colour before to the paint
+ * (what Lab blending moved it), averaged over the cell's pixels.
+ */
+static void batch_repaint(struct plan_subtask *s, const struct expect_grid *e,
+			  const struct pm_grid *g, const float *before, const float *after,
+			  const float *paint, uint32_t batch_mark)
+{
+	for (size_t c = 0; c < s->n_cells; c++) {
+		int cell = s->cells[c].row * e->cols + s->cells[c].col;
+		double sum = 0.0;
+		long n = 0;
+
+		for (size_t i = 0; i < (size_t)g->w * g->h; i++) {
+			const float *b = before + 3 * i, *a = after + 3 * i;
+			double dp[3], da[3], n2;
+
+			if (e->cell_of[i] != cell)
+				continue;
+			for (int k = 0; k < 3; k++) {
+				dp[k] = paint[k] - b[k];
+				da[k] = a[k] - b[k];
+			}
+			n2 = dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2];
+			/* A pixel already the paint's colour: repainted in full where the batch painted it. */
+			sum += n2 < 1e-6 ? (e->mark[i] == batch_mark ? 1.0 : 0.0)
+					 : pm_clamp((da[0] * dp[0] + da[1] * dp[1] + da[2] * dp[2]) / n2, 0.0, 1.0);
+			n++;
+		}
+		s->cells[c].repaint = n ? round(100.0 * sum / n) / 100.0 : s->cells[c].coverage;
+	}
+}
+
 static int checkpoint_expect(struct plan_subtask *s, const struct expect_grid *e,
 			     const struct pm_grid *g, const float *canvas, bl_err *err)
 {
@@ -642,7 +676,7 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	struct builder b;
 	struct expect_grid e = { 0 };
 	struct pm_footprint fp = { 0 };
-	float *canvas = malloc(np * 3 * sizeof(float));
+	float *canvas = malloc(np * 3 * sizeof(float)), *before = malloc(np * 3 * sizeof(float));
 	double need[PLAN_MAX_COLOURS] = { 0 }, content[PLAN_MAX_COLOURS] = { 0 };
 	int mixed[PLAN_MAX_COLOURS] = { 0 }, batches[PLAN_MAX_COLOURS] = { 0 };
 	float col[PLAN_MAX_COLOURS][3];
@@ -658,8 +692,11 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	b.at.x = m->home_mm[0];
 	b.at.y = m->home_mm[1];
 	b.at.z = m->home_mm[2];
-	if (!canvas)
+	if (!canvas || !before) {
+		free(canvas);
+		free(before);
 		return bl_fail(err, BL_ENOMEM, "out of memory building the plan");
+	}
 	memcpy(canvas, start_canvas, np * 3 * sizeof(float));
 	if ((rc = expect_init(&e, g, opt->cell_mm, err)) || (rc = pm_fp_init(&fp, g, err)))
 		goto out_free;
@@ -745,6 +782,7 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 				goto out_free;
 			}
 			s->batch = batches[k]++;
+			memcpy(before, canvas, np * 3 * sizeof(float));
 			snprintf(s->brush, sizeof(s->brush), "%s", br->name);
 			s->n_strokes = (int)(j - i);
 			batch_mark++;
@@ -781,6 +819,7 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 			s->region_mm[3] = r2(fmin(m->canvas.size_mm[1], y1));
 			if ((rc = batch_expect(s, &e, g, canvas, batch_mark, err)))
 				goto out_free;
+			batch_repaint(s, &e, g, before, canvas, col[k], batch_mark);
 			if (j == gend && ((rc = act_simple(&b, ARM_WASH, err)) ||
 					  (rc = act_simple(&b, ARM_WIPE, err))))
 				goto out_free;
@@ -821,5 +860,6 @@ out_free:
 	expect_free(&e);
 	pm_fp_free(&fp);
 	free(canvas);
+	free(before);
 	return rc;
 }

@@ -44,6 +44,8 @@ static cJSON *cells_json(const struct plan_subtask *s)
 
 		json_add_vec(it, "cell", rc, 2);
 		cJSON_AddNumberToObject(it, "coverage", c->coverage);
+		if (s->type == PLAN_PAINT)
+			cJSON_AddNumberToObject(it, "repaint", c->repaint);
 		add_lab(it, "lab", &c->lab);
 		cJSON_AddItemToArray(a, it);
 	}
@@ -218,6 +220,9 @@ static int read_cells(json_obj *o, const struct plan *p, struct plan_subtask *s,
 		c->col = (int)rc[0];
 		c->row = (int)rc[1];
 		BL_TRY(json_num(&co, "coverage", JSON_REQUIRED, 0.0, 1.0, &c->coverage, err));
+		c->repaint = c->coverage;
+		BL_TRY(json_num(&co, "repaint", s->type == PLAN_PAINT ? JSON_REQUIRED : JSON_OPTIONAL,
+				0.0, 1.0, &c->repaint, err));
 		BL_TRY(read_lab(&co, "lab", &c->lab, err));
 		BL_TRY(json_end(&co, err));
 		s->n_cells = ++i;

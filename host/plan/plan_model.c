@@ -148,7 +148,7 @@ int pm_fp_stroke(struct pm_footprint *f, const struct pm_grid *g, const double *
 		 double width_mm, double opacity, bl_err *err)
 {
 	double r = 0.5 * width_mm * g->px_mm;
-	double soft = r * 0.4 > 1.0 ? r * 0.4 : 1.0;
+	double soft = r * 0.25 > 1.0 ? r * 0.25 : 1.0;
 	int rc;
 
 	if (++f->cur == 0) {

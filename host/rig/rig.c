@@ -5,6 +5,7 @@
 
 #include "arm/arm_gcode.h"
 #include "arm/arm_modbus.h"
+#include "rig/rig_shadow.h"
 #include "sim/sim.h"
 #include "vision/cam_open.h"
 
@@ -21,6 +22,24 @@ static int open_sim_world(struct rig *r, const struct rig_options *o, bl_err *er
 	}
 	r->clock = &r->vclock;
 	return sim_open(&r->m, &so, r->clock, &r->sim, err);
+}
+
+/*
+ * The world a sim camera films when the arm is real: it keeps its own virtual
+ * clock (paint, light and frames run on it) while the run keeps the real arm's.
+ */
+static int open_shadow_world(struct rig *r, const struct rig_options *o, bl_err *err)
+{
+	struct sim_options so = { 0 };
+
+	if (r->sim)
+		return 0;
+	if (o) {
+		so.seed = o->seed;
+		so.seed_given = o->seed_given;
+		so.world_file = o->world_file;
+	}
+	return sim_open(&r->m, &so, &r->vclock, &r->sim, err);
 }
 
 static int open_sim_arm(struct rig *r, const struct rig_options *o, bl_err *err)
@@ -48,10 +67,9 @@ static int open_sim_camera(struct rig *r, const struct rig_options *o, bl_err *e
 {
 	int rc;
 
-	if (r->m.arm_backend != MACHINE_ARM_SIM)
-		return bl_fail(err, BL_EINVAL, "%s: the sim camera films the simulated world and "
-			       "needs arm.backend \"sim\"", r->m.file);
-	rc = open_sim_world(r, o, err);
+	/* With a real arm the camera films a world in the arm's shadow (rig_shadow.h). */
+	rc = r->m.arm_backend == MACHINE_ARM_SIM ? open_sim_world(r, o, err)
+						 : open_shadow_world(r, o, err);
 	if (rc == 0)
 		r->cam = sim_camera(r->sim);
 	return rc;
@@ -119,6 +137,18 @@ static int open_parts(const struct machine *m, const struct rig_options *o, int 
 		rc = arm_backends[i].open(r, o, err);
 		if (rc)
 			goto out_close;
+		if (m->arm_backend != MACHINE_ARM_SIM && m->camera.backend == MACHINE_CAM_SIM) {
+			/*
+			 * A real arm and the simulator's camera: the camera must see what the
+			 * arm did, so the simulated world repeats every action the arm completes.
+			 */
+			struct arm *wrapped;
+
+			if ((rc = open_shadow_world(r, o, err)) ||
+			    (rc = rig_shadow_arm(r->arm, r->sim, &wrapped, err)))
+				goto out_close;
+			r->arm = wrapped;
+		}
 	}
 	for (i = 0; i < N_OF(cam_backends) && cam_backends[i].backend != m->camera.backend; i++)
 		;

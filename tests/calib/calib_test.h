@@ -125,14 +125,16 @@ static inline double json_at(const char *text, const char *path)
 	return v;
 }
 
-/* Writes a machine file: the example with extra text replacing "max_camera_de00": 1.5 }. */
+/* Writes a machine file: the example with its calibration object replaced by calibration_json. */
 static inline const char *machine_with(const char *name, const char *calibration_json)
 {
 	static char path[4096];
 	char *text;
 	size_t len;
 	bl_err err = { 0 };
-	const char *key = "\"calibration\": { \"max_arm_residual_mm\": 1.0, \"max_canvas_error_mm\": 0.5, "
+	const char *key = "\"calibration\": { \"camera_profile\": \"calibration/sim-camera.icc\", "
+			  "\"light_map\": \"calibration/sim-light.json\", "
+			  "\"max_arm_residual_mm\": 1.0, \"max_canvas_error_mm\": 0.5, "
 			  "\"max_camera_de00\": 1.5 }";
 	char *at, *out;
 

@@ -211,7 +211,7 @@ TEST(profile_is_used_by_measure_through_the_machine_file)
 				     "\"max_canvas_error_mm\": 0.5, \"max_camera_de00\": 1.5 }");
 	const char *cal[] = { "calib", "camera", "--machine", m, "--frame", frame, NULL };
 	const char *meas[] = { "measure", frame, "--truth", truth, "--machine", m, "--json", NULL };
-	const char *raw[] = { "measure", frame, "--truth", truth, "--json", NULL };
+	const char *raw[] = { "measure", frame, "--truth", truth, "--profile", "", "--json", NULL };
 	char *out, *out2;
 
 	/* No -o: the session writes where the machine file points. */

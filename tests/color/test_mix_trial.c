@@ -9,21 +9,21 @@
 
 static const char *src(const char *rel)
 {
-	static char p[4][4096];
+	static char p[8][4096];
 	static int k;
 	const char *s = getenv("BRUSHLOOP_SRC");
 
-	k = (k + 1) % 4;
+	k = (k + 1) % 8;
 	snprintf(p[k], sizeof(p[k]), "%s/%s", s ? s : BL_SOURCE_ROOT, rel);
 	return p[k];
 }
 
 static const char *tmp(const char *name)
 {
-	static char p[4][4096];
+	static char p[8][4096];
 	static int k;
 
-	k = (k + 1) % 4;
+	k = (k + 1) % 8;
 	snprintf(p[k], sizeof(p[k]), "%s/%s", test_tmpdir(), name);
 	return p[k];
 }
@@ -90,10 +90,15 @@ TEST(the_trial_is_deterministic_and_reports_its_figures)
 	CHECK(num(j, "truth.camera_vs_truth_de00.n") >= 10);
 	CHECK(num(j, "truth.camera_vs_cell_as_seen_de00.n") >= 1);
 	CHECK(num(j, "truth.final_de00.median") >= 0 && num(j, "uncorrected.truth.de00.n") == 5);
+	/* The example machine names its profile and light map: the trial measures through both. */
 	t = cJSON_GetObjectItem(j, "camera");
-	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(t, "profile")), "chart frame");
+	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(t, "profile")), "machine file");
+	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(t, "profile_source")),
+			   "sim-camera.icc");
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t, "light_corrected")));
-	CHECK(num(t, "held_out_mean_de00") <= 1.5);
+	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(t, "light")), "machine file");
+	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(t, "light_source")),
+			   "sim-light.json");
 	/* The camera's verdict decides: every target reached was measured within tolerance. */
 	cJSON_ArrayForEach(t, cJSON_GetObjectItem(j, "per_target")) {
 		if (cJSON_IsTrue(cJSON_GetObjectItem(t, "reached")))
@@ -133,48 +138,7 @@ TEST(correction_beats_the_uncorrected_first_recipe)
 	cJSON_Delete(j);
 }
 
-/* A machine whose calibration names a camera profile: the trial measures through it, and says so. */
-TEST(the_machines_camera_profile_is_used_and_named)
-{
-	const char *icc = tmp("bench.icc"), *machine = tmp("machine.json");
-	const char *cal[] = { "calib", "camera", "--seed", "4", "-o", icc, "--json", NULL };
-	const char *args[] = { "--machine", machine, "--targets", "2", NULL };
-	cJSON *m = NULL, *c, *j;
-	char *text, *out = NULL;
-	size_t len;
-	bl_err err = { 0 };
-
-	CHECK(test_brushloop(cal, &out, NULL) == 0);
-	free(out);
-	CHECK(fs_read_file(src("examples/machine-sim.json"), 1 << 20, &text, &len, &err) == 0);
-	m = cJSON_Parse(text);
-	free(text);
-	c = cJSON_GetObjectItem(m, "calibration");
-	cJSON_AddStringToObject(c, "camera_profile", icc);
-	text = cJSON_Print(m);
-	CHECK(fs_write_atomic(machine, text, strlen(text), &err) == 0);
-	cJSON_free(text);
-	cJSON_Delete(m);
-	j = trial(args + 0, &out);
-	c = cJSON_GetObjectItem(j, "camera");
-	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(c, "profile")), "machine file");
-	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(c, "profile_source")), icc);
-	CHECK(num(j, "targets") == 2);
-	cJSON_Delete(j);
-	free(out);
-	{
-		const char *plain[] = { "mix", "trial", "--machine", machine, "--targets", "1", NULL };
-
-		out = NULL;
-		CHECK(test_brushloop(plain, &out, NULL) == 0);
-		CHECK_STR_CONTAINS(out, "calibration.camera_profile");
-		CHECK_STR_CONTAINS(out, "attempts median");
-		CHECK_STR_CONTAINS(out, "uncorrected:");
-		free(out);
-	}
-}
-
-/* Writes the example machine with string keys changed (dotted paths; NULL-terminated pairs). */
+/* Writes the example machine with string keys changed, or removed where the value is NULL (dotted paths; pairs until a NULL key). */
 static const char *machine_with(const char *name, const char *const *kv)
 {
 	char *text, *p = NULL, k[64];
@@ -197,7 +161,8 @@ static const char *machine_with(const char *name, const char *const *kv)
 			at = dot + 1;
 		}
 		cJSON_DeleteItemFromObject(o, at);
-		cJSON_AddStringToObject(o, at, kv[1]);
+		if (kv[1])
+			cJSON_AddStringToObject(o, at, kv[1]);
 	}
 	p = cJSON_Print(root);
 	fs_write_atomic(path, p, strlen(p), &err);
@@ -206,13 +171,82 @@ static const char *machine_with(const char *name, const char *const *kv)
 	return path;
 }
 
+/* A string of the trial's "camera" object ("" when absent). */
+static const char *cam_str(const cJSON *j, const char *key)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "camera"), key));
+
+	return v ? v : "";
+}
+
+/*
+ * A machine whose calibration names neither a profile nor a light map: the
+ * trial makes both from the simulator's chart and flat frames, as `calib
+ * camera --flat F --light-map MAP` makes them, and says so; with
+ * --no-light-correction it divides no light out, and says that.
+ */
+TEST(the_light_correction_used_is_named)
+{
+	const char *none_kv[] = { "calibration.camera_profile", NULL, "calibration.light_map", NULL,
+				  NULL };
+	const char *machine = machine_with("uncalibrated.json", none_kv);
+	const char *made[] = { "--machine", machine, "--targets", "2", NULL };
+	const char *off[] = { "--targets", "2", "--no-light-correction", NULL };
+	cJSON *j, *cells;
+	char *out = NULL;
+
+	CHECK(machine != NULL);
+	j = trial(made, NULL);
+	CHECK_STR_CONTAINS(cam_str(j, "profile"), "chart frame");
+	CHECK_STR_CONTAINS(cam_str(j, "light"), "flat frame");
+	CHECK_STR_CONTAINS(cam_str(j, "light_source"), "calib camera --flat");
+	CHECK(num(j, "camera.held_out_mean_de00") <= 1.5);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "camera"), "light_corrected")));
+	/* The cells lie about as bright as where the chart lay: the map's gain there, not 0 (unknown). */
+	cells = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "camera"), "light_at_cells");
+	CHECK(cJSON_GetArraySize(cells) == 2);
+	CHECK(cJSON_GetArrayItem(cells, 0) && cJSON_GetArrayItem(cells, 0)->valuedouble > 0.8 &&
+	      cJSON_GetArrayItem(cells, 1)->valuedouble < 1.2);
+	CHECK(num(j, "targets") == 2);
+	cJSON_Delete(j);
+	j = trial(off, NULL);
+	CHECK_STR_CONTAINS(cam_str(j, "light"), "none");
+	CHECK_STR_CONTAINS(cam_str(j, "light_source"), "not corrected");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "camera"), "light_corrected")));
+	CHECK(!cJSON_GetObjectItem(cJSON_GetObjectItem(j, "camera"), "light_at_cells"));
+	cJSON_Delete(j);
+	{
+		const char *plain[] = { "mix", "trial", "--machine", machine, "--targets", "1", NULL };
+
+		CHECK(test_brushloop(plain, &out, NULL) == 0);
+		CHECK_STR_CONTAINS(out, "made now from a chart frame");
+		CHECK_STR_CONTAINS(out, "light map made now from the simulator's flat scene");
+		CHECK_STR_CONTAINS(out, "attempts median");
+		CHECK_STR_CONTAINS(out, "uncorrected:");
+		free(out);
+	}
+}
+
 /* Bad options and inputs: exit 2, a message naming what was wrong, nothing on stdout. */
 TEST(bad_input_is_refused_with_exit_2)
 {
 	const char *replay_kv[] = { "camera.backend", "replay", "camera.device", "frames", NULL };
 	const char *swap_kv[] = { "sim.paints.w2", "warm yellow", NULL };
+	const char *small = tmp("small-light.json"), *absent = tmp("absent-light.json");
+	const char *small_kv[] = { "calibration.camera_profile",
+				   src("examples/calibration/sim-camera.icc"), "calibration.light_map",
+				   small, NULL };
+	const char *absent_kv[] = { "calibration.camera_profile",
+				    src("examples/calibration/sim-camera.icc"), "calibration.light_map",
+				    absent, NULL };
 	const char *replay = machine_with("replay.json", replay_kv);
 	const char *swapped = machine_with("swapped.json", swap_kv);
+	const char *small_light = machine_with("small-light-machine.json", small_kv);
+	const char *absent_light = machine_with("absent-light-machine.json", absent_kv);
+	/* A light map made for frames of another size than the camera's. */
+	const char *map = "{\"kind\": \"light-map\", \"version\": 1, \"width\": 10, \"height\": 10, "
+			  "\"cols\": 2, \"rows\": 2, \"gain\": [1, 1, 1, 1]}";
+	bl_err ferr = { 0 };
 	struct {
 		const char *args[8];
 		const char *msg;
@@ -227,7 +261,11 @@ TEST(bad_input_is_refused_with_exit_2)
 		{ { "--machine", replay }, "simulator" },
 		{ { "--machine", swapped, "--targets", "1" }, "w2" },
 		{ { "--palette", tmp("none.json") }, "none.json" },
+		{ { "--machine", absent_light, "--targets", "1" }, "absent-light.json" },
+		{ { "--machine", small_light, "--targets", "1" }, "10x10" },
 	};
+
+	CHECK(fs_write_atomic(small, map, strlen(map), &ferr) == 0);
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		const char *args[12] = { "mix", "trial" };
@@ -249,4 +287,4 @@ TEST(bad_input_is_refused_with_exit_2)
 
 TEST_MAIN(T(the_trial_is_deterministic_and_reports_its_figures),
 	  T(correction_beats_the_uncorrected_first_recipe),
-	  T(the_machines_camera_profile_is_used_and_named), T(bad_input_is_refused_with_exit_2))
+	  T(the_light_correction_used_is_named), T(bad_input_is_refused_with_exit_2))

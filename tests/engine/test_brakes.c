@@ -23,14 +23,14 @@ TEST(attempts_brake_after_the_limit)
 
 	run_brakes_init(&b);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "dE 3.1") == RUN_BRAKE_NONE);
-	CHECK(run_brakes_failure(&b, &l, "dE 2.7") == RUN_BRAKE_NONE);
-	CHECK(run_brakes_failure(&b, &l, "dE 2.4") == RUN_BRAKE_NONE);
-	CHECK(run_brakes_failure(&b, &l, "dE 2.2") == RUN_BRAKE_ATTEMPTS);
+	CHECK(run_brakes_failure(&b, &l, "dE 3.1", "dE 3.1") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 2.7", "dE 2.7") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 2.4", "dE 2.4") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 2.2", "dE 2.2") == RUN_BRAKE_ATTEMPTS);
 	CHECK_STR_CONTAINS(b.reason, "all 4 attempts");
 	/* A new subtask starts with fresh attempts. */
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "dE 5") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "dE 5", "dE 5") == RUN_BRAKE_NONE);
 }
 
 TEST(same_failure_three_times_is_stuck)
@@ -39,19 +39,19 @@ TEST(same_failure_three_times_is_stuck)
 	struct run_brakes b;
 
 	run_brakes_init(&b);
-	CHECK(run_brakes_failure(&b, &l, "arm timeout") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "arm timeout", "arm timeout") == RUN_BRAKE_NONE);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "arm timeout") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "arm timeout", "arm timeout") == RUN_BRAKE_NONE);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "arm timeout") == RUN_BRAKE_STUCK);
+	CHECK(run_brakes_failure(&b, &l, "arm timeout", "arm timeout") == RUN_BRAKE_STUCK);
 	CHECK_STR_CONTAINS(b.reason, "same failure 3 times");
 	/* A success in between breaks the streak. */
 	run_brakes_init(&b);
-	run_brakes_failure(&b, &l, "x");
-	run_brakes_failure(&b, &l, "x");
+	run_brakes_failure(&b, &l, "x", "x");
+	run_brakes_failure(&b, &l, "x", "x");
 	run_brakes_success(&b);
 	run_brakes_subtask_start(&b);
-	CHECK(run_brakes_failure(&b, &l, "x") == RUN_BRAKE_NONE);
+	CHECK(run_brakes_failure(&b, &l, "x", "x") == RUN_BRAKE_NONE);
 }
 
 TEST(no_progress_is_wandering)
@@ -60,11 +60,22 @@ TEST(no_progress_is_wandering)
 	struct run_brakes b;
 
 	run_brakes_init(&b);
-	CHECK(run_brakes_checkpoint(&b, &l, 12.0, 0.1) == RUN_BRAKE_NONE);
-	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 0.1) == RUN_BRAKE_NONE);
-	CHECK(run_brakes_checkpoint(&b, &l, 8.95, 0.1) == RUN_BRAKE_NONE);
-	CHECK(run_brakes_checkpoint(&b, &l, 9.5, 0.1) == RUN_BRAKE_WANDERING);
+	/* observed, predicted: the plan expects each checkpoint to gain a unit */
+	CHECK(run_brakes_checkpoint(&b, &l, 12.0, 11.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 10.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(run_brakes_checkpoint(&b, &l, 8.95, 9.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.5, 8.0, 0.1) == RUN_BRAKE_WANDERING);
 	CHECK_STR_CONTAINS(b.reason, "wandering");
+	/* Checkpoints after a few strokes (a predicted gain under 2 x 0.1) count neither way. */
+	run_brakes_init(&b);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 9.0, 0.1) == RUN_BRAKE_NONE);
+	for (int i = 0; i < 5; i++)
+		CHECK(run_brakes_checkpoint(&b, &l, 9.0, 8.9 - 0.01 * i, 0.1) == RUN_BRAKE_NONE);
+	CHECK(b.checkpoints_no_progress == 0);
+	/* A correction round sets where the next expected gain is measured from. */
+	run_brakes_round(&b, 9.0);
+	CHECK(run_brakes_checkpoint(&b, &l, 9.0, 8.0, 0.1) == RUN_BRAKE_NONE);
+	CHECK(b.checkpoints_no_progress == 1);
 }
 
 TEST(comm_errors_open_the_breaker)
@@ -121,8 +132,8 @@ TEST(state_round_trips_through_json)
 	cJSON *j;
 
 	run_brakes_init(&b);
-	run_brakes_failure(&b, &l, "dE 4.2");
-	run_brakes_checkpoint(&b, &l, 7.5, 0.1);
+	run_brakes_failure(&b, &l, "dE 4.2", "dE 4.2");
+	run_brakes_checkpoint(&b, &l, 7.5, 7.0, 0.1);
 	j = run_brakes_json(&b);
 	CHECK(run_brakes_from_json(j, &b2, &err) == 0);
 	CHECK(memcmp(&b, &b2, sizeof(b)) == 0);

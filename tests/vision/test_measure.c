@@ -46,7 +46,7 @@ static const char *patch_jpeg(const char *name, const char *const *extra)
 static double measure_patch(const char *file, int i)
 {
 	char roi[64];
-	const char *args[] = { "measure", file, "--roi", roi, "--json", NULL };
+	const char *args[] = { "measure", file, "--roi", roi, "--profile", "", "--json", NULL };
 	char *out = NULL, *err = NULL;
 	double truth[3], de = 1e9;
 	cJSON *j;
@@ -104,7 +104,7 @@ TEST(truth_file_reports_error_against_truth)
 	char text[8192];
 	size_t k = 0;
 	const char *truth;
-	const char *args[] = { "measure", file, "--truth", NULL, "--json", NULL };
+	const char *args[] = { "measure", file, "--truth", NULL, "--profile", "", "--json", NULL };
 	char *out = NULL, *err = NULL;
 	cJSON *j;
 
@@ -551,7 +551,8 @@ TEST(canvas_against_target_end_to_end)
 	const double corners[8] = { 250, 600, 1030, 615, 1000, 150, 280, 165 };
 	const char *frame_path, *target_path, *map = vt_path("errmap.png");
 	const char *args[] = { "measure", NULL, "--canvas", "--target", NULL, "--machine",
-			       BL_SOURCE_ROOT "/examples/machine-sim.json", "-o", map, "--json", NULL };
+			       BL_SOURCE_ROOT "/examples/machine-sim.json", "--profile", "", "-o", map,
+			       "--json", NULL };
 	char *out = NULL, *err = NULL;
 	bl_err e = { 0 };
 	cJSON *j;

@@ -44,7 +44,7 @@ static cJSON *load_json(const char *path)
 /* Measures every truth patch; checks each was found (most of its pixels kept) and returns the report. */
 static cJSON *measure_truth(const char *frame, const char *truth, int want_patches)
 {
-	const char *args[] = { "measure", frame, "--truth", truth, "--json", NULL };
+	const char *args[] = { "measure", frame, "--truth", truth, "--profile", "", "--json", NULL };
 	char *out = NULL, *err = NULL;
 	cJSON *j;
 	int rc = test_brushloop(args, &out, &err);
@@ -157,7 +157,7 @@ static void check_rectified(const char *name, const char *machine, double max_co
 {
 	const char *frame, *truth, *raster = vt_path("raster.png"), *target;
 	const char *args[] = { "measure", NULL, "--canvas", "--target", NULL, "--raster", raster,
-			       "--json", machine ? "--machine" : NULL, machine, NULL };
+			       "--profile", "", "--json", machine ? "--machine" : NULL, machine, NULL };
 	struct img im = { 0 }, r = { 0 }, white = { 0 };
 	struct meas_profile *prof = NULL;
 	char *out = NULL, *err = NULL;

@@ -1,0 +1,992 @@
+/* run_paint.c: a plan's paint batch on the machine: its strokes through the gate, verified by the camera, looked at again, retried over the cells still off, then braked. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "engine/run_int.h"
+
+/* ---- the retry state ---- */
+
+void run_retry_clear(struct run_retry *t)
+{
+	free(t->idx);
+	memset(t, 0, sizeof(*t));
+}
+
+cJSON *run_retry_json(const struct run_retry *t)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+
+	if (!o)
+		return NULL;
+	cJSON_AddBoolToObject(o, "active", t->active);
+	cJSON_AddNumberToObject(o, "subtask", (double)t->sub);
+	cJSON_AddNumberToObject(o, "attempt", t->attempt);
+	cJSON_AddNumberToObject(o, "id0", (double)t->id0);
+	a = cJSON_AddArrayToObject(o, "actions");
+	for (int i = 0; i < t->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(t->idx[i]));
+	return o;
+}
+
+int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err)
+{
+	const cJSON *arr, *it;
+	json_obj o;
+	double v;
+	size_t n, i = 0;
+
+	run_retry_clear(t);
+	if (json_obj_open(node, "state.json", "retry", &o, err) ||
+	    json_bool(&o, "active", JSON_REQUIRED, &t->active, err) ||
+	    json_num(&o, "subtask", JSON_REQUIRED, 0, 1e7, &v, err))
+		return err->code;
+	t->sub = (size_t)v;
+	if (json_i32(&o, "attempt", JSON_REQUIRED, 0, 1000000, &t->attempt, err) ||
+	    json_num(&o, "id0", JSON_REQUIRED, 0, 1e15, &v, err))
+		return err->code;
+	t->id0 = (long)v;
+	if (json_array(&o, "actions", JSON_REQUIRED, 1000000, &arr, &n, err))
+		return err->code;
+	t->idx = calloc(n ? n : 1, sizeof(*t->idx));
+	if (!t->idx)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, arr) {
+		if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 1e7 ||
+		    it->valuedouble != floor(it->valuedouble))
+			return json_fail(&o, "actions", err, BL_EINVAL,
+					 "item %zu is not an action index", i);
+		t->idx[i++] = (int)it->valuedouble;
+	}
+	t->n = (int)n;
+	return json_end(&o, err);
+}
+
+/* ---- wet paint ---- */
+
+double run_clock_s(const struct run *r)
+{
+	return clk_now_s(r->rig.clock) + r->clock_off_s;
+}
+
+cJSON *run_wet_json(const struct run_state *st)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; a && i < st->n_wet; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "colour", st->wet[i].colour);
+		json_add_vec(o, "region_mm", st->wet[i].region_mm, 4);
+		cJSON_AddNumberToObject(o, "t_s", st->wet[i].t_s);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err)
+{
+	const cJSON *it;
+	size_t i = 0;
+
+	st->n_wet = 0;
+	if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) > RUN_MAX_WET)
+		return bl_fail(err, BL_EINVAL, "state.json: wet: an array of at most %d batches is needed",
+			       RUN_MAX_WET);
+	cJSON_ArrayForEach(it, node) {
+		json_obj o;
+
+		if (json_obj_open(it, "state.json", "wet[]", &o, err) ||
+		    json_i32(&o, "colour", JSON_REQUIRED, 0, PLAN_MAX_COLOURS - 1, &st->wet[i].colour, err) ||
+		    json_vec(&o, "region_mm", JSON_REQUIRED, 4, -1e6, 1e6, st->wet[i].region_mm, err) ||
+		    json_num(&o, "t_s", JSON_REQUIRED, -1e12, 1e12, &st->wet[i].t_s, err) ||
+		    json_end(&o, err))
+			return err->code;
+		i++;
+	}
+	st->n_wet = (int)i;
+	return 0;
+}
+
+static int boxes_meet(const double *a, const double *b)
+{
+	return a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3];
+}
+
+/* The batch laid paint over its region until now. */
+static void note_wet(struct run *r, const struct plan_subtask *s)
+{
+	struct run_state *st = &r->st;
+	double now = run_clock_s(r), dry = r->m.painting.dry_s;
+	int k = 0;
+
+	if (dry <= 0.0)
+		return;
+	for (int i = 0; i < st->n_wet; i++) {
+		if (st->wet[i].colour == s->colour &&
+		    !memcmp(st->wet[i].region_mm, s->region_mm, sizeof(s->region_mm))) {
+			st->wet[i].t_s = now; /* this batch, still painting */
+			return;
+		}
+		if (st->wet[i].t_s + dry > now)
+			st->wet[k++] = st->wet[i];
+	}
+	st->n_wet = k;
+	if (st->n_wet == RUN_MAX_WET) {
+		memmove(st->wet, st->wet + 1, sizeof(st->wet[0]) * (RUN_MAX_WET - 1));
+		st->n_wet--;
+	}
+	st->wet[st->n_wet].colour = s->colour;
+	memcpy(st->wet[st->n_wet].region_mm, s->region_mm, sizeof(s->region_mm));
+	st->wet[st->n_wet].t_s = now;
+	st->n_wet++;
+}
+
+/*
+ * Wet paint mixes with what is laid on it (a light colour over a wet dark one
+ * comes out a muddy mix): before painting over another colour's wet paint,
+ * wait until it is dry, polling all the while (signals, heartbeat, budgets).
+ */
+static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	const struct run_state *st = &r->st;
+	double until = -1e300, now = run_clock_s(r), dry = r->m.painting.dry_s;
+	int colours = 0, rc;
+	cJSON *d;
+
+	if (dry <= 0.0)
+		return 0;
+	for (int i = 0; i < st->n_wet; i++)
+		if (st->wet[i].colour != s->colour && boxes_meet(st->wet[i].region_mm, s->region_mm) &&
+		    st->wet[i].t_s + dry > now) {
+			until = fmax(until, st->wet[i].t_s + dry);
+			colours++;
+		}
+	if (until <= now)
+		return 0;
+	d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "wait_s", until - now);
+	cJSON_AddNumberToObject(d, "wet_batches", colours);
+	cJSON_AddNumberToObject(d, "dry_s", dry);
+	if ((rc = run_event(r, "waiting_to_dry", d, err)))
+		return rc;
+	r->drying = 1;
+	while ((now = run_clock_s(r)) < until) {
+		/* A virtual clock jumps; a real one is slept on a second at a time, polling. */
+		clk_sleep_ns(r->rig.clock, (int64_t)(fmin(until - now, 1.0) * 1e9) + 1);
+		if ((rc = run_poll(r, err))) {
+			r->drying = 0;
+			return rc;
+		}
+	}
+	r->drying = 0;
+	return 0;
+}
+
+/* ---- paint in the cell ---- */
+
+static long pass_len(const struct run *r, const struct plan_subtask *s);
+static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k);
+
+/*
+ * The dips of a pass need paint in the colour's cell: the plan sized its mixes
+ * for its own strokes, not for retries and longer correction rounds. When the
+ * cell (as dispensed less what the dips took) holds too little, the colour is
+ * topped up in its own cell first, through the mixing loop, verified like any
+ * mix (st.topup_ml says a top-up is under way, for a resume).
+ */
+static int ensure_paint(struct run *r, const struct plan_subtask *s, long from, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	const struct machine_brush *br = machine_find_brush(&r->m, s->brush);
+	const double reserve_ml = 0.2; /* a brush does not pick up the last film off the floor */
+	double need = 0.0, room;
+	long n = pass_len(r, s);
+	struct plan_subtask mix;
+	struct run_sub scratch = { 0 };
+	cJSON *d;
+	int rc;
+
+	for (long k = from; k < n; k++)
+		if (pass_action(r, s, k).kind == ARM_DIP)
+			need += br ? br->load_ml : 0.0;
+	if (r->st.topup_ml <= 0.0 && (need <= 0.0 || col->cell_ml >= need + reserve_ml))
+		return 0;
+	if (r->st.topup_ml <= 0.0) {
+		room = r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0);
+		r->st.topup_ml = fmin(room, fmax(r->m.mixing.cell_min_ml,
+						need + reserve_ml - fmax(col->cell_ml, 0.0)));
+		if (r->st.topup_ml <= 0.0) {
+			r->st.topup_ml = 0.0;
+			return 0;
+		}
+	}
+	if (run_mix_topup_subtask(r, s->colour, &mix)) {
+		r->st.topup_ml = 0.0;
+		return 0; /* no mix planned for the colour: nothing to top up with */
+	}
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "colour", run_plan(r)->colours[s->colour].name);
+	cJSON_AddNumberToObject(d, "cell_ml", col->cell_ml);
+	cJSON_AddNumberToObject(d, "needed_ml", need);
+	cJSON_AddNumberToObject(d, "topup_ml", r->st.topup_ml);
+	if ((rc = run_event(r, "topping_up", d, err)) || (rc = run_state_save(r, err)))
+		return rc;
+	scratch.verdict_de00 = -1.0;
+	rc = run_mix(r, &mix, &scratch, err);
+	if (rc)
+		return rc;
+	r->st.topup_ml = 0.0;
+	return run_state_save(r, err);
+}
+
+/* ---- observing a batch ---- */
+
+/* The canvas mm box of grid cell (col, row) of the plan's expected-result grid, clipped to the picture. */
+static void cell_box(const struct plan *p, int col, int row, double box[4])
+{
+	box[0] = p->image_mm[0] + col * p->cell_mm;
+	box[1] = p->image_mm[1] + row * p->cell_mm;
+	box[2] = fmin(box[0] + p->cell_mm, p->image_mm[0] + p->image_mm[2]);
+	box[3] = fmin(box[1] + p->cell_mm, p->image_mm[1] + p->image_mm[3]);
+}
+
+static double dot3(const double *a, const double *b)
+{
+	return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/*
+ * A batch is judged on the change it makes to what the camera saw before it,
+ * not on the planner's idea of the canvas it starts from (earlier batches
+ * were off by up to their tolerance, and a thin stroke over them inherits
+ * that). The plan says how much of each cell the batch repaints (`repaint`,
+ * k: in its model, after = before + k (paint - before)); the cell should be
+ * the observed colour before, moved k of the way to the paint as it shows on
+ * this canvas (the plan's colour plus what its earlier strokes taught).
+ * Without an observation before, the planner's prediction is the expectation.
+ */
+struct cell_model {
+	color_lab expected;
+	double k;         /* share of the cell repainted (mean over its pixels) */
+	color_lab before; /* observed before the batch */
+	int have_before;
+	double delta[3];  /* the change the plan's strokes make to the cell seen before (no hiding learnt) */
+	int have_delta;
+};
+
+/*
+ * Per pixel when the batch's footprint is known (plan_batch_alpha): the cell
+ * before is seldom uniform (an edge of an earlier colour runs through it), and
+ * a stroke over its bare half changes its mean far more than over its painted
+ * half. The expectation is the mean over the cell's pixels of each pixel seen
+ * before, moved its alpha of the way to the paint; the plan's per-cell share
+ * `repaint` when the footprint is not known.
+ */
+static void model_cell(const struct run *r, const struct plan_subtask *s, const struct plan_cell *pc,
+		       const float *before, struct cell_model *cm)
+{
+	const struct plan *p = run_plan((struct run *)r);
+	const struct run_colour *col = &r->st.colours[s->colour];
+	color_lab paint = p->colours[s->colour].lab;
+	double hide = col->hide_weight > 0.0 ? col->hide : 1.0, box[4];
+
+	memset(cm, 0, sizeof(*cm));
+	cm->expected = pc->lab;
+	cm->k = fmin(1.0, pc->repaint * hide);
+	if (col->canvas_cells > 0) {
+		paint.L += col->canvas_offset.L;
+		paint.a += col->canvas_offset.a;
+		paint.b += col->canvas_offset.b;
+	}
+	cell_box(&r->plan, pc->col, pc->row, box);
+	if (before && r->alpha && r->alpha_w == r->last_w && r->alpha_h == r->last_h) {
+		int x0 = (int)floor(box[0]), y0 = (int)floor(box[1]);
+		int x1 = (int)ceil(box[2]), y1 = (int)ceil(box[3]);
+		double b[3] = { 0, 0, 0 }, d[3] = { 0, 0, 0 }, a = 0.0;
+		long n = 0;
+
+		x0 = x0 < 0 ? 0 : x0;
+		y0 = y0 < 0 ? 0 : y0;
+		x1 = x1 > r->last_w ? r->last_w : x1;
+		y1 = y1 > r->last_h ? r->last_h : y1;
+		for (int y = y0; y < y1; y++)
+			for (int x = x0; x < x1; x++) {
+				size_t i = (size_t)y * r->last_w + x;
+				const float *q = before + 3 * i;
+				float al = r->alpha[i];
+
+				b[0] += q[0], b[1] += q[1], b[2] += q[2];
+				d[0] += al * (paint.L - q[0]);
+				d[1] += al * (paint.a - q[1]);
+				d[2] += al * (paint.b - q[2]);
+				a += al;
+				n++;
+			}
+		if (n) {
+			cm->have_before = cm->have_delta = 1;
+			cm->before = (color_lab){ b[0] / n, b[1] / n, b[2] / n };
+			cm->k = a / n;
+			for (int k = 0; k < 3; k++)
+				cm->delta[k] = d[k] / n;
+			/* Hiding scales each pixel's share; past a share of one a stroke cannot go. */
+			cm->expected.L = cm->before.L + fmin(hide, 1.0 / fmax(cm->k, 1e-3)) * cm->delta[0];
+			cm->expected.a = cm->before.a + fmin(hide, 1.0 / fmax(cm->k, 1e-3)) * cm->delta[1];
+			cm->expected.b = cm->before.b + fmin(hide, 1.0 / fmax(cm->k, 1e-3)) * cm->delta[2];
+			cm->k = fmin(1.0, cm->k * hide);
+			return;
+		}
+	}
+	if (before) {
+		struct run_canvas c = { r->last_w, r->last_h, (float *)before, "" };
+
+		cm->have_before = run_canvas_mean(&c, box[0], box[1], box[2], box[3], &cm->before) == 0;
+	}
+	if (cm->have_before) {
+		cm->expected.L = cm->before.L + cm->k * (paint.L - cm->before.L);
+		cm->expected.a = cm->before.a + cm->k * (paint.a - cm->before.a);
+		cm->expected.b = cm->before.b + cm->k * (paint.b - cm->before.b);
+		return;
+	}
+	if (col->canvas_cells > 0) {
+		cm->expected.L += cm->k * col->canvas_offset.L;
+		cm->expected.a += cm->k * col->canvas_offset.a;
+		cm->expected.b += cm->k * col->canvas_offset.b;
+	}
+}
+
+/* Learns from an observation of s how its colour looks on the canvas (cells it repainted nearly whole). */
+static void learn_canvas(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+			 const float *before)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	const color_lab *pl = &run_plan(r)->colours[s->colour].lab;
+	double sum[3] = { 0, 0, 0 }, landed = 0.0;
+	long n = 0, n_landed = 0;
+
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		struct cell_model cm;
+		double box[4], dp[3], ds[3], n2;
+		color_lab seen, b;
+
+		model_cell(r, s, pc, before, &cm);
+		if (cm.k < 0.9)
+			continue;
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen))
+			continue;
+		b = cm.have_before ? cm.before : seen;
+		/* The paint as it shows: seen = before + k (paint - before). */
+		sum[0] += b.L + (seen.L - b.L) / cm.k - pl->L;
+		sum[1] += b.a + (seen.a - b.a) / cm.k - pl->a;
+		sum[2] += b.b + (seen.b - b.b) / cm.k - pl->b;
+		n++;
+		/* How far the cell went from before towards the paint: near 1 when paint landed. */
+		dp[0] = pl->L - b.L, dp[1] = pl->a - b.a, dp[2] = pl->b - b.b;
+		ds[0] = seen.L - b.L, ds[1] = seen.a - b.a, ds[2] = seen.b - b.b;
+		n2 = dot3(dp, dp);
+		if (cm.have_before && n2 > 100.0) {
+			landed += dot3(ds, dp) / n2;
+			n_landed++;
+		}
+	}
+	if (!n)
+		return;
+	/*
+	 * Only a paint that landed teaches its look (a thin film, a light paint
+	 * hiding poorly, a dark mix whose transparent part shows): strokes that
+	 * failed (a dry brush, a missed canvas) leave the cells where they were,
+	 * and that is never learnt as the paint's look. Without an observation
+	 * before, only a look within the paint tolerance of the mix is believed.
+	 */
+	if (n_landed ? landed / n_landed < 0.5 : 0) {
+		cJSON *d = cJSON_CreateObject();
+		bl_err e;
+
+		cJSON_AddNumberToObject(d, "moved_towards_paint", landed / n_landed);
+		cJSON_AddStringToObject(d, "why", "the paint did not land: not learnt as its look");
+		run_event(r, "canvas_look_refused", d, &e);
+		return;
+	}
+	if (!n_landed) {
+		color_lab shown = { pl->L + sum[0] / n, pl->a + sum[1] / n, pl->b + sum[2] / n };
+
+		if (color_de00(&shown, pl) > s->tolerance_de00)
+			return;
+	}
+	/* A running mean over every such cell seen so far. */
+	col->canvas_offset.L = (col->canvas_offset.L * col->canvas_cells + sum[0]) / (col->canvas_cells + n);
+	col->canvas_offset.a = (col->canvas_offset.a * col->canvas_cells + sum[1]) / (col->canvas_cells + n);
+	col->canvas_offset.b = (col->canvas_offset.b * col->canvas_cells + sum[2]) / (col->canvas_cells + n);
+	col->canvas_cells += n;
+}
+
+/*
+ * Learns how much the colour's strokes repaint against the plan's share, from
+ * the cells the batch repainted in part over a ground clearly unlike the paint
+ * (a light paint over a darker one hides poorly): observed change over the
+ * change the plan's share predicts, weighted by that share. Only once the
+ * paint landed (a look learnt, the landing checked there).
+ */
+static void learn_hiding(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+			 const float *before)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	double num = 0.0, wsum = 0.0, h;
+
+	if (!before || col->canvas_cells == 0)
+		return;
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		struct cell_model cm;
+		double box[4], ds[3], n2, w;
+		color_lab seen;
+
+		model_cell(r, s, pc, before, &cm);
+		if (!cm.have_delta)
+			continue;
+		n2 = dot3(cm.delta, cm.delta);
+		if (n2 < 25.0)
+			continue; /* the plan expects too small a change here to tell */
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen))
+			continue;
+		ds[0] = seen.L - cm.before.L, ds[1] = seen.a - cm.before.a, ds[2] = seen.b - cm.before.b;
+		/* The observed change as a share of the planned one, weighted by the planned change's size. */
+		w = sqrt(n2);
+		num += w * dot3(ds, cm.delta) / n2;
+		wsum += w;
+	}
+	if (wsum < 10.0)
+		return;
+	h = num / wsum;
+	if (h < 0.25)
+		return; /* hardly anything landed: a failure, not a property of the paint */
+	h = fmin(1.2, h);
+	col->hide = (col->hide * col->hide_weight + h * wsum) / (col->hide_weight + wsum);
+	col->hide_weight += wsum;
+}
+
+/* CIEDE2000 of each of s's cells, observed against expected (-1 where the observation has none). */
+static double cells_verdict(const struct run *r, const struct plan_subtask *s,
+			    const struct run_canvas *c, const float *before, double *per_cell)
+{
+	double sum = 0.0;
+	int n = 0;
+
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct plan_cell *pc = &s->cells[i];
+		struct cell_model cm;
+		double box[4];
+		color_lab seen;
+
+		if (s->type == PLAN_PAINT)
+			model_cell(r, s, pc, before, &cm);
+		else
+			cm.expected = pc->lab;
+		cell_box(&r->plan, pc->col, pc->row, box);
+		if (per_cell)
+			per_cell[i] = -1.0;
+		if (run_canvas_mean(c, box[0], box[1], box[2], box[3], &seen) == 0) {
+			double de = color_de00(&seen, &cm.expected);
+
+			if (per_cell)
+				per_cell[i] = de;
+			sum += de;
+			n++;
+		}
+	}
+	return n ? sum / n : 0.0;
+}
+
+int run_observe_record(struct run *r, const struct plan_subtask *s, const char *what,
+		       struct run_canvas *c, double *verdict, bl_err *err)
+{
+	double mean, p95;
+	int rc;
+
+	if ((rc = run_observe_canvas(r, what, c, err)) ||
+	    (rc = run_canvas_vs_target(r, c, &mean, &p95, err)))
+		return rc;
+	*verdict = cells_verdict(r, s, c, s->type == PLAN_PAINT ? r->before_lab : NULL, NULL);
+	if (r->st.n_hist == RUN_MAX_HISTORY) {
+		memmove(r->st.hist, r->st.hist + 1, sizeof(r->st.hist[0]) * (RUN_MAX_HISTORY - 1));
+		r->st.n_hist--;
+	}
+	r->st.hist[r->st.n_hist++] = (struct run_hist){ r->st.round, s->id, mean, p95, *verdict,
+							clk_now_s(r->rig.clock) };
+	return 0;
+}
+
+/* ---- acting ---- */
+
+int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a0,
+		    bl_err *err)
+{
+	struct arm_action a = *a0;
+	struct gate_decision d;
+	int rc;
+
+	if (a.kind == ARM_DIP && a.cell[0] && r->st.colours[s->colour].cell[0])
+		snprintf(a.cell, sizeof(a.cell), "%s", r->st.colours[s->colour].cell);
+	rc = run_act(r, &a, &d, err);
+	if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
+		struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
+		const struct gate_finding *f = gate_decision_primary(&d);
+
+		df->round = r->st.round;
+		df->subtask = s->id;
+		snprintf(df->request, sizeof(df->request), "%s", d.request_id);
+		snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
+	}
+	if (rc)
+		return rc;
+	if (a.kind == ARM_DIP && a.cell[0]) {
+		const struct machine_brush *b = machine_find_brush(&r->m, a.brush);
+
+		r->st.colours[s->colour].cell_ml -= b ? b->load_ml : 0.0;
+	}
+	if (a.kind == ARM_STROKE)
+		r->st.strokes_done++;
+	return 0;
+}
+
+static int repeatable(enum arm_kind k)
+{
+	return k != ARM_STROKE && k != ARM_DISPENSE;
+}
+
+/* The batch's actions this pass: all of them, or the retry's. */
+static int retrying(const struct run *r)
+{
+	return r->st.retry.active && r->st.retry.sub == r->st.next;
+}
+
+static long pass_len(const struct run *r, const struct plan_subtask *s)
+{
+	return retrying(r) ? r->st.retry.n : (long)s->n_actions;
+}
+
+/* Action k of this pass (a shallow copy: the points stay the plan's), with its id. */
+static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k)
+{
+	struct arm_action a;
+
+	if (!retrying(r))
+		return s->actions[k];
+	a = s->actions[r->st.retry.idx[k]];
+	a.id = r->st.retry.id0 + k;
+	return a;
+}
+
+/* Whether a stroke's path (machine mm) comes within half its brush of a marked grid cell. */
+static int stroke_crosses(const struct run *r, const struct arm_action *a,
+			  const unsigned char *marked)
+{
+	const struct plan *p = &r->plan;
+	const struct machine_brush *b = machine_find_brush(&r->m, a->brush);
+	double half = b ? 0.5 * b->width_mm : 0.0, ox, oy;
+
+	/* Machine mm back to canvas mm: the inverse of the one mapping (a translation). */
+	plan_canvas_to_machine(&r->m, 0.0, 0.0, &ox, &oy);
+	for (size_t i = 0; i + 1 < a->n_points || (i == 0 && a->n_points == 1); i++) {
+		const arm_point *p0 = &a->points[i], *p1 = &a->points[i + 1 < a->n_points ? i + 1 : i];
+		double len = hypot(p1->x - p0->x, p1->y - p0->y);
+		int steps = (int)ceil(len) + 1;
+
+		for (int k = 0; k <= steps; k++) {
+			double t = (double)k / steps;
+			double x = p0->x + t * (p1->x - p0->x) - ox;
+			double y = p0->y + t * (p1->y - p0->y) - oy;
+			int c0 = (int)floor((x - half - p->image_mm[0]) / p->cell_mm);
+			int c1 = (int)floor((x + half - p->image_mm[0]) / p->cell_mm);
+			int r0 = (int)floor((y - half - p->image_mm[1]) / p->cell_mm);
+			int r1 = (int)floor((y + half - p->image_mm[1]) / p->cell_mm);
+
+			for (int row = r0 < 0 ? 0 : r0; row <= r1 && row < p->grid_rows; row++)
+				for (int col = c0 < 0 ? 0 : c0; col <= c1 && col < p->grid_cols; col++)
+					if (marked[(size_t)row * p->grid_cols + col])
+						return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The retry of a batch: its strokes that cross a cell still beyond the
+ * tolerance, each after the dip that loaded it in the first pass, then what
+ * ended the batch (wash, wipe, park). Every stroke when none crosses one.
+ */
+static int plan_retry(struct run *r, const struct plan_subtask *s, const double *per_cell,
+		      int *n_strokes, int *n_cells, bl_err *err)
+{
+	const struct plan *p = &r->plan;
+	struct run_retry *t = &r->st.retry;
+	unsigned char *marked = calloc((size_t)p->grid_cols * p->grid_rows + 1, 1);
+	unsigned char *pick = calloc(s->n_actions + 1, 1);
+	int *idx = calloc(s->n_actions + 1, sizeof(*idx));
+	long last_stroke = -1;
+	int n = 0, any = 0, attempt = retrying(r) ? t->attempt + 1 : 1;
+
+	if (!marked || !pick || !idx) {
+		free(marked);
+		free(pick);
+		free(idx);
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	}
+	*n_cells = 0;
+	for (size_t i = 0; i < s->n_cells; i++)
+		if (per_cell[i] > s->tolerance_de00 && s->cells[i].col < p->grid_cols &&
+		    s->cells[i].row < p->grid_rows) {
+			marked[(size_t)s->cells[i].row * p->grid_cols + s->cells[i].col] = 1;
+			(*n_cells)++;
+		}
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (s->actions[i].kind == ARM_STROKE && stroke_crosses(r, &s->actions[i], marked))
+			pick[i] = 1, any = 1;
+	/* No cell off any more (what the pass taught changed the aim): nothing to repaint, only to look. */
+	for (size_t i = 0; *n_cells > 0 && i < s->n_actions; i++)
+		if (s->actions[i].kind == ARM_STROKE && (pick[i] || !any))
+			pick[i] = 1, last_stroke = (long)i;
+	if (last_stroke < 0)
+		last_stroke = (long)s->n_actions; /* and no wash, wipe or park either */
+	*n_strokes = 0;
+	{
+		long dip = -1;
+
+		for (size_t i = 0; i < s->n_actions; i++) {
+			enum arm_kind k = s->actions[i].kind;
+
+			if (k == ARM_DIP) {
+				dip = (long)i;
+			} else if (k == ARM_STROKE) {
+				if (!pick[i])
+					continue;
+				if (dip >= 0)
+					idx[n++] = (int)dip;
+				dip = -1;
+				idx[n++] = (int)i;
+				(*n_strokes)++;
+			} else if ((long)i > last_stroke) {
+				idx[n++] = (int)i;
+			}
+		}
+	}
+	free(marked);
+	free(pick);
+	run_retry_clear(t);
+	t->active = 1;
+	t->sub = r->st.next;
+	t->attempt = attempt;
+	t->id0 = r->st.next_action_id;
+	r->st.next_action_id += n;
+	t->n = n;
+	t->idx = idx;
+	r->st.strokes_total += *n_strokes;
+	return 0;
+}
+
+/*
+ * The canvas before a batch, to judge it on the change it makes: the last
+ * observation (every batch and checkpoint ends with one), or a fresh one in a
+ * process that has not looked yet. A first pass resumed part way has none,
+ * nor has a retry in a process that did not see the first pass begin: they
+ * are judged against the planner's prediction alone.
+ */
+static int snapshot_before(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	size_t bytes;
+	float *keep;
+
+	/* A retry aims at the batch's own end condition: the canvas before its first pass stays the base. */
+	if (retrying(r))
+		return 0;
+	free(r->before_lab);
+	r->before_lab = NULL;
+	if (r->st.open_loop || sub->action_next > 0)
+		return 0;
+	if (!r->last_lab) {
+		struct run_canvas c = { 0 };
+		char what[48];
+		int rc;
+
+		snprintf(what, sizeof(what), "%s-before", name);
+		if ((rc = run_observe_canvas(r, what, &c, err)))
+			return rc;
+		run_canvas_free(&c);
+	}
+	(void)s;
+	bytes = (size_t)r->last_w * r->last_h * 3 * sizeof(float);
+	keep = malloc(bytes);
+	if (!keep)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	memcpy(keep, r->last_lab, bytes);
+	r->before_lab = keep;
+	return 0;
+}
+
+/* The batch's footprint on the canvas raster, once a subtask (the observation's size: the canvas at 1 px/mm). */
+static int batch_footprint(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	int w = (int)lround(r->m.canvas.size_mm[0]), h = (int)lround(r->m.canvas.size_mm[1]);
+	int rc;
+
+	if (r->alpha && r->alpha_round == r->st.round && r->alpha_sub == r->st.next)
+		return 0;
+	free(r->alpha);
+	r->alpha = malloc((size_t)w * h * sizeof(*r->alpha));
+	if (!r->alpha)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if ((rc = plan_batch_alpha(run_plan(r), &r->m, s, r->alpha, w, h, err))) {
+		free(r->alpha);
+		r->alpha = NULL;
+		return rc;
+	}
+	r->alpha_w = w;
+	r->alpha_h = h;
+	r->alpha_round = r->st.round;
+	r->alpha_sub = r->st.next;
+	return 0;
+}
+
+/* Resuming a pass a crash interrupted: look first, never repeat a stroke that may have run. */
+static int resume_pass(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct run_canvas c = { 0 };
+	long k = sub->action_next, n = pass_len(r, s);
+	struct arm_action a = pass_action(r, s, k < n ? k : 0);
+	int seen = k < n ? run_journal_allowed(r, name, a.id) : 0;
+	double verdict = 0.0;
+	cJSON *dj = cJSON_CreateObject();
+	int rc;
+
+	if (!r->st.open_loop && (rc = run_observe_record(r, s, "reobserve", &c, &verdict, err))) {
+		cJSON_Delete(dj);
+		return rc;
+	}
+	run_canvas_free(&c);
+	cJSON_AddNumberToObject(dj, "action_next", (double)k);
+	cJSON_AddNumberToObject(dj, "action_id", (double)a.id);
+	cJSON_AddNumberToObject(dj, "retry", retrying(r) ? r->st.retry.attempt : 0);
+	cJSON_AddStringToObject(dj, "last_action", seen == 2 ? "done" : seen ? "unknown" : "not run");
+	if (!r->st.open_loop)
+		cJSON_AddNumberToObject(dj, "observed_de00", verdict);
+	if (seen && k < n && !repeatable(a.kind)) {
+		sub->action_next++;
+		if (a.kind == ARM_STROKE)
+			r->st.strokes_done++;
+		cJSON_AddStringToObject(dj, "decision", "the interrupted stroke is not repeated");
+	}
+	if ((rc = run_event(r, "batch_resumed", dj, err)))
+		return rc;
+	/* The brush was loaded before the crash: load it again before the next stroke. */
+	for (long i = sub->action_next - 1; i >= 0; i--) {
+		struct arm_action d = pass_action(r, s, i);
+
+		if (d.kind == ARM_DIP) {
+			if (sub->action_next < n && pass_action(r, s, sub->action_next).kind == ARM_STROKE) {
+				d.id = r->st.next_action_id++;
+				if ((rc = run_plan_action(r, s, &d, err)))
+					return rc;
+			}
+			break;
+		}
+	}
+	r->st.batch_unknown = 0;
+	return 0;
+}
+
+/* The verdict of a pass as a journal event; per_cell filled when given. */
+static int verify(struct run *r, const struct plan_subtask *s, const char *what, double *verdict,
+		  double *per_cell, int learn, bl_err *err)
+{
+	struct run_canvas c = { 0 };
+	cJSON *dj;
+	int rc = run_observe_record(r, s, what, &c, verdict, err);
+
+	if (rc)
+		return rc;
+	if (per_cell)
+		cells_verdict(r, s, &c, r->before_lab, per_cell);
+	dj = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", *verdict);
+	{
+		const struct run_colour *col = &r->st.colours[s->colour];
+
+		json_add_vec(dj, "colour_canvas_offset",
+			     (double[]){ col->canvas_offset.L, col->canvas_offset.a, col->canvas_offset.b }, 3);
+		cJSON_AddNumberToObject(dj, "colour_canvas_cells", (double)col->canvas_cells);
+		cJSON_AddNumberToObject(dj, "colour_hide", col->hide_weight > 0.0 ? col->hide : 1.0);
+	}
+	cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
+	cJSON_AddNumberToObject(dj, "canvas_mean_de00", r->st.hist[r->st.n_hist - 1].mean_de00);
+	cJSON_AddNumberToObject(dj, "retry", retrying(r) ? r->st.retry.attempt : 0);
+	cJSON_AddStringToObject(dj, "verdict", *verdict <= s->tolerance_de00 ? "pass" : "fail");
+	cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
+	/* Judged first, then learnt from: an end condition never moves while its subtask runs. */
+	if (learn || *verdict <= s->tolerance_de00) {
+		learn_canvas(r, s, &c, r->before_lab);
+		learn_hiding(r, s, &c, r->before_lab);
+	}
+	run_canvas_free(&c);
+	return run_event(r, "verified", dj, err);
+}
+
+int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	struct run_colour *col = &r->st.colours[s->colour];
+	struct gate_decision d;
+	double verdict, prev, *per_cell = NULL;
+	char name[32];
+	int rc;
+
+	run_subtask_name(r, r->st.next, name, sizeof(name));
+	if (col->escalated && !col->accepted) {
+		sub->status = RUN_SUB_DEFERRED;
+		snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
+			 run_plan(r)->colours[s->colour].name);
+		return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+	}
+	if ((rc = gate_tolerance(r->gate, "paint", s->tolerance_de00, &d, err)))
+		return rc;
+	if (r->st.retry.active && !retrying(r))
+		run_retry_clear(&r->st.retry); /* left by a subtask that is over */
+	if (!r->st.open_loop && (rc = batch_footprint(r, s, err)))
+		return rc;
+	per_cell = calloc(s->n_cells + 1, sizeof(*per_cell));
+	if (!per_cell)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	for (;;) {
+		long n = pass_len(r, s);
+
+		if (r->st.batch_unknown && sub->action_next > 0 && (rc = resume_pass(r, s, name, err)))
+			goto out;
+		r->st.batch_unknown = 0;
+		if (sub->action_next < n && (rc = ensure_paint(r, s, sub->action_next, err)))
+			goto out;
+		if (col->escalated && !col->accepted) {
+			/* The top-up could not be mixed: the batch waits for the operator like the colour. */
+			sub->status = RUN_SUB_DEFERRED;
+			snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
+				 run_plan(r)->colours[s->colour].name);
+			rc = run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+			goto out;
+		}
+		if (sub->action_next < n && (rc = wait_dry(r, s, err)))
+			goto out;
+		if ((rc = snapshot_before(r, s, name, err)))
+			goto out;
+		for (; sub->action_next < n; sub->action_next++) {
+			struct arm_action a = pass_action(r, s, sub->action_next);
+
+			r->st.batch_unknown = 1;
+			rc = run_plan_action(r, s, &a, err);
+			if (rc == BL_EDEFERRED) {
+				sub->status = RUN_SUB_DEFERRED;
+				if (retrying(r)) {
+					/* Run again later, it verifies what the first pass left and plans a retry anew. */
+					run_retry_clear(&r->st.retry);
+					sub->action_next = (long)s->n_actions;
+				}
+				snprintf(sub->note, sizeof(sub->note), "an action waits for the operator (%s)",
+					 r->st.deferred[r->st.n_deferred - 1].request);
+				r->st.batch_unknown = 0;
+				rc = run_state_save(r, err);
+				goto out;
+			}
+			if (rc)
+				goto out;
+			if (a.kind == ARM_STROKE)
+				note_wet(r, s);
+			if ((rc = run_state_save(r, err)))
+				goto out;
+		}
+		r->st.batch_unknown = 0;
+		if (r->st.open_loop) {
+			sub->status = RUN_SUB_DONE;
+			break;
+		}
+		prev = sub->verdict_de00;
+		if ((rc = verify(r, s, name, &verdict, NULL, 0, err)))
+			goto out;
+		sub->verdict_de00 = verdict;
+		if (verdict > s->tolerance_de00) {
+			/* A fresh look before blaming the paint: one frame can be off (noise, the arm in view). */
+			char what[48];
+
+			snprintf(what, sizeof(what), "%s-again", name);
+			if ((rc = verify(r, s, what, &verdict, per_cell, 1, err)))
+				goto out;
+			sub->verdict_de00 = verdict;
+		}
+		if (verdict <= s->tolerance_de00) {
+			run_brakes_success(&r->st.brakes);
+			sub->status = RUN_SUB_DONE;
+			if (retrying(r))
+				snprintf(sub->note, sizeof(sub->note), "verified after %d retr%s",
+					 r->st.retry.attempt, r->st.retry.attempt == 1 ? "y" : "ies");
+			break;
+		}
+		/* Failed twice: counted by the brakes, then painted again where it is still off. */
+		{
+			char why[200], key[96];
+			enum run_brake b;
+			int n_strokes = 0, n_cells = 0;
+			cJSON *dj;
+
+			/*
+			 * The same failure is this batch failing again without getting
+			 * clearly closer (a tenth, or half a unit): retrying does not help,
+			 * it is stuck. A retry that got closer starts the count again;
+			 * other batches are other failures.
+			 */
+			if (retrying(r) && prev >= 0.0 && prev - verdict >= fmax(0.5, 0.1 * prev))
+				snprintf(key, sizeof(key), "paint batch %s got closer on retry %d", name,
+					 r->st.retry.attempt);
+			else
+				snprintf(key, sizeof(key), "paint batch %s not verified, retrying does not "
+					 "bring it closer", name);
+			snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction "
+				 "(tolerance %.1f)%s", name, verdict, s->tolerance_de00,
+				 retrying(r) ? " after retrying" : "");
+			b = run_brakes_failure(&r->st.brakes, &r->m.brakes, key, why);
+			sub->attempts++;
+			snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction after %d attempt%s",
+				 verdict, sub->attempts, sub->attempts == 1 ? "" : "s");
+			if (b != RUN_BRAKE_NONE) {
+				sub->status = RUN_SUB_FAILED;
+				rc = run_brake(r, b, err);
+				goto out;
+			}
+			/* What the failed pass taught (learnt after judging) sets the retry's aim: cells off from it. */
+			{
+				struct run_canvas last = { r->last_w, r->last_h, r->last_lab, "" };
+
+				if (r->last_lab)
+					cells_verdict(r, s, &last, r->before_lab, per_cell);
+			}
+			if ((rc = plan_retry(r, s, per_cell, &n_strokes, &n_cells, err)))
+				goto out;
+			sub->action_next = 0;
+			dj = cJSON_CreateObject();
+			cJSON_AddNumberToObject(dj, "attempt", r->st.retry.attempt);
+			cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
+			cJSON_AddNumberToObject(dj, "cells_off", n_cells);
+			cJSON_AddNumberToObject(dj, "strokes", n_strokes);
+			cJSON_AddNumberToObject(dj, "actions", r->st.retry.n);
+			if ((rc = run_event(r, "batch_retry", dj, err)) || (rc = run_state_save(r, err)))
+				goto out;
+		}
+	}
+	run_retry_clear(&r->st.retry);
+	rc = 0;
+out:
+	free(per_cell);
+	return rc;
+}

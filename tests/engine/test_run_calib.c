@@ -1,0 +1,137 @@
+/* test_run_calib.c: the example simulator machine's committed camera profile and light map still match a fresh `brushloop calib camera`, and a bad calibration path is refused. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "color/color.h"
+#include "config/machine.h"
+#include "test.h"
+#include "vision/light.h"
+#include "vision/measure.h"
+
+static const char *src(const char *rel)
+{
+	static char p[2][4096];
+	static int k;
+	char *out = p[k++ % 2];
+
+	snprintf(out, 4096, "%s/%s", getenv("BRUSHLOOP_SRC"), rel);
+	return out;
+}
+
+TEST(committed_profile_matches_a_fresh_calibration)
+{
+	char fresh[4200], flat[4200], light[4200];
+	struct meas_profile *a = NULL, *b = NULL;
+	struct vis_light la = { 0 }, lb = { 0 };
+	struct machine m;
+	bl_err err = { 0 };
+	double sum = 0.0, worst = 0.0, gworst = 0.0;
+	int n = 0, known_a = 0, known_b = 0;
+
+	/* The machine file names the committed profile and light map. */
+	CHECK(machine_load(src("examples/machine-sim.json"), &m, &err) == 0);
+	CHECK_STR_CONTAINS(m.calibration.camera_profile, "examples/calibration/sim-camera.icc");
+	CHECK_STR_CONTAINS(m.calibration.light_map, "examples/calibration/sim-light.json");
+	snprintf(fresh, sizeof(fresh), "%s/fresh.icc", test_tmpdir());
+	snprintf(flat, sizeof(flat), "%s/flat.jpg", test_tmpdir());
+	snprintf(light, sizeof(light), "%s/light.json", test_tmpdir());
+	{
+		/* What examples/calibration/make-sim-camera.sh runs, into the test's directory. */
+		const char *render[] = { "sim", "render", "--machine", src("examples/machine-sim.json"),
+					 "--seed", "1", "--scene", "flat", "-o", flat, NULL };
+		const char *cal[] = { "calib", "camera", "--machine", src("examples/machine-sim.json"),
+				      "--seed", "1", "--flat", flat, "--light-map", light, "-o", fresh,
+				      NULL };
+
+		CHECK(test_brushloop(render, NULL, NULL) == 0);
+		CHECK(test_brushloop(cal, NULL, NULL) == 0);
+	}
+	CHECK_MSG(meas_profile_open(m.calibration.camera_profile, &a, &err) == 0, "%s", err.msg);
+	CHECK_MSG(meas_profile_open(fresh, &b, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_light_load(m.calibration.light_map, &la, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_light_load(light, &lb, &err) == 0, "%s", err.msg);
+	if (!a || !b || !la.gain || !lb.gain)
+		goto out;
+	CHECK(meas_profile_calibrated(a) && meas_profile_calibrated(b));
+	/* Both profiles over a grid of camera code values: the same colours within a tolerance. */
+	for (int r = 0; r <= 8; r++)
+		for (int g = 0; g <= 8; g++)
+			for (int bl = 0; bl <= 8; bl++) {
+				const double rgb[3] = { r / 8.0, g / 8.0, bl / 8.0 };
+				color_lab ca, cb;
+				double de;
+
+				meas_profile_lab(a, rgb, &ca);
+				meas_profile_lab(b, rgb, &cb);
+				de = color_de00(&ca, &cb);
+				sum += de;
+				worst = de > worst ? de : worst;
+				n++;
+			}
+	/* Stated tolerance: mean 0.1, worst 0.5 CIEDE2000; regenerate with examples/calibration/make-sim-camera.sh. */
+	CHECK_MSG(sum / n <= 0.1 && worst <= 0.5,
+		  "committed profile against a fresh one: mean %.3f, worst %.3f CIEDE2000 "
+		  "(regenerate: examples/calibration/make-sim-camera.sh)", sum / n, worst);
+	/* The light maps: the same grid, the same cells known, gains within 0.01. */
+	CHECK(la.cols == lb.cols && la.rows == lb.rows && la.width == lb.width);
+	for (int i = 0; la.cols == lb.cols && la.rows == lb.rows && i < la.cols * la.rows; i++) {
+		known_a += la.gain[i] > 0.0f;
+		known_b += lb.gain[i] > 0.0f;
+		if (la.gain[i] > 0.0f && lb.gain[i] > 0.0f)
+			gworst = fmax(gworst, fabs(la.gain[i] - lb.gain[i]));
+	}
+	CHECK_MSG(abs(known_a - known_b) <= 2 && known_a > la.cols * la.rows / 2,
+		  "cells known: %d committed, %d fresh", known_a, known_b);
+	CHECK_MSG(gworst <= 0.01, "light maps differ by up to %.4f (regenerate: "
+		  "examples/calibration/make-sim-camera.sh)", gworst);
+out:
+	vis_light_free(&la);
+	vis_light_free(&lb);
+	meas_profile_close(a);
+	meas_profile_close(b);
+}
+
+TEST(a_bad_profile_path_is_refused_naming_it)
+{
+	char path[4200], *err = NULL;
+	FILE *f;
+	const char *args[] = { "run", src("examples/targets/flat-shapes.png"), "--machine", path,
+			       "--out", NULL, NULL };
+	char out[4200];
+	char *text = NULL;
+
+	/* The example machine with its profile path pointing nowhere. */
+	snprintf(path, sizeof(path), "%s/m.json", test_tmpdir());
+	snprintf(out, sizeof(out), "%s/run", test_tmpdir());
+	args[5] = out;
+	{
+		FILE *in = fopen(src("examples/machine-sim.json"), "r");
+		size_t len;
+		char *p;
+
+		CHECK(in != NULL);
+		if (!in)
+			return;
+		text = calloc(1, 1 << 20);
+		len = fread(text, 1, (1 << 20) - 1, in);
+		fclose(in);
+		text[len] = '\0';
+		p = strstr(text, "calibration/sim-camera.icc");
+		CHECK(p != NULL);
+		if (!p) {
+			free(text);
+			return;
+		}
+		f = fopen(path, "w");
+		fprintf(f, "%.*s/nonexistent/camera.icc%s", (int)(p - text), text,
+			p + strlen("calibration/sim-camera.icc"));
+		fclose(f);
+		free(text);
+	}
+	CHECK(test_brushloop(args, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "camera.icc");
+	free(err);
+}
+
+TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it))

@@ -441,6 +441,16 @@ const struct arm_ops sim_arm_ops = {
 
 /* ---- the mixing bench without the arm (mix trial) ---- */
 
+/* An action of kind as the planner makes one, at the machine's soft speed. */
+static void bench_action(const struct sim *s, enum arm_kind kind, struct arm_action *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->id = -1;
+	a->zones = arm_default_zones(kind);
+	a->speed_mm_s = s->m.limits.soft.speed_mm_s;
+}
+
 /*
  * Carries out a dispense or a stir with the arm's tools but without moving
  * the arm: the same expansion into segments (from the park pose, where the
@@ -503,11 +513,7 @@ int sim_bench_dispense(struct sim *s, const char *well, const char *cell, int un
 	if (units < 1 || units > ARM_MAX_UNITS)
 		return bl_fail(err, BL_EINVAL, "sim bench: %d units to dispense, not 1..%d", units,
 			       ARM_MAX_UNITS);
-	memset(&a, 0, sizeof(a));
-	a.kind = ARM_DISPENSE;
-	a.id = -1;
-	a.zones = arm_default_zones(ARM_DISPENSE);
-	a.speed_mm_s = s->m.limits.soft.speed_mm_s;
+	bench_action(s, ARM_DISPENSE, &a);
 	snprintf(a.well, sizeof(a.well), "%s", well);
 	snprintf(a.cell, sizeof(a.cell), "%s", cell);
 	a.units = units;
@@ -523,11 +529,7 @@ int sim_bench_stir(struct sim *s, const char *cell, int ms, bl_err *err)
 		return c;
 	if (ms < 1 || ms > ARM_MAX_MS)
 		return bl_fail(err, BL_EINVAL, "sim bench: stirring %d ms, not 1..%d", ms, ARM_MAX_MS);
-	memset(&a, 0, sizeof(a));
-	a.kind = ARM_STIR;
-	a.id = -1;
-	a.zones = arm_default_zones(ARM_STIR);
-	a.speed_mm_s = s->m.limits.soft.speed_mm_s;
+	bench_action(s, ARM_STIR, &a);
 	snprintf(a.cell, sizeof(a.cell), "%s", cell);
 	a.depth_mm = 0.8 * s->m.cells[c].depth_mm; /* as the planner stirs */
 	a.duration_ms = ms;
@@ -543,11 +545,7 @@ int sim_bench_clean(struct sim *s, int wash_ms, bl_err *err)
 		return bl_fail(err, BL_EINVAL, "sim bench: washing %d ms, not 1..%d", wash_ms,
 			       ARM_MAX_MS);
 	s->w.cur_tool = SIM_TOOL_DISPENSER;
-	memset(&a, 0, sizeof(a));
-	a.kind = ARM_WASH;
-	a.id = -1;
-	a.zones = arm_default_zones(ARM_WASH);
-	a.speed_mm_s = s->m.limits.soft.speed_mm_s;
+	bench_action(s, ARM_WASH, &a);
 	a.duration_ms = wash_ms;
 	if ((rc = bench_act(s, &a, err)))
 		return rc;

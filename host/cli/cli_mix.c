@@ -562,26 +562,6 @@ static void print_spread(const char *what, const struct mix_trial_spread *s)
 	printf("%s median %.2f, p95 %.2f, worst %.2f", what, s->median, s->p95, s->max);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* Median, 95th percentile (nearest rank) and worst of n values (sorted in place). */
-static void spread_of(double *v, int n, struct mix_trial_spread *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->n = n;
-	if (n < 1)
-		return;
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	out->median = v[(int)ceil(0.5 * n) - 1];
-	out->p95 = v[(int)ceil(0.95 * n) - 1];
-	out->max = v[n - 1];
-}
-
 static void print_trial(const struct mix_trial_stats *st, const struct mix_limits *lim,
 			const struct trial_bench *b, const struct mix_trial_spread *seen,
 			const struct mix_trial_spread *thin)
@@ -629,18 +609,6 @@ static void print_trial(const struct mix_trial_stats *st, const struct mix_limit
 		       st->unreached - st->n_reasons, st->n_reasons);
 }
 
-static void spread_json(cJSON *o, const char *key, const struct mix_trial_spread *s)
-{
-	cJSON *a = cJSON_AddObjectToObject(o, key);
-
-	if (a) {
-		cJSON_AddNumberToObject(a, "n", s->n);
-		cJSON_AddNumberToObject(a, "median", s->median);
-		cJSON_AddNumberToObject(a, "p95", s->p95);
-		cJSON_AddNumberToObject(a, "max", s->max);
-	}
-}
-
 static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_bench *b,
 			 const struct mix_trial_spread *seen, const struct mix_trial_spread *thin)
 {
@@ -650,8 +618,8 @@ static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_be
 		return NULL;
 	c = cJSON_GetObjectItem(o, "truth");
 	if (c) {
-		spread_json(c, "camera_vs_cell_as_seen_de00", seen);
-		spread_json(c, "cell_as_seen_vs_paint_de00", thin);
+		mix_trial_spread_json(c, "camera_vs_cell_as_seen_de00", seen);
+		mix_trial_spread_json(c, "cell_as_seen_vs_paint_de00", thin);
 	}
 	c = cJSON_AddObjectToObject(o, "camera");
 	if (c) {
@@ -755,8 +723,8 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 		sim_get_stats(b->sim, &ss);
 		b->time_s = ss.time_s;
 	}
-	spread_of(b->seen_de00, b->n_seen, &seen);
-	spread_of(b->thin_de00, b->n_seen, &thin);
+	mix_trial_spread_of(b->seen_de00, b->n_seen, &seen);
+	mix_trial_spread_of(b->thin_de00, b->n_seen, &thin);
 	if (json)
 		status = cli_print_json(trial_json(st, b, &seen, &thin));
 	else

@@ -364,6 +364,10 @@ struct mix_trial_spread {
 	double median, p95, max;
 };
 
+/* The spread of n values (sorted in place), and as JSON {"n", "median", "p95", "max"} under key in o. */
+void mix_trial_spread_of(double *v, int n, struct mix_trial_spread *out);
+cJSON *mix_trial_spread_json(cJSON *o, const char *key, const struct mix_trial_spread *s);
+
 struct mix_trial_stats {
 	int targets;
 	int reached;                 /* within tolerance, by the closed loop */

@@ -202,7 +202,7 @@ static int tw_on_applied(void *ctx, const struct mix_job *job, bl_err *err)
 	return w->inner->on_applied ? w->inner->on_applied(w->inner->ctx, job, err) : 0;
 }
 
-static void spread(double *v, int n, struct mix_trial_spread *out)
+void mix_trial_spread_of(double *v, int n, struct mix_trial_spread *out)
 {
 	if (n > 0)
 		qsort(v, (size_t)n, sizeof(double), cmp_double);
@@ -330,9 +330,9 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 	st->used_ml = used * lim->unit_ml;
 	st->discarded_ml = discarded * lim->unit_ml;
 	st->ideal_ml = ideal * lim->unit_ml;
-	spread(tfin, ntf, &st->truth_final);
-	spread(tunc, ntu, &st->truth_uncorrected);
-	spread(w.cam_truth, w.n_cam_truth, &st->camera_vs_truth);
+	mix_trial_spread_of(tfin, ntf, &st->truth_final);
+	mix_trial_spread_of(tunc, ntu, &st->truth_uncorrected);
+	mix_trial_spread_of(w.cam_truth, w.n_cam_truth, &st->camera_vs_truth);
 	rc = 0;
 out_free:
 	free(l);
@@ -345,7 +345,7 @@ out_free:
 	return rc;
 }
 
-static cJSON *spread_json(cJSON *o, const char *key, const struct mix_trial_spread *s)
+cJSON *mix_trial_spread_json(cJSON *o, const char *key, const struct mix_trial_spread *s)
 {
 	cJSON *a = cJSON_AddObjectToObject(o, key);
 
@@ -410,7 +410,7 @@ cJSON *mix_trial_json(const struct mix_trial_stats *st)
 			a = cJSON_AddObjectToObject(u, "truth");
 			if (a) {
 				cJSON_AddNumberToObject(a, "unreached", st->truth_uncorrected_unreached);
-				spread_json(a, "de00", &st->truth_uncorrected);
+				mix_trial_spread_json(a, "de00", &st->truth_uncorrected);
 			}
 		}
 	}
@@ -424,9 +424,9 @@ cJSON *mix_trial_json(const struct mix_trial_stats *st)
 	if (st->has_truth) {
 		a = cJSON_AddObjectToObject(o, "truth");
 		if (a) {
-			spread_json(a, "final_de00", &st->truth_final);
+			mix_trial_spread_json(a, "final_de00", &st->truth_final);
 			cJSON_AddNumberToObject(a, "passed_but_beyond", st->truth_beyond);
-			spread_json(a, "camera_vs_truth_de00", &st->camera_vs_truth);
+			mix_trial_spread_json(a, "camera_vs_truth_de00", &st->camera_vs_truth);
 		}
 	}
 	reasons = cJSON_AddArrayToObject(o, "unreached_reasons");

@@ -261,16 +261,16 @@ TEST(modest_camera_and_arm_faults_never_crash_a_run)
 
 TEST(status_calls_a_silent_run_stale_with_exit_4)
 {
-	static const char *const e[] = { "brakes.heartbeat_stale_s=1", NULL };
+	static const char *const e[] = { "brakes.heartbeat_stale_s=2", NULL };
 	const char *machine = machine_with("m-stale.json", e), *dir = tmp("stale");
 	const char *bin = getenv("BRUSHLOOP");
-	char p[4200], *md, *out = NULL;
+	char p[4200], state[4200], *md, *out = NULL;
 	struct stat sb;
 	pid_t pid;
 	int rc, status;
 	cJSON *st;
 
-	snprintf(p, sizeof(p), "%s/state.json", dir);
+	snprintf(p, sizeof(p), "%s/heartbeat", dir);
 	pid = fork();
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
@@ -283,9 +283,21 @@ TEST(status_calls_a_silent_run_stale_with_exit_4)
 		_exit(127);
 	}
 	CHECK(pid > 0);
-	/* Running, then silent: stopped like a hung process. */
-	for (int i = 0; i < 6000 && stat(p, &sb) != 0; i++)
+	/*
+	 * Running, then silent: stopped like a hung process, just after a
+	 * heartbeat (planning can keep it quiet for a second under ASan, and the
+	 * first status must see it fresh).
+	 */
+	snprintf(state, sizeof(state), "%s/state.json", dir);
+	for (int i = 0; i < 6000 && (stat(state, &sb) != 0 || stat(p, &sb) != 0); i++)
 		usleep(5000);
+	{
+		struct timespec first = sb.st_mtim;
+
+		for (int i = 0; i < 6000 && stat(p, &sb) == 0 && sb.st_mtim.tv_sec == first.tv_sec &&
+				sb.st_mtim.tv_nsec == first.tv_nsec; i++)
+			usleep(2000);
+	}
 	kill(pid, SIGSTOP);
 	{
 		const char *args[] = { "status", dir, NULL };
@@ -294,7 +306,7 @@ TEST(status_calls_a_silent_run_stale_with_exit_4)
 		free(out);
 		out = NULL;
 	}
-	sleep(2);
+	sleep(3);
 	{
 		const char *args[] = { "status", dir, NULL };
 

@@ -106,6 +106,8 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 			return rc;
 		r->have_light = 1;
 	}
+	if ((rc = run_lamp_load(r, err)))
+		return rc;
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
 	gc.run_dir = r->dir;
@@ -132,6 +134,9 @@ static void run_close(struct run *r)
 	r->profile = NULL;
 	vis_light_free(&r->light);
 	r->have_light = 0;
+	free(r->lamp);
+	r->lamp = NULL;
+	img_free(&r->first_raw);
 	plan_free(&r->plan);
 	plan_free(&r->corr);
 	plan_target_free(&r->target);

@@ -176,6 +176,11 @@ struct run {
 	struct meas_profile *profile;
 	struct vis_light light;  /* calibration.light_map, divided out of every frame */
 	int have_light;
+	struct vis_lamp *lamp;   /* the board in the run's first frame (lamp.json): the lamp followed from it */
+	int lamp_off;            /* the board cannot be seen: the lamp is not followed */
+	double lamp_now[3];      /* the light in the last frame against the first, R, G, B */
+	double lamp_logged[3];   /* as last journaled */
+	struct img first_raw;    /* the first frame as the camera gave it, until the lamp's reference is taken */
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */
@@ -224,6 +229,8 @@ struct run_canvas {
 };
 void run_canvas_free(struct run_canvas *c);
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
+/* Loads the lamp's reference of a run that has one (lamp.json), for a resumed run. */
+int run_lamp_load(struct run *r, bl_err *err);
 /* The stirred content of a mixing cell. */
 int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
 		     bl_err *err);

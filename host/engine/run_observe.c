@@ -19,13 +19,94 @@ void run_canvas_free(struct run_canvas *c)
 	c->lab = NULL;
 }
 
+/* lamp.json in the run directory: the lamp's reference, kept so that a resumed run follows the same. */
+int run_lamp_load(struct run *r, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *root;
+	int rc;
+
+	r->lamp_now[0] = r->lamp_now[1] = r->lamp_now[2] = 1.0;
+	if ((rc = run_path(r, "lamp.json", p, sizeof(p), err)))
+		return rc;
+	if (access(p, F_OK) != 0)
+		return 0;
+	r->lamp = malloc(sizeof(*r->lamp));
+	if (!r->lamp)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if ((rc = json_parse_file(p, &root, err)))
+		return rc;
+	rc = vis_lamp_from_json(root, p, r->lamp, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* The lamp's change journaled when it moved by half a percent in any channel since last said. */
+static int lamp_journal(struct run *r, bl_err *err)
+{
+	cJSON *d;
+	int moved = 0;
+
+	for (int k = 0; k < 3; k++)
+		moved |= fabs(r->lamp_now[k] - r->lamp_logged[k]) >= 0.005;
+	if (!moved)
+		return 0;
+	memcpy(r->lamp_logged, r->lamp_now, sizeof(r->lamp_logged));
+	d = cJSON_CreateObject();
+	json_add_vec(d, "rgb", r->lamp_now, 3);
+	return run_event(r, "lamp", d, err);
+}
+
+/*
+ * After the run's first frame is located: its bare board becomes the lamp's
+ * reference (lamp.json). A view without enough board is said once in the
+ * journal and the lamp is not followed.
+ */
+static int lamp_begin(struct run *r, const struct vis_geometry *g, const char *name, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *d;
+	bl_err e2;
+	int rc;
+
+	if (r->lamp || r->lamp_off || !r->first_raw.px)
+		return 0;
+	r->lamp = malloc(sizeof(*r->lamp));
+	if (!r->lamp)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	d = cJSON_CreateObject();
+	rc = vis_lamp_reference(r->lamp, &r->first_raw, name, g, &r->m, &e2);
+	img_free(&r->first_raw);
+	if (rc) {
+		free(r->lamp);
+		r->lamp = NULL;
+		r->lamp_off = 1;
+		cJSON_AddStringToObject(d, "not_followed", e2.msg);
+		return run_event(r, "lamp_reference", d, err);
+	}
+	r->lamp_logged[0] = r->lamp_logged[1] = r->lamp_logged[2] = 1.0;
+	cJSON_AddNumberToObject(d, "board_points", r->lamp->n);
+	cJSON_AddStringToObject(d, "saved", "lamp.json");
+	if ((rc = run_path(r, "lamp.json", p, sizeof(p), err)) == 0) {
+		cJSON *o = vis_lamp_json(r->lamp);
+
+		rc = o ? json_write_file(p, o, err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		cJSON_Delete(o);
+	}
+	if (rc) {
+		cJSON_Delete(d);
+		return rc;
+	}
+	return run_event(r, "lamp_reference", d, err);
+}
+
 /*
  * camera.average_frames frames, each retried on a dropped or corrupt frame
  * (a camera error: the breaker counts it), averaged per channel. The average
  * is saved in frames/ as what the verdict rests on.
  */
-static int capture_average(struct run *r, const char *what, struct img *avg, char *frame,
-			   size_t frame_n, bl_err *err)
+static int average_frames(struct run *r, const char *what, struct img *avg, char *frame,
+			  size_t frame_n, bl_err *err)
 {
 	int n = r->m.camera.average_frames > 0 ? r->m.camera.average_frames : 1, got = 0, rc;
 	uint32_t *sum = NULL;
@@ -88,14 +169,59 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 		if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, avg, err)))
 			goto out_free;
 	}
-	/* The frame as saved is the camera's; measured, it is the light-corrected one the profile expects. */
-	if (r->have_light && (rc = vis_light_apply(&r->light, avg, err)))
-		goto out_free;
 	free(sum);
 	return 0;
 
 out_free:
 	free(sum);
+	img_free(avg);
+	return rc;
+}
+
+/*
+ * An observation: averaged frames (average_frames), with the light divided
+ * out as the profile expects it: the map's light over the view and the
+ * lamp's change since the run's first frame, in one pass. A frame whose
+ * board cannot be read for the lamp (the arm or something left over it) is a
+ * camera error like a dropped one: counted by the breaker, taken again.
+ */
+static int capture_average(struct run *r, const char *what, struct img *avg, char *frame,
+			   size_t frame_n, bl_err *err)
+{
+	int rc;
+
+	for (;;) {
+		enum run_brake b;
+
+		if ((rc = average_frames(r, what, avg, frame, frame_n, err)))
+			return rc;
+		if (!r->lamp)
+			break;
+		if ((rc = vis_lamp_ratio(r->lamp, avg, frame, r->lamp_now, err)) == 0)
+			break;
+		img_free(avg);
+		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
+			return rc;
+		if (b != RUN_BRAKE_NONE)
+			return run_brake(r, b, err);
+	}
+	if (r->lamp) {
+		if ((rc = lamp_journal(r, err)))
+			goto out_free;
+	} else if (!r->lamp_off && !r->first_raw.px) {
+		/* The reference is taken from this frame once the canvas shows where the board is. */
+		if ((rc = img_alloc(&r->first_raw, avg->w, avg->h, err)))
+			goto out_free;
+		memcpy(r->first_raw.px, avg->px, (size_t)avg->w * avg->h * 3);
+	}
+	if ((r->have_light || r->lamp) &&
+	    (rc = vis_light_apply(r->have_light ? &r->light : NULL, r->lamp ? r->lamp_now : NULL, avg,
+				  err)))
+		goto out_free;
+	return 0;
+
+out_free:
 	img_free(avg);
 	return rc;
 }
@@ -177,7 +303,7 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 		}
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
-	if ((rc = vis_rectify(&avg, &g, 1.0, &rect, err)))
+	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_rectify(&avg, &g, 1.0, &rect, err)))
 		goto out_free;
 	lab = malloc((size_t)rect.w * rect.h * 3 * sizeof(float));
 	if (!lab) {
@@ -249,6 +375,8 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 			return run_brake(r, b, err);
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+	if ((rc = lamp_begin(r, &g, frame, err)))
+		return rc;
 	*out = sw.lab;
 	return 0;
 }

@@ -128,13 +128,28 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "heartbeat"), "stale")));
 	cJSON_Delete(st);
 	for (const char *f = "run.json\0plan.json\0journal.jsonl\0state.json\0STATUS.md\0heartbeat\0"
-			     "final-canvas.png\0final-target.png\0world.sim\0frames\0";
+			     "final-canvas.png\0final-target.png\0world.sim\0frames\0lamp.json\0";
 	     *f; f += strlen(f) + 1) {
 		snprintf(path, sizeof(path), "%s/%s", dir, f);
 		CHECK_MSG(stat(path, &sb) == 0, "%s missing", path);
 	}
 	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
 	CHECK(final_mean(dir) > 0 && final_mean(dir) < 20);
+	/* The lamp followed from the first frame: its reference, its drift journaled, STATUS.md says it. */
+	{
+		char *text = NULL;
+
+		snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+		CHECK(fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0);
+		CHECK(text && strstr(text, "\"event\":\"lamp_reference\",\"data\":{\"board_points\""));
+		CHECK(text && strstr(text, "\"event\":\"lamp\""));
+		free(text);
+		text = NULL;
+		snprintf(path, sizeof(path), "%s/STATUS.md", dir);
+		CHECK(fs_read_file(path, 1 << 20, &text, NULL, NULL) == 0);
+		CHECK_STR_CONTAINS(text, "- **lamp**: the light in the last frame is");
+		free(text);
+	}
 }
 
 TEST(open_loop_runs_the_same_plan_without_looking)

@@ -304,8 +304,8 @@ static int sim_execute(struct arm *arm, const struct arm_action *a, const struct
 
 	/* From here on the world changes (if only its random streams) and is saved. */
 	if (f->command_failures > 0.0 && rng_uniform(&s->w.r_cmd) < f->command_failures) {
-		rc = bl_fail(err, BL_EIO, "sim arm: command failed (simulated communication fault); "
-			     "nothing moved");
+		rc = bl_fail(err, BL_ENOTSENT, "sim arm: command failed (simulated communication "
+			     "fault); nothing moved");
 		goto out_persist;
 	}
 	for (size_t i = 0; i < p->n; i++) {

@@ -85,6 +85,8 @@ const char *bl_strerror(int code)
 		return "denied by the safety gate";
 	case BL_EDEFERRED:
 		return "deferred until an operator answers";
+	case BL_ENOTSENT:
+		return "not sent to the arm";
 	default:
 		return "unknown error";
 	}

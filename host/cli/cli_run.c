@@ -170,16 +170,18 @@ int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet)
 	if (run_status(dir, &st, &e2) == 0) {
 		const cJSON *c = cJSON_GetObjectItem(st, "canvas");
 		const cJSON *mean = cJSON_GetObjectItem(c, "mean_de00");
+		const cJSON *p95 = cJSON_GetObjectItem(c, "p95_de00");
+		/* A damaged state.json is read leniently here: any of these may be missing. */
+		const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(st, "state"));
+		const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason"));
 
 		printf("run directory: %s\n", dir);
-		printf("state: %s%s%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")),
-		       *cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")) ? ": " : "",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")));
+		printf("state: %s%s%s\n", state ? state : "unknown", reason && *reason ? ": " : "",
+		       reason ? reason : "");
 		printf("status: %s/STATUS.md\n", dir);
-		if (cJSON_IsNumber(mean))
+		if (cJSON_IsNumber(mean) && cJSON_IsNumber(p95))
 			printf("canvas: mean CIEDE2000 %.2f, 95th percentile %.2f against the target\n",
-			       mean->valuedouble,
-			       cJSON_GetObjectItem(c, "p95_de00")->valuedouble);
+			       mean->valuedouble, p95->valuedouble);
 		if (rc == 0)
 			printf("final canvas: %s/final-canvas.png (target beside it: %s/final-target.*)\n",
 			       dir, dir);

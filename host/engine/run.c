@@ -369,17 +369,21 @@ static int run_subtask(struct run *r, bl_err *err)
 	if (rc)
 		return rc;
 	{
+		const struct run_sub *sub = &r->st.sub[r->st.next];
 		cJSON *d = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(d, "status", run_sub_status_names[r->st.sub[r->st.next].status]);
-		if (r->st.sub[r->st.next].verdict_de00 >= 0)
-			cJSON_AddNumberToObject(d, "verdict_de00", r->st.sub[r->st.next].verdict_de00);
-		if ((rc = run_event(r, "subtask_end", d, err)))
+		cJSON_AddStringToObject(d, "status", run_sub_status_names[sub->status]);
+		if (sub->verdict_de00 >= 0)
+			cJSON_AddNumberToObject(d, "verdict_de00", sub->verdict_de00);
+		/* On disk before it is said: a journal that calls it ended never sees it start again. */
+		r->st.next++;
+		r->status_now = 1;
+		if ((rc = run_state_save(r, err))) {
+			cJSON_Delete(d);
 			return rc;
+		}
+		return run_event(r, "subtask_end", d, err);
 	}
-	r->st.next++;
-	r->status_now = 1;
-	return run_state_save(r, err);
 }
 
 /* ---- corrections and the end ---- */
@@ -514,18 +518,36 @@ static int retry_deferred(struct run *r, int *waiting, bl_err *err)
 			continue;
 		}
 		if (col && col->accepted && s->type == PLAN_MIX) {
+			char name[32];
+			cJSON *d = cJSON_CreateObject();
+
 			r->st.sub[i].status = RUN_SUB_DONE;
 			snprintf(r->st.sub[i].note, sizeof(r->st.sub[i].note),
 				 "the operator accepted the nearest mix");
+			run_subtask_name(r, i, name, sizeof(name));
+			journal_set_subtask(&r->j, name);
+			cJSON_AddStringToObject(d, "status", "done");
+			cJSON_AddStringToObject(d, "note", r->st.sub[i].note);
+			if ((rc = run_state_save(r, err))) {
+				cJSON_Delete(d);
+				return rc;
+			}
+			if ((rc = run_event(r, "subtask_end", d, err)))
+				return rc;
 			continue;
 		}
 		{
 			size_t keep = r->st.next;
 
+			/*
+			 * run_subtask works on st.next and saves it: until next is
+			 * put back and saved, a crash resumes from here, and the
+			 * main loop passes over what is already done.
+			 */
 			r->st.next = i;
 			rc = run_subtask(r, err);
 			r->st.next = keep;
-			if (rc)
+			if (rc || (rc = run_state_save(r, err)))
 				return rc;
 			if (r->st.sub[i].status == RUN_SUB_DEFERRED)
 				(*waiting)++;
@@ -542,7 +564,10 @@ static int loop(struct run *r, bl_err *err)
 		const struct plan *p = run_plan(r);
 
 		while (r->st.next < p->n_subtasks) {
-			if (r->st.sub[r->st.next].status == RUN_SUB_SKIPPED) {
+			int status = r->st.sub[r->st.next].status;
+
+			/* Only one not yet run, or the one a crash interrupted: never a done one again. */
+			if (status != RUN_SUB_PENDING && status != RUN_SUB_RUNNING) {
 				r->st.next++;
 				continue;
 			}
@@ -783,6 +808,14 @@ int run_start(const struct run_options *o, bl_err *err)
 	ext = strrchr(o->target, '.');
 	if (!ext || strchr(ext, '/'))
 		ext = "";
+	/* A target that does not decode is refused naming the user's file, before anything is written. */
+	{
+		struct img probe = { 0 };
+
+		if ((rc = img_load(o->target, r->m.camera.max_pixels, &probe, err)))
+			goto out;
+		img_free(&probe);
+	}
 	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_path(r, "frames", frames, sizeof(frames), err)) ||
 	    (rc = fs_mkdirs(frames, err)))
 		goto out;
@@ -802,9 +835,6 @@ int run_start(const struct run_options *o, bl_err *err)
 	rc = begin_run(r, o->target, err);
 out:
 	cJSON_Delete(machine_copy);
-	if (r->gate == NULL && rc && r->dir[0] && r->st.n_sub) {
-		/* Failed before the loop: still say so on disk when there is a state to say it in. */
-	}
 	run_close(r);
 	free(r);
 	return rc;
@@ -876,6 +906,47 @@ static int accept_mixes(struct run *r, const char *list, bl_err *err)
 	return 0;
 }
 
+/*
+ * state.json read back is well formed; here it must also fit the plan it
+ * goes with, or a damaged file would index past the plan's subtasks,
+ * actions, colours or cells.
+ */
+static int state_fits_plan(struct run *r, bl_err *err)
+{
+	const struct plan *p = run_plan(r);
+	const struct run_state *st = &r->st;
+
+	if (st->n_sub != p->n_subtasks)
+		return bl_fail(err, BL_EINVAL, "%s/state.json: %zu subtasks, but the plan under way has "
+			       "%zu", r->dir, st->n_sub, p->n_subtasks);
+	if (st->next > p->n_subtasks)
+		return bl_fail(err, BL_EINVAL, "%s/state.json: next: %zu, beyond the plan's %zu subtasks",
+			       r->dir, st->next, p->n_subtasks);
+	if (st->n_colours != r->plan.n_colours)
+		return bl_fail(err, BL_EINVAL, "%s/state.json: colours: %d, but the plan has %zu", r->dir,
+			       st->n_colours, (size_t)r->plan.n_colours);
+	for (size_t i = 0; i < st->n_sub; i++)
+		if (st->sub[i].action_next < 0 || (size_t)st->sub[i].action_next > p->subtasks[i].n_actions)
+			return bl_fail(err, BL_EINVAL, "%s/state.json: subtasks[%zu].action_next: %ld, "
+				       "beyond its %zu actions", r->dir, i, st->sub[i].action_next,
+				       p->subtasks[i].n_actions);
+	if (st->retry.active) {
+		if (st->retry.sub >= p->n_subtasks)
+			return bl_fail(err, BL_EINVAL, "%s/state.json: retry.subtask: %zu, beyond the "
+				       "plan's %zu subtasks", r->dir, st->retry.sub, p->n_subtasks);
+		for (int i = 0; i < st->retry.n; i++)
+			if (st->retry.idx[i] < 0 ||
+			    (size_t)st->retry.idx[i] >= p->subtasks[st->retry.sub].n_actions)
+				return bl_fail(err, BL_EINVAL, "%s/state.json: retry.actions[%d]: %d, beyond "
+					       "the subtask's %zu actions", r->dir, i, st->retry.idx[i],
+					       p->subtasks[st->retry.sub].n_actions);
+	}
+	if (st->pending.active && !machine_find_cell(&r->m, st->pending.cell))
+		return bl_fail(err, BL_EINVAL, "%s/state.json: pending.cell: '%s' is no mixing cell of "
+			       "the machine", r->dir, st->pending.cell);
+	return 0;
+}
+
 int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -910,11 +981,8 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	if ((rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)) ||
 	    (rc = run_state_load(r, err)) || (rc = load_correction(r, r->st.round, err)))
 		goto out;
-	if (r->st.n_sub != run_plan(r)->n_subtasks) {
-		rc = bl_fail(err, BL_EINVAL, "%s/state.json: %zu subtasks, but the plan under way has %zu",
-			     r->dir, r->st.n_sub, run_plan(r)->n_subtasks);
+	if ((rc = state_fits_plan(r, err)))
 		goto out;
-	}
 	if (!strcmp(r->st.state, "finished")) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);
 		goto out;

@@ -82,20 +82,35 @@ int run_poll(struct run *r, bl_err *err)
 }
 
 /*
- * An arm command or homing that failed with rc: a communication error (it
- * failed before it moved) is journaled and counted by the circuit breaker,
- * and 0 says try again; anything else, or the breaker opening, is returned.
+ * An arm command or homing (a: NULL) that failed with rc. A command the arm
+ * was never sent (BL_ENOTSENT) is journaled, counted by the circuit breaker
+ * and taken again (0 says try again). A timeout or I/O error may have come
+ * after the arm began: a move, park, wash, wipe, stir, dip or homing is
+ * taken again all the same (doing it twice harms nothing), but a stroke or a
+ * dispense is never repeated: it is journaled as may have run, and 1 says
+ * carry on as if it had (the batch's or the mix's measurement shows what is
+ * there). Anything else, or the breaker opening, is returned.
  */
-static int comm_failed(struct run *r, int rc, bl_err *err)
+static int comm_failed(struct run *r, const struct arm_action *a, int rc, bl_err *err)
 {
+	int once = a && (a->kind == ARM_STROKE || a->kind == ARM_DISPENSE);
 	enum run_brake b;
+	cJSON *d;
 
-	if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+	if (rc != BL_ENOTSENT && rc != BL_EIO && rc != BL_ETIMEDOUT)
 		return rc;
+	once = once && rc != BL_ENOTSENT;
 	b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-	if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "error", err->msg);
+	if (a)
+		cJSON_AddNumberToObject(d, "action_id", (double)a->id);
+	cJSON_AddStringToObject(d, "then", once ? "not repeated: it may have run" : "taken again");
+	if ((rc = run_event(r, "arm_error", d, err)))
 		return rc;
-	return b != RUN_BRAKE_NONE ? run_brake(r, b, err) : 0;
+	if (b != RUN_BRAKE_NONE)
+		return run_brake(r, b, err);
+	return once;
 }
 
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err)
@@ -125,8 +140,12 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 				r->st.cost.paint_ml += a->units * r->m.mixing.dispense_unit_ml;
 			return 0;
 		}
-		if ((rc = comm_failed(r, rc, err)))
+		if ((rc = comm_failed(r, a, rc, err)) < 0)
 			return rc;
+		if (rc == 1) {
+			r->st.actions_done++;
+			return 0;
+		}
 	}
 }
 
@@ -143,7 +162,7 @@ int run_home(struct run *r, bl_err *err)
 			run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
 			return 0;
 		}
-		if ((rc = comm_failed(r, rc, err)))
+		if ((rc = comm_failed(r, NULL, rc, err)))
 			return rc;
 	}
 }

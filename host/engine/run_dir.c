@@ -309,7 +309,8 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_end(&c, err));
 		i++;
 	}
-	TRY(json_num(&o, "cells_used", JSON_REQUIRED, 0, 1.9e19, &v, err));
+	/* A bit per mixing cell: at most CFG_MAX_CELLS (32) of them. */
+	TRY(json_num(&o, "cells_used", JSON_REQUIRED, 0, 4294967295.0, &v, err));
 	st->cells_used = (uint64_t)v;
 	TRY(json_bool(&o, "mix_active", JSON_REQUIRED, &st->mix_active, err));
 	{

@@ -71,9 +71,9 @@ static int op_fresh_cell(void *ctx, bl_err *err)
 		cJSON_AddStringToObject(d, "cell", rc->cell);
 		cJSON_AddStringToObject(d, "why", "the colour's cell holds its verified mix: topped up");
 	} else {
-		idx = !rc->cell[0] && !(r->st.cells_used >> cell_index(&r->m, planned) & 1)
-			      ? cell_index(&r->m, planned)
-			      : free_cell(r, x->colour);
+		idx = cell_index(&r->m, planned);
+		idx = !rc->cell[0] && idx >= 0 && !(r->st.cells_used >> idx & 1) ? idx
+										 : free_cell(r, x->colour);
 		if (idx < 0 && rc->cell[0]) {
 			cJSON_AddStringToObject(d, "cell", rc->cell);
 			cJSON_AddStringToObject(d, "why", "no clean cell is left: going on in the colour's cell");
@@ -316,6 +316,34 @@ int run_mix_topup_subtask(struct run *r, int colour, struct plan_subtask *out)
 	return -1;
 }
 
+/* Shrinks a recipe to at most max_units in all, in proportion, each of its paints kept. */
+static void scale_units(int *u, int n, int max_units)
+{
+	int total = 0, got = 0;
+
+	for (int i = 0; i < n; i++)
+		total += u[i];
+	if (total <= max_units || total == 0)
+		return;
+	for (int i = 0; i < n; i++)
+		if (u[i] > 0) {
+			u[i] = (int)lround((double)u[i] * max_units / total);
+			u[i] = u[i] < 1 ? 1 : u[i];
+			got += u[i];
+		}
+	while (got > max_units) {
+		int k = -1;
+
+		for (int i = 0; i < n; i++)
+			if (u[i] > 1 && (k < 0 || u[i] > u[k]))
+				k = i;
+		if (k < 0)
+			break;
+		u[k]--;
+		got--;
+	}
+}
+
 int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
@@ -346,12 +374,23 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	lim.tol_de00 = s->tolerance_de00;
 	units = (int)ceil(s->volume_ml / lim.unit_ml - 1e-9);
 	lim.min_units = units < lim.min_units ? lim.min_units : units > lim.max_units ? lim.max_units : units;
-	if (col->cell[0] && col->verified) {
-		/* Topping up: the cell holds what is left. */
+	if (col->cell[0] && (col->verified || r->st.open_loop)) {
+		/*
+		 * Topping up: the cell holds what is left, and never more than it
+		 * takes (the least volume a cell is measured at is there already).
+		 */
 		int room = (int)floor((r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0)) / lim.unit_ml + 1e-9);
 
+		if (room < 1) {
+			sub->status = RUN_SUB_DONE;
+			snprintf(sub->note, sizeof(sub->note), "the cell %s is full (%.2f ml): no top-up",
+				 col->cell, col->cell_ml);
+			return run_event(r, "topup_not_possible", cJSON_CreateString(sub->note), err);
+		}
 		if (room < lim.max_units)
-			lim.max_units = room > lim.min_units ? room : lim.min_units;
+			lim.max_units = room;
+		if (lim.min_units > lim.max_units)
+			lim.min_units = lim.max_units;
 	}
 	ops.ctx = &x;
 	ops.fresh_cell = op_fresh_cell;
@@ -369,7 +408,12 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			return rc;
 	}
 	if (r->st.open_loop) {
-		/* The plan's recipe, dispensed once and never looked at. */
+		/*
+		 * The plan's recipe, dispensed once and never looked at: scaled
+		 * down to the subtask's volume (a top-up) and to the room in the
+		 * cell. Once the job holds what was dispensed (a set a crash
+		 * interrupted is finished by run_mix_finish_pending), never again.
+		 */
 		int u[MIX_MAX_PAINTS] = { 0 };
 
 		for (int i = 0; i < s->mix.recipe.n; i++) {
@@ -378,6 +422,8 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			if (k >= 0)
 				u[k] += s->mix.recipe.item[i].units;
 		}
+		scale_units(u, r->mixer.model.n_paints,
+			    r->st.topup_ml > 0.0 && units < lim.max_units ? units : lim.max_units);
 		if (r->st.job.cells == 0) {
 			if ((rc = op_fresh_cell(&x, err)))
 				return rc;
@@ -385,9 +431,11 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			if ((rc = run_state_save(r, err)))
 				return rc;
 		}
-		if ((rc = op_dispense(&x, u, err)))
-			return rc;
-		mix_apply_dispense(&r->st.job, u);
+		if (r->st.job.dispensed_units == 0) {
+			if ((rc = op_dispense(&x, u, err)))
+				return rc;
+			mix_apply_dispense(&r->st.job, u);
+		}
 		col->verified = 0;
 		r->st.mix_active = 0;
 		sub->status = RUN_SUB_DONE;

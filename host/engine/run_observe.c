@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -29,8 +30,25 @@ int run_lamp_load(struct run *r, bl_err *err)
 	r->lamp_now[0] = r->lamp_now[1] = r->lamp_now[2] = 1.0;
 	if ((rc = run_path(r, "lamp.json", p, sizeof(p), err)))
 		return rc;
-	if (access(p, F_OK) != 0)
+	if (access(p, F_OK) != 0) {
+		/*
+		 * None, but frames were taken: the first frame gave no reference
+		 * (too little board, or not followed), and one taken now, hours
+		 * later, would hold the light as it is now for the light at the start.
+		 */
+		DIR *d;
+		struct dirent *e;
+
+		if ((rc = run_path(r, "frames", p, sizeof(p), err)))
+			return rc;
+		if ((d = opendir(p))) {
+			while ((e = readdir(d)))
+				if (e->d_name[0] != '.')
+					r->lamp_off = 1;
+			closedir(d);
+		}
 		return 0;
+	}
 	r->lamp = malloc(sizeof(*r->lamp));
 	if (!r->lamp)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
@@ -206,6 +224,8 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 		if ((rc = vis_lamp_ratio(r->lamp, avg, frame, r->lamp_now, err)) == 0)
 			break;
 		img_free(avg);
+		if (rc != BL_EIO)
+			return rc; /* a frame of another size than the reference's: no retry helps */
 		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
 		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
 			return rc;

@@ -50,9 +50,13 @@ static int shadow_execute(struct arm *a, const struct arm_action *act, const str
 		return rc; /* the real arm did not complete it: the world does not either */
 	/* Expanded again from the simulated arm's position: the real one reads back in whole micrometres. */
 	rc = sim_exec(s->sim, act, &info, err);
-	if (rc)
+	if (rc) {
+		/* The real arm moved: whatever the world says, this is no command that was never sent. */
+		if (rc == BL_ENOTSENT)
+			err->code = rc = BL_EIO;
 		return bl_err_prefix(err, "the real arm completed action %ld, but the simulated world "
 				     "could not follow it", act->id);
+	}
 	return 0;
 }
 

@@ -253,6 +253,7 @@ TEST(exit_status_of_each_code)
 	CHECK(bl_exit_status(BL_OK) == 0);
 	CHECK(bl_exit_status(BL_EINVAL) == 2);
 	CHECK(bl_exit_status(BL_EIO) == 1);
+	CHECK(bl_exit_status(BL_ENOTSENT) == 1);
 	CHECK(bl_exit_status(BL_EPAUSED) == 3);
 	CHECK(bl_exit_status(BL_EBRAKE) == 4);
 	CHECK(bl_exit_status(BL_ESAFETY) == 5);

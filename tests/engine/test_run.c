@@ -13,6 +13,7 @@
 #include <cJSON.h>
 
 #include "base/fs.h"
+#include "config/machine.h"
 #include "test.h"
 
 /* Small and quick: a flat graphic target, a stroke budget of 24. */
@@ -78,6 +79,107 @@ static int dispenses_repeated(const char *dir, int *n_dispenses)
 	free(text);
 	*n_dispenses = n;
 	return rep;
+}
+
+/*
+ * Work done again for a subtask the journal already called done (in its
+ * round: correction rounds name theirs c1.s3, ...): the subtask started, a
+ * mix's dispense set planned, or a stroke or dispense the gate allowed. A
+ * resume must never start a finished subtask over.
+ */
+static int done_subtasks_worked_again(const char *dir)
+{
+	char path[4200], *text = NULL, *save = NULL;
+	char done[512][24];
+	int n_done = 0, again = 0;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
+		return -1;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+		const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "event"));
+		const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(o, "subtask"));
+		const cJSON *d = cJSON_GetObjectItem(o, "data");
+		const char *type = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(d, "action"), "type"));
+		const char *verdict = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
+		int work = 0, is_done = 0;
+
+		if (!ev || !sub || !*sub) {
+			cJSON_Delete(o);
+			continue;
+		}
+		for (int i = 0; i < n_done; i++)
+			is_done |= !strcmp(done[i], sub);
+		if (!strcmp(ev, "subtask_end") &&
+		    !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "status")) ?: "", "done") &&
+		    !is_done && n_done < 512)
+			snprintf(done[n_done++], sizeof(done[0]), "%s", sub);
+		work = !strcmp(ev, "subtask_start") || !strcmp(ev, "dispense_planned") ||
+		       (!strcmp(ev, "decision") && type && verdict && !strcmp(verdict, "allow") &&
+			(!strcmp(type, "stroke") || !strcmp(type, "dispense")));
+		if (work && is_done) {
+			fprintf(stderr, "%s: %s after %s was done\n", dir, ev, sub);
+			again++;
+		}
+		cJSON_Delete(o);
+	}
+	free(text);
+	return again;
+}
+
+/* Kills a child run with SIGKILL once its journal holds pat n times; 0 when it did. */
+static int kill_at(pid_t pid, const char *dir, const char *pat, int n)
+{
+	char path[4200];
+	int status;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	for (;;) {
+		char *text = NULL;
+		int seen = 0;
+
+		if (fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0)
+			for (const char *p = text; (p = strstr(p, pat)); p++)
+				seen++;
+		free(text);
+		if (seen >= n) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return 0;
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return -1;
+		usleep(1000);
+	}
+}
+
+/* Starts brushloop with args in the background, its output thrown away. */
+static pid_t start(const char *const *args)
+{
+	const char *bin = getenv("BRUSHLOOP");
+	char *argv[32];
+	int n = 0;
+	pid_t pid;
+
+	argv[n++] = (char *)bin;
+	while (args[n - 1] && n < 31) {
+		argv[n] = (char *)args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(bin, argv);
+		_exit(127);
+	}
+	return pid;
 }
 
 static double final_mean(const char *dir)
@@ -229,6 +331,8 @@ static void kill_and_resume(const char *name, long lines)
 	CHECK_MSG(rc == 0, "resume after a kill at journal line %ld exited %d", lines, rc);
 	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice after a kill at line %ld",
 		  lines);
+	CHECK_MSG(done_subtasks_worked_again(dir) == 0, "a done subtask started over after a kill at "
+		  "line %ld", lines);
 	got = final_mean(dir);
 	/* Stated tolerance: within 3 CIEDE2000 of the uninterrupted run's mean. */
 	CHECK_MSG(ref > 0 && got > 0 && got < ref + 3.0 && got > ref - 3.0,
@@ -278,6 +382,197 @@ TEST(power_loss_at_five_moments_then_resume)
 	}
 }
 
+/*
+ * Open loop: a kill just after a mix's dispense set is planned, then resume:
+ * the set is finished, never planned again; no cell ever holds more than it
+ * takes (top-ups sized to the room left).
+ */
+TEST(open_loop_dispenses_each_mix_once_across_a_kill)
+{
+	const char *dir = run_dir("open-kill");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--open-loop",
+			       "--quiet", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char path[4200];
+	cJSON *st = NULL, *it;
+	struct machine m;
+	bl_err err = { 0 };
+	pid_t pid = start(args);
+
+	CHECK(pid > 0);
+	/* In the second mix's set, once its first dispense was allowed (the set is on disk by then). */
+	CHECK_MSG(kill_at(pid, dir, "\"type\":\"dispense\"", 5) == 0, "the run ended first");
+	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
+	CHECK(done_subtasks_worked_again(dir) == 0);
+	{
+		char *text = NULL;
+		int planned = 0, mixes = 0;
+
+		snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+		CHECK(fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0);
+		for (const char *p = text; p && (p = strstr(p, "\"event\":\"dispense_planned\"")); p++)
+			planned++;
+		for (const char *p = text; p && (p = strstr(p, "\"event\":\"mix_open_loop\"")); p++)
+			mixes++;
+		/* One set a mix (top-ups are mixes too): the interrupted one finished, not planned again. */
+		CHECK_MSG(planned == mixes, "%d dispense sets planned for %d open-loop mixes", planned,
+			  mixes);
+		free(text);
+	}
+	snprintf(path, sizeof(path), "%s/machine.json", dir);
+	CHECK(machine_load(path, &m, &err) == 0);
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	{
+		char *text = NULL;
+
+		CHECK(fs_read_file(path, 1 << 24, &text, NULL, NULL) == 0);
+		st = cJSON_Parse(text);
+		free(text);
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(st, "colours")) {
+		const cJSON *ml = cJSON_GetObjectItem(it, "cell_ml");
+
+		CHECK_MSG(cJSON_IsNumber(ml) && ml->valuedouble <= m.mixing.cell_max_ml + 1e-9,
+			  "a cell holds %.2f ml, more than mixing.cell_max_ml %.2f",
+			  cJSON_IsNumber(ml) ? ml->valuedouble : -1.0, m.mixing.cell_max_ml);
+	}
+	cJSON_Delete(st);
+}
+
+/*
+ * A mix that cannot reach its tolerance waits for the operator; answered,
+ * resume retries what was deferred. Killed during that retry and resumed
+ * again, nothing done before is started over.
+ */
+TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
+{
+	const char *dir = run_dir("deferred-kill");
+	char machine[4200];
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--machine", machine, NULL };
+	const char *accept[] = { "resume", dir, "--quiet", "--accept-mix", "all", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char *text = NULL;
+	int rc, starts = 0;
+	pid_t pid;
+
+	/* A tolerance no mix reaches: every colour is escalated and its strokes deferred. */
+	{
+		char p[4096], *mt = NULL, *out;
+		cJSON *m, *cal;
+
+		snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
+		CHECK(fs_read_file(p, 1 << 20, &mt, NULL, NULL) == 0);
+		m = cJSON_Parse(mt);
+		free(mt);
+		CHECK(m != NULL);
+		if (!m)
+			return;
+		cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"),
+				     0.3);
+		/* The copy lives elsewhere: its calibration by full paths. */
+		cal = cJSON_GetObjectItem(m, "calibration");
+		snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
+		cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
+		snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
+		cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
+		out = cJSON_Print(m);
+		test_write_file("m-tight.json", out);
+		snprintf(machine, sizeof(machine), "%s/m-tight.json", test_tmpdir());
+		free(out);
+		cJSON_Delete(m);
+	}
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 3, "the run with a tolerance no mix reaches exited %d, not 3", rc);
+	pid = start(accept);
+	CHECK(pid > 0);
+	/* Killed as the retry starts its second subtask. */
+	{
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+		CHECK(fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0);
+		for (const char *p = text; p && (p = strstr(p, "\"event\":\"subtask_start\"")); p++)
+			starts++;
+		free(text);
+	}
+	CHECK_MSG(kill_at(pid, dir, "\"event\":\"subtask_start\"", starts + 2) == 0,
+		  "the resume ended first");
+	rc = test_brushloop(rargs, NULL, NULL);
+	CHECK_MSG(rc == 0, "resume after the kill exited %d", rc);
+	CHECK(done_subtasks_worked_again(dir) == 0);
+}
+
+/* Replaces the first `from` in path's text by `to`; 0 when it did. */
+static int edit_file(const char *path, const char *from, const char *to)
+{
+	char *text = NULL, *p, *out;
+	size_t n;
+	int rc = -1;
+	FILE *f;
+
+	if (fs_read_file(path, 1 << 26, &text, NULL, NULL) || !(p = strstr(text, from)))
+		goto out_free;
+	n = strlen(text) + strlen(to) + 1;
+	out = malloc(n);
+	snprintf(out, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+	f = fopen(path, "w");
+	if (f) {
+		rc = fputs(out, f) < 0;
+		rc |= fclose(f) != 0;
+	}
+	free(out);
+out_free:
+	free(text);
+	return rc;
+}
+
+/*
+ * A state.json damaged so that it no longer fits its plan (a retry of
+ * actions the subtask has not, more colours than planned), or emptied, is
+ * refused on resume with exit 2 naming the key, never a crash.
+ */
+TEST(a_damaged_state_is_refused_on_resume)
+{
+	static const char *const damage[][3] = {
+		{ "\"retry\":\t{\n\t\t\"active\":\tfalse,\n\t\t\"subtask\":\t0,\n\t\t\"attempt\":\t0,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[]",
+		  "\"retry\":\t{\n\t\t\"active\":\ttrue,\n\t\t\"subtask\":\t1,\n\t\t\"attempt\":\t1,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[9999999]",
+		  "retry.actions[0]" },
+		{ "\"next\":\t", "\"next\":\t9000", "next" },
+	};
+	const char *dir = run_dir("damaged");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--fault", "power_loss_after=40", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char path[4200], keep[4200], *text = NULL, *err = NULL;
+
+	CHECK(test_brushloop(args, NULL, NULL) == 86);
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	snprintf(keep, sizeof(keep), "%s/state.keep", dir);
+	CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
+	for (size_t i = 0; text && i < sizeof(damage) / sizeof(damage[0]); i++) {
+		FILE *f = fopen(path, "w");
+
+		CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+		CHECK_MSG(edit_file(path, damage[i][0], damage[i][1]) == 0, "case %zu: no %s", i,
+			  damage[i][2]);
+		CHECK_MSG(test_brushloop(rargs, NULL, &err) == 2, "case %zu (%s) not refused", i,
+			  damage[i][2]);
+		CHECK_STR_CONTAINS(err, damage[i][2]);
+		free(err);
+		err = NULL;
+	}
+	{
+		FILE *f = fopen(path, "w");
+
+		CHECK(f && fputs("{}", f) >= 0 && fclose(f) == 0);
+		CHECK(test_brushloop(rargs, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "state.json");
+		free(err);
+	}
+	free(text);
+}
+
 TEST(bad_input_is_refused_with_exit_2)
 {
 	const char *dir = run_dir("bad");
@@ -316,8 +611,25 @@ TEST(bad_input_is_refused_with_exit_2)
 
 		CHECK(test_brushloop(args, NULL, NULL) == 2);
 	}
+	{
+		/* A target that does not decode: refused naming it, and nothing is written. */
+		char bad[4200];
+		const char *out = run_dir("bad-target");
+		const char *args[] = { "run", bad, "--out", out, "--quiet", NULL };
+		struct stat sb;
+
+		snprintf(bad, sizeof(bad), "%s/cut.png", test_tmpdir());
+		test_write_file("cut.png", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "cut.png");
+		free(err);
+		CHECK_MSG(stat(out, &sb) != 0, "%s was created for a target that does not decode", out);
+	}
 }
 
 TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
+	  T(open_loop_dispenses_each_mix_once_across_a_kill),
+	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
+	  T(a_damaged_state_is_refused_on_resume),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
 	  T(bad_input_is_refused_with_exit_2))

@@ -716,7 +716,7 @@ TEST(fault_command_failures)
 	int failed = 0;
 
 	open_world(&w, 5, all);
-	CHECK(act(w.s, HOME) == BL_EIO);
+	CHECK(act(w.s, HOME) == BL_ENOTSENT);
 	CHECK_STR_CONTAINS(last_err.msg, "command failed");
 	arm = sim_arm(w.s);
 	CHECK(arm_status(arm, &st, &err) == 0);
@@ -726,7 +726,7 @@ TEST(fault_command_failures)
 
 	open_world(&w, 5, half);
 	for (int i = 0; i < 200; i++)
-		failed += act(w.s, HOME) == BL_EIO;
+		failed += act(w.s, HOME) == BL_ENOTSENT;
 	CHECK_MSG(failed > 70 && failed < 130, "%d of 200 failed at 0.5", failed);
 	close_world(&w);
 }

@@ -316,9 +316,10 @@ const struct cli_command cli_commands[] = {
 	  "strokes wait for the operator). A live progress line goes to a terminal, plain\n"
 	  "lines every 5 s otherwise; --quiet drops both. See docs/run.md.\n"
 	  "\n"
-	  "Exit status: 0 finished and verified, 1 runtime failure, 2 invalid input, 3 paused\n"
-	  "(a signal, or waiting for an operator), 4 a brake fired (the reason is in\n"
-	  "STATUS.md), 5 safety stop. `brushloop resume DIR` continues a run that stopped.\n",
+	  "Exit status: 0 finished (STATUS.md says whether the final canvas verified), 1\n"
+	  "runtime failure, 2 invalid input, 3 paused (a signal, or waiting for an operator),\n"
+	  "4 a brake fired (the reason is in STATUS.md), 5 safety stop. `brushloop resume DIR`\n"
+	  "continues a run that stopped.\n",
 	  cli_run_main },
 	{ "resume", "continue a run after a crash, a pause or a brake",
 	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--fault KEY=VALUE]...\n"

@@ -1,4 +1,4 @@
-/* cli_mix.c: `brushloop mix`: a recipe for a target colour, or the correction of a measured mix. */
+/* cli_mix.c: `brushloop mix`: a recipe for a target colour, the correction of a measured mix, and `mix trial`, the closed mixing loop on the simulator's bench. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>

@@ -52,7 +52,8 @@ struct vis_lamp {
 };
 
 /*
- * Takes frame (light map already divided out, if any) as the reference:
+ * Takes frame, as the camera gave it (the ratios are per point, so the map
+ * cancels; every later frame must be taken the same way), as the reference:
  * points on a 20 mm grid of the table plane where m places nothing (not the
  * canvas, its markers, stations or keep-out zones, with a margin), seen in
  * the frame through geometry g, neither clipped nor black there. Fails when

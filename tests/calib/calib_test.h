@@ -135,7 +135,7 @@ static inline const char *machine_with(const char *name, const char *calibration
 	const char *key = "\"calibration\": { \"camera_profile\": \"calibration/sim-camera.icc\", "
 			  "\"light_map\": \"calibration/sim-light.json\", "
 			  "\"max_arm_residual_mm\": 1.0, \"max_canvas_error_mm\": 0.5, "
-			  "\"max_camera_de00\": 1.5 }";
+			  "\"max_camera_de00\": 1.5, \"follow_lamp\": true }";
 	char *at, *out;
 
 	if (fs_read_file(src_path("examples/machine-sim.json"), 1 << 20, &text, &len, &err)) {

@@ -233,6 +233,18 @@ int run_canvas_mean(const struct run_canvas *c, double x0, double y0, double x1,
 /* The observation against the target over the picture: mean and p95 CIEDE2000 on the plan's grid. */
 int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
 			 bl_err *err);
+/*
+ * The lamp drifts (on the simulator 1 % an hour, and a run's clock runs for
+ * hours with the drying waits): corrections are planned and judged on the
+ * canvas as it would look under the lamp of the blank canvas. k (per XYZ
+ * channel) is the blank canvas's colour over the median of the canvas left
+ * bare beside the picture now; c is scaled by it in place. k stays 1 (and c
+ * untouched) when the picture leaves too little bare canvas or k is beyond
+ * RUN_RELIGHT_MAX of 1. Only out of memory fails.
+ */
+#define RUN_RELIGHT_MIN_PX 500
+#define RUN_RELIGHT_MAX 0.25
+int run_canvas_relight(const struct run *r, struct run_canvas *c, double k[3]);
 /* The observation over the picture's rectangle as a planner raster (for plan_correct). */
 int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct plan_raster *out,
 			 bl_err *err);

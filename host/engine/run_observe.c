@@ -311,6 +311,76 @@ int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct
 	return 0;
 }
 
+static int cmp_f(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+int run_canvas_relight(const struct run *r, struct run_canvas *c, double k[3])
+{
+	int x0, y0, w, h, n = 0;
+	float *ch[3];
+	color_lab now, ref = r->plan.canvas_lab;
+	color_xyz xn, xr;
+
+	k[0] = k[1] = k[2] = 1.0;
+	picture_box(&r->plan, c, &x0, &y0, &w, &h);
+	ch[0] = malloc(sizeof(float) * 3 * (size_t)c->w * c->h);
+	if (!ch[0])
+		return BL_ENOMEM;
+	ch[1] = ch[0] + (size_t)c->w * c->h;
+	ch[2] = ch[1] + (size_t)c->w * c->h;
+	/*
+	 * The bare band: canvas left and right of the picture, 2 mm clear of the
+	 * canvas's edge and of the picture (no stroke leaves the picture), and
+	 * 10 mm clear of the top and bottom.
+	 */
+	for (int y = 10; y < c->h - 10; y++)
+		for (int x = 2; x < c->w - 2; x++) {
+			const float *q = c->lab + ((size_t)y * c->w + x) * 3;
+
+			if (x >= x0 - 2 && x < x0 + w + 2)
+				continue;
+			ch[0][n] = q[0], ch[1][n] = q[1], ch[2][n] = q[2];
+			n++;
+		}
+	if (n < RUN_RELIGHT_MIN_PX) {
+		free(ch[0]);
+		return 0; /* the picture fills the canvas: nothing bare to measure the lamp on */
+	}
+	for (int q = 0; q < 3; q++) {
+		qsort(ch[q], (size_t)n, sizeof(float), cmp_f);
+		(&now.L)[q] = ch[q][n / 2];
+	}
+	free(ch[0]);
+	color_lab_to_xyz(&now, &xn);
+	color_lab_to_xyz(&ref, &xr);
+	if (!(xn.X > 0.0 && xn.Y > 0.0 && xn.Z > 0.0))
+		return 0;
+	k[0] = xr.X / xn.X;
+	k[1] = xr.Y / xn.Y;
+	k[2] = xr.Z / xn.Z;
+	/* Far beyond a lamp's drift (paint on the band, a lamp failing): not followed, the brakes see it. */
+	for (int q = 0; q < 3; q++)
+		if (fabs(k[q] - 1.0) > RUN_RELIGHT_MAX) {
+			k[0] = k[1] = k[2] = 1.0;
+			return 0;
+		}
+	for (size_t i = 0; i < (size_t)c->w * c->h; i++) {
+		float *q = c->lab + 3 * i;
+		color_lab l = { q[0], q[1], q[2] };
+		color_xyz x;
+
+		color_lab_to_xyz(&l, &x);
+		x.X *= k[0], x.Y *= k[1], x.Z *= k[2];
+		color_xyz_to_lab(&x, &l);
+		q[0] = (float)l.L, q[1] = (float)l.a, q[2] = (float)l.b;
+	}
+	return 0;
+}
+
 int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
 			 bl_err *err)
 {

@@ -350,7 +350,8 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 		cm->expected.b = cm->before.b + cm->k * (paint.b - cm->before.b);
 		return;
 	}
-	if (col->canvas_cells > 0) {
+	/* A correction plan's cells are already predicted with the colours' looks (plan_options.looks). */
+	if (col->canvas_cells > 0 && !p->correction) {
 		cm->expected.L += cm->k * col->canvas_offset.L;
 		cm->expected.a += cm->k * col->canvas_offset.a;
 		cm->expected.b += cm->k * col->canvas_offset.b;

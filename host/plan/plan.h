@@ -70,6 +70,12 @@ struct plan_options {
 	int wash_ms;
 	unsigned long seed;     /* colour clustering start; the plan is a function of all inputs */
 	int baseline;           /* grid strokes in the nearest colour instead of planning (for comparison) */
+	/*
+	 * Corrections only: each colour as it shows on this canvas (learnt from
+	 * its batches), indexed like the plan's colours; strokes are placed and
+	 * predicted with these. NULL: the colours' own lab.
+	 */
+	const color_lab *looks;
 };
 
 void plan_options_default(struct plan_options *o, const struct machine *m);

@@ -280,7 +280,7 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 	struct run_sub *sub = &r->st.sub[r->st.next];
 	struct run_canvas c = { 0 };
 	char name[32], path[RUN_PATH_MAX];
-	double verdict, relit_mean = -1.0;
+	double verdict;
 	enum run_brake b;
 	int rc;
 
@@ -291,22 +291,6 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 	if ((rc = run_observe_record(r, s, name, &c, &verdict, err)))
 		return rc;
 	sub->verdict_de00 = verdict;
-	if (r->st.round > 0 && !r->st.open_loop) {
-		/* A correction round is judged under the lamp it was planned under (plan_next_round). */
-		struct run_canvas rl = { c.w, c.h, malloc(sizeof(float) * 3 * (size_t)c.w * c.h), "" };
-		double lamp[3], p95;
-
-		if (!rl.lab) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out;
-		}
-		memcpy(rl.lab, c.lab, sizeof(float) * 3 * (size_t)c.w * c.h);
-		rc = run_canvas_relight(r, &rl, lamp) ? bl_fail(err, BL_ENOMEM, "out of memory")
-						       : run_canvas_vs_target(r, &rl, &relit_mean, &p95, err);
-		free(rl.lab);
-		if (rc)
-			goto out;
-	}
 	/* The latest canvas, always there for a person to look at. */
 	if ((rc = run_path(r, "canvas-latest.png", path, sizeof(path), err)) ||
 	    (rc = run_canvas_save_png(&c, path, err)))
@@ -317,8 +301,8 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 
 		cJSON_AddNumberToObject(dj, "canvas_mean_de00", h->mean_de00);
 		cJSON_AddNumberToObject(dj, "canvas_p95_de00", h->p95_de00);
-		if (r->st.round > 0 && !r->st.open_loop)
-			cJSON_AddNumberToObject(dj, "canvas_mean_relit_de00", relit_mean);
+		if (!r->st.open_loop)
+			json_add_vec(dj, "lamp_xyz", r->lamp, 3);
 		cJSON_AddNumberToObject(dj, "predicted_mean_de00", s->predicted_mean_de00);
 		cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
 		cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
@@ -330,8 +314,7 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 		sub->status = RUN_SUB_DONE;
 		run_progress(r, 1); /* the canvas's error is new: say it */
 		if (!r->st.open_loop) {
-			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes,
-						  r->st.round > 0 ? relit_mean : h->mean_de00,
+			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00,
 						  s->predicted_mean_de00, 0.05);
 			if (b == RUN_BRAKE_WANDERING && r->st.round > 0) {
 				/*
@@ -413,7 +396,7 @@ static int load_correction(struct run *r, int round, bl_err *err)
 static int plan_next_round(struct run *r, bl_err *err)
 {
 	color_lab looks[PLAN_MAX_COLOURS];
-	double lamp[3], relit_mean;
+	double mean;
 	struct run_canvas c = { 0 };
 	struct plan_raster obs = { 0 };
 	struct plan_inputs in;
@@ -424,24 +407,15 @@ static int plan_next_round(struct run *r, bl_err *err)
 	int rc;
 
 	journal_set_subtask(&r->j, "");
-	if ((rc = run_observe_canvas(r, "before-correction", &c, err)))
-		goto out;
-	/* Corrections see the canvas under the blank canvas's lamp, and are judged so (checkpoint_subtask). */
-	if (run_canvas_relight(r, &c, lamp)) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = run_canvas_to_raster(r, &c, &obs, err)))
+	if ((rc = run_observe_canvas(r, "before-correction", &c, err)) ||
+	    (rc = run_canvas_to_raster(r, &c, &obs, err)))
 		goto out;
 	{
 		double p95;
 
-		if ((rc = run_canvas_vs_target(r, &c, &relit_mean, &p95, err)))
+		if ((rc = run_canvas_vs_target(r, &c, &mean, &p95, err)))
 			goto out;
-		/* The round starts from this canvas, under this lamp: its checkpoints are compared with it. */
-		r->st.brakes.best_canvas_de00 = relit_mean;
-		r->st.brakes.checkpoints_no_progress = 0;
-		run_brakes_round(&r->st.brakes, relit_mean);
+		run_brakes_round(&r->st.brakes, mean);
 	}
 	plan_inputs_for(r, &in);
 	plan_options_for(r, &po);
@@ -471,8 +445,8 @@ static int plan_next_round(struct run *r, bl_err *err)
 	cJSON_AddNumberToObject(d, "strokes", corr.n_strokes);
 	cJSON_AddNumberToObject(d, "unfixable_cells", (double)corr.n_unfixable);
 	cJSON_AddNumberToObject(d, "predicted_mean_de00", corr.mean_de00);
-	cJSON_AddNumberToObject(d, "canvas_mean_relit_de00", relit_mean);
-	json_add_vec(d, "lamp_xyz", lamp, 3);
+	cJSON_AddNumberToObject(d, "canvas_mean_de00", mean);
+	json_add_vec(d, "lamp_xyz", r->lamp, 3);
 	if ((rc = run_event(r, "correction_planned", d, err)))
 		goto out;
 	if (corr.n_strokes == 0) {
@@ -529,6 +503,24 @@ static int finish(struct run *r, bl_err *err)
 	d = cJSON_CreateObject();
 	cJSON_AddNumberToObject(d, "mean_de00", mean);
 	cJSON_AddNumberToObject(d, "p95_de00", p95);
+	{
+		/* Beside it, for comparing runs of different lengths: the same canvas under the blank canvas's lamp. */
+		double k[3], rmean, rp95;
+
+		if (run_lamp(r, &c, k)) {
+			cJSON_Delete(d);
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out;
+		}
+		run_canvas_relight(&c, k);
+		if ((rc = run_canvas_vs_target(r, &c, &rmean, &rp95, err))) {
+			cJSON_Delete(d);
+			goto out;
+		}
+		cJSON_AddNumberToObject(d, "mean_relit_de00", rmean);
+		cJSON_AddNumberToObject(d, "p95_relit_de00", rp95);
+		json_add_vec(d, "lamp_xyz", k, 3);
+	}
 	cJSON_AddBoolToObject(d, "verified", r->st.final_verified);
 	cJSON_AddStringToObject(d, "frame", strrchr(c.frame, '/') + 1);
 	cJSON_AddItemToObject(d, "cost", run_cost_json(&r->st.cost, &r->m.costs));
@@ -795,6 +787,7 @@ int run_start(const struct run_options *o, bl_err *err)
 
 	if (!r)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
+	r->lamp[0] = r->lamp[1] = r->lamp[2] = 1.0;
 	r->opt = *o;
 	r->wall0_ns = clk_real_ns();
 	run_state_init(&r->st);
@@ -927,6 +920,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 
 	if (!r)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
+	r->lamp[0] = r->lamp[1] = r->lamp[2] = 1.0;
 	r->opt = *o;
 	r->wall0_ns = clk_real_ns();
 	run_state_init(&r->st);

@@ -24,7 +24,7 @@
 #define RUN_MAX_HISTORY 64
 #define RUN_MAX_DEFERRED 64
 #define RUN_ACTION_ID_BASE 100000000L /* ids of actions the engine makes (mix corrections) */
-#define RUN_MAX_WET 64
+#define RUN_MAX_WET 256
 
 enum run_sub_status { RUN_SUB_PENDING, RUN_SUB_RUNNING, RUN_SUB_DONE, RUN_SUB_FAILED,
 		      RUN_SUB_DEFERRED, RUN_SUB_SKIPPED };
@@ -111,7 +111,7 @@ struct run_retry {
 /* Where a batch laid paint and when it finished (run clock): wet until machine painting.dry_s later. */
 struct run_wet {
 	int colour;
-	double region_mm[4];     /* canvas mm: x0, y0, x1, y1 */
+	double region_mm[4];     /* canvas mm: x0, y0, x1, y1 (a stroke's box grown by half its brush and 1 mm) */
 	double t_s;
 };
 
@@ -130,7 +130,7 @@ struct run_state {
 	double topup_ml;         /* a top-up of the batch's colour is under way: its volume (0: none) */
 	int corrections_over;    /* corrections stopped improving the canvas: no more of them */
 	int n_wet;
-	struct run_wet wet[RUN_MAX_WET]; /* batches whose paint may still be wet */
+	struct run_wet wet[RUN_MAX_WET]; /* strokes whose paint may still be wet */
 	int n_colours;
 	struct run_colour colours[PLAN_MAX_COLOURS];
 	uint64_t cells_used;     /* bit per machine mixing cell */
@@ -189,6 +189,7 @@ struct run {
 	int status_now;          /* rewrite it at the next save */
 	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
 	float *last_lab;         /* the last canvas observation, Lab, last_w x last_h */
+	double lamp[3];          /* the lamp at the last observation against the blank canvas's (run_lamp), per XYZ channel */
 	float *before_lab;       /* the canvas before the paint pass under way (NULL: not seen) */
 	float *alpha;            /* the batch under way's footprint in the planner's model (plan_batch_alpha) */
 	int alpha_w, alpha_h, alpha_round;
@@ -235,16 +236,20 @@ int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean
 			 bl_err *err);
 /*
  * The lamp drifts (on the simulator 1 % an hour, and a run's clock runs for
- * hours with the drying waits): corrections are planned and judged on the
- * canvas as it would look under the lamp of the blank canvas. k (per XYZ
- * channel) is the blank canvas's colour over the median of the canvas left
- * bare beside the picture now; c is scaled by it in place. k stays 1 (and c
- * untouched) when the picture leaves too little bare canvas or k is beyond
- * RUN_RELIGHT_MAX of 1. Only out of memory fails.
+ * hours with the drying waits), and the calibration does not follow it: the
+ * closed loop looks at the canvas and its mixes under the lamp of the blank
+ * canvas. k (per XYZ channel) is the blank canvas's colour over the median of
+ * the canvas left bare beside the picture in observation c; 1 when the
+ * picture leaves too little bare canvas, or when k is beyond RUN_LAMP_MAX of 1
+ * (paint on the band, a failing lamp: not followed, the brakes see it). Only
+ * out of memory fails.
  */
-#define RUN_RELIGHT_MIN_PX 500
-#define RUN_RELIGHT_MAX 0.25
-int run_canvas_relight(const struct run *r, struct run_canvas *c, double k[3]);
+#define RUN_LAMP_MIN_PX 500
+#define RUN_LAMP_MAX 0.25
+int run_lamp(const struct run *r, const struct run_canvas *c, double k[3]);
+/* A colour (canvas) observed under lamp k as under the blank canvas's lamp. */
+void run_relight(const double k[3], color_lab *l);
+void run_canvas_relight(struct run_canvas *c, const double k[3]);
 /* The observation over the picture's rectangle as a planner raster (for plan_correct). */
 int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct plan_raster *out,
 			 bl_err *err);

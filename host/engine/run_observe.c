@@ -190,6 +190,18 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	out->h = rect.h;
 	out->lab = lab;
 	lab = NULL;
+	/*
+	 * The closed loop looks at the canvas under the lamp of the blank canvas
+	 * (run_lamp); the blank canvas is that lamp, and the final canvas is
+	 * reported as the camera sees it.
+	 */
+	if (!r->st.open_loop && strcmp(what, "blank") && strcmp(what, "final")) {
+		if (run_lamp(r, out, r->lamp)) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		run_canvas_relight(out, r->lamp);
+	}
 	/* Kept: the next paint pass is judged on the change it makes to what is seen now. */
 	{
 		size_t bytes = (size_t)rect.w * rect.h * 3 * sizeof(float);
@@ -215,6 +227,35 @@ out_free:
 	return rc;
 }
 
+/* The lamp (run_lamp) in a frame of the whole bench: its canvas rectified and measured. */
+static int frame_lamp(const struct run *r, const struct img *avg, const struct vis_geometry *g,
+		      double k[3], bl_err *err)
+{
+	struct img rect = { 0 };
+	struct run_canvas c = { 0 };
+	int rc;
+
+	k[0] = k[1] = k[2] = 1.0;
+	if ((rc = vis_rectify(avg, g, 1.0, &rect, err)))
+		return rc;
+	c.w = rect.w;
+	c.h = rect.h;
+	c.lab = malloc((size_t)rect.w * rect.h * 3 * sizeof(float));
+	if (!c.lab) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free_rect;
+	}
+	if ((rc = meas_lab_raster(r->profile, &rect, c.lab, err)))
+		goto out_free_lab;
+	if (run_lamp(r, &c, k))
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+out_free_lab:
+	free(c.lab);
+out_free_rect:
+	img_free(&rect);
+	return rc;
+}
+
 int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
 		     bl_err *err)
 {
@@ -222,6 +263,7 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 	struct img avg = { 0 };
 	struct vis_geometry g;
 	struct meas_swatch sw;
+	double lamp[3];
 	char what[64];
 	int rc;
 
@@ -237,6 +279,8 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		rc = locate(r, &avg, frame, &g, err);
 		if (rc == 0)
 			rc = vis_measure_station(&avg, frame, &g, &r->m, st, r->profile, &sw, err);
+		if (rc == 0)
+			rc = frame_lamp(r, &avg, &g, lamp, err);
 		img_free(&avg);
 		if (rc == 0)
 			break;
@@ -249,6 +293,9 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 			return run_brake(r, b, err);
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+	/* A mix is judged under the blank canvas's lamp, like the canvas: the lamp dims over a night's run. */
+	run_relight(lamp, &sw.lab);
+	memcpy(r->lamp, lamp, sizeof(lamp));
 	*out = sw.lab;
 	return 0;
 }
@@ -318,7 +365,7 @@ static int cmp_f(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int run_canvas_relight(const struct run *r, struct run_canvas *c, double k[3])
+int run_lamp(const struct run *r, const struct run_canvas *c, double k[3])
 {
 	int x0, y0, w, h, n = 0;
 	float *ch[3];
@@ -346,7 +393,7 @@ int run_canvas_relight(const struct run *r, struct run_canvas *c, double k[3])
 			ch[0][n] = q[0], ch[1][n] = q[1], ch[2][n] = q[2];
 			n++;
 		}
-	if (n < RUN_RELIGHT_MIN_PX) {
+	if (n < RUN_LAMP_MIN_PX) {
 		free(ch[0]);
 		return 0; /* the picture fills the canvas: nothing bare to measure the lamp on */
 	}
@@ -364,21 +411,33 @@ int run_canvas_relight(const struct run *r, struct run_canvas *c, double k[3])
 	k[2] = xr.Z / xn.Z;
 	/* Far beyond a lamp's drift (paint on the band, a lamp failing): not followed, the brakes see it. */
 	for (int q = 0; q < 3; q++)
-		if (fabs(k[q] - 1.0) > RUN_RELIGHT_MAX) {
+		if (fabs(k[q] - 1.0) > RUN_LAMP_MAX) {
 			k[0] = k[1] = k[2] = 1.0;
 			return 0;
 		}
+	return 0;
+}
+
+void run_relight(const double k[3], color_lab *l)
+{
+	color_xyz x;
+
+	color_lab_to_xyz(l, &x);
+	x.X *= k[0], x.Y *= k[1], x.Z *= k[2];
+	color_xyz_to_lab(&x, l);
+}
+
+void run_canvas_relight(struct run_canvas *c, const double k[3])
+{
+	if (k[0] == 1.0 && k[1] == 1.0 && k[2] == 1.0)
+		return;
 	for (size_t i = 0; i < (size_t)c->w * c->h; i++) {
 		float *q = c->lab + 3 * i;
 		color_lab l = { q[0], q[1], q[2] };
-		color_xyz x;
 
-		color_lab_to_xyz(&l, &x);
-		x.X *= k[0], x.Y *= k[1], x.Z *= k[2];
-		color_xyz_to_lab(&x, &l);
+		run_relight(k, &l);
 		q[0] = (float)l.L, q[1] = (float)l.a, q[2] = (float)l.b;
 	}
-	return 0;
 }
 
 int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,

@@ -531,7 +531,7 @@ int cli_measure_main(int argc, char **argv)
 
 		rc = vis_light_load(m->calibration.light_map, &lm, &err);
 		if (rc == 0 && lm.width == im.w && lm.height == im.h)
-			rc = vis_light_apply(&lm, &im, &err);
+			rc = vis_light_apply(&lm, NULL, &im, &err);
 		vis_light_free(&lm);
 		if (rc) {
 			img_free(&im);

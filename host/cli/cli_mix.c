@@ -210,6 +210,8 @@ struct trial_bench {
 	struct vis_geometry g;
 	struct vis_light light;
 	int has_light;               /* 0: light not corrected */
+	struct vis_lamp *lamp;       /* the board in the bare frame: the lamp followed from it (with the light) */
+	double lamp_now[3];          /* the lamp in the last frame against the bare one, R, G, B */
 	char light_source[CFG_PATH_MAX + 96];
 	double light_min, light_max; /* the map's gain over the cells' regions */
 	int measurements;
@@ -228,16 +230,25 @@ struct trial_bench {
 
 /*
  * A frame from the sim camera for measurement: controls locked,
- * camera.average_frames averaged, the light map divided out as the engine
- * divides it out of every frame it measures.
+ * camera.average_frames averaged, the light divided out as the engine
+ * divides it out of every frame it measures: the map, and the lamp's change
+ * since the bare frame. raw (may be NULL) gets the frame as the camera gave it.
  */
-static int bench_frame(struct trial_bench *b, enum sim_scene scene, struct img *im, bl_err *err)
+static int bench_frame(struct trial_bench *b, enum sim_scene scene, struct img *im, struct img *raw,
+		       bl_err *err)
 {
 	int rc;
 
 	sim_set_scene(b->sim, scene);
-	rc = cam_capture_for_measurement(b->rig.cam, im, err);
-	if (rc == 0 && b->has_light && (rc = vis_light_apply(&b->light, im, err)))
+	if ((rc = cam_capture_for_measurement(b->rig.cam, im, err)))
+		return rc;
+	if (raw && (rc = img_alloc(raw, im->w, im->h, err)) == 0)
+		memcpy(raw->px, im->px, (size_t)im->w * im->h * 3);
+	if (rc == 0 && b->lamp)
+		rc = vis_lamp_ratio(b->lamp, im, "the sim camera's frame", b->lamp_now, err);
+	if (rc == 0 && b->has_light)
+		rc = vis_light_apply(&b->light, b->lamp ? b->lamp_now : NULL, im, err);
+	if (rc)
 		img_free(im);
 	return rc;
 }
@@ -268,7 +279,7 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 	const int make_light = light && !m->calibration.light_map[0];
 	struct calib_chart *chart = malloc(sizeof(*chart));
 	struct calib_camera_result *r = NULL;
-	struct img chart_im = { 0 }, flat = { 0 }, bare = { 0 };
+	struct img chart_im = { 0 }, flat = { 0 }, bare = { 0 }, bare_raw = { 0 };
 	struct vis_markers mk;
 	int rc;
 
@@ -277,9 +288,9 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 	/* The chart and the flat card as the camera gives them: calibration sees them uncorrected. */
 	if ((rc = cam_lock_controls(b->rig.cam, err)) ||
 	    (rc = calib_chart_builtin("colorchecker24", chart, err)) ||
-	    (rc = bench_frame(b, SIM_SCENE_CHART, &chart_im, err)) ||
+	    (rc = bench_frame(b, SIM_SCENE_CHART, &chart_im, NULL, err)) ||
 	    (light && (make_profile || make_light) &&
-	     (rc = bench_frame(b, SIM_SCENE_FLAT, &flat, err))))
+	     (rc = bench_frame(b, SIM_SCENE_FLAT, &flat, NULL, err))))
 		goto out_free;
 	if (make_profile || make_light) {
 		/* One session, as `calib camera [--flat F --light-map MAP]` runs it. */
@@ -349,17 +360,29 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 	b->has_light = light;
 	/* The bench as it stands, the light divided out: where the canvas, and so every station, lies. */
 	vis_markers_from_machine(m, &mk);
-	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, err)) ||
+	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, &bare_raw, err)) ||
 	    (rc = vis_locate(&bare, "the sim camera's frame of the bare table",
 			     b->has_cs && b->cs.has_canvas ? &b->cs.canvas : NULL, &mk, &b->g, err)) ||
 	    (b->has_light && (rc = light_at_cells(b, err))))
 		goto out_free;
+	/* The lamp followed from here on, as a run follows it from its first frame. */
+	if (b->has_light) {
+		b->lamp = malloc(sizeof(*b->lamp));
+		if (!b->lamp) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		if ((rc = vis_lamp_reference(b->lamp, &bare_raw, "the sim camera's frame of the bare "
+					     "table", &b->g, m, err)))
+			goto out_free;
+	}
 	/* From here on the truth of the cells is read from the swatches scene's world. */
 	sim_set_scene(b->sim, SIM_SCENE_SWATCHES);
 out_free:
 	img_free(&chart_im);
 	img_free(&flat);
 	img_free(&bare);
+	img_free(&bare_raw);
 	calib_camera_free(r);
 	free(chart);
 	return rc;
@@ -442,7 +465,7 @@ static int bench_measure(void *ctx, color_lab *out, bl_err *err)
 	int rc;
 
 	snprintf(name, sizeof(name), "the sim camera's frame of cell %s", st->name);
-	rc = bench_frame(b, SIM_SCENE_SWATCHES, &im, err);
+	rc = bench_frame(b, SIM_SCENE_SWATCHES, &im, NULL, err);
 	if (rc == 0)
 		rc = vis_measure_station(&im, name, &b->g, b->m, st, b->profile, &sw, err);
 	img_free(&im);
@@ -477,6 +500,7 @@ static void trial_world_close(struct trial_bench *b)
 	else if (b->profile)
 		meas_profile_close(b->profile);
 	rig_close(&b->rig);
+	free(b->lamp);
 	vis_light_free(&b->light);
 	free(b->seen_de00);
 	free(b->thin_de00);
@@ -572,6 +596,10 @@ static void print_trial(const struct mix_trial_stats *st, const struct mix_limit
 		printf("; at the cells %.3f..%.3f of the light where the chart lay", b->light_min,
 		       b->light_max);
 	printf("\n");
+	if (b->lamp)
+		printf("lamp:         followed on %d points of bare board; at the end %.3f, %.3f, %.3f "
+		       "(R, G, B) of the bare frame's, divided out\n", b->lamp->n, b->lamp_now[0],
+		       b->lamp_now[1], b->lamp_now[2]);
 	printf("%d targets inside the gamut, tolerance %.2f CIEDE2000 measured by the camera, at "
 	       "most %d attempts each, %.2f h simulated\n",
 	       st->targets, lim->tol_de00, lim->max_attempts, b->time_s / 3600.0);
@@ -638,6 +666,10 @@ static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_be
 		cJSON_AddStringToObject(c, "light_source", b->light_source);
 		if (b->has_light)
 			json_add_vec(c, "light_at_cells", (double[]){ b->light_min, b->light_max }, 2);
+		if (b->lamp) {
+			cJSON_AddNumberToObject(c, "lamp_points", b->lamp->n);
+			json_add_vec(c, "lamp_end", b->lamp_now, 3);
+		}
 		cJSON_AddNumberToObject(c, "measurements", b->measurements);
 	}
 	cJSON_AddNumberToObject(o, "simulated_h", b->time_s / 3600.0);

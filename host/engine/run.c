@@ -106,6 +106,8 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 			return rc;
 		r->have_light = 1;
 	}
+	if ((rc = run_lamp_load(r, err)))
+		return rc;
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
 	gc.run_dir = r->dir;
@@ -132,6 +134,9 @@ static void run_close(struct run *r)
 	r->profile = NULL;
 	vis_light_free(&r->light);
 	r->have_light = 0;
+	free(r->lamp);
+	r->lamp = NULL;
+	img_free(&r->first_raw);
 	plan_free(&r->plan);
 	plan_free(&r->corr);
 	plan_target_free(&r->target);
@@ -301,8 +306,6 @@ static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_er
 
 		cJSON_AddNumberToObject(dj, "canvas_mean_de00", h->mean_de00);
 		cJSON_AddNumberToObject(dj, "canvas_p95_de00", h->p95_de00);
-		if (!r->st.open_loop)
-			json_add_vec(dj, "lamp_xyz", r->lamp, 3);
 		cJSON_AddNumberToObject(dj, "predicted_mean_de00", s->predicted_mean_de00);
 		cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
 		cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
@@ -446,7 +449,6 @@ static int plan_next_round(struct run *r, bl_err *err)
 	cJSON_AddNumberToObject(d, "unfixable_cells", (double)corr.n_unfixable);
 	cJSON_AddNumberToObject(d, "predicted_mean_de00", corr.mean_de00);
 	cJSON_AddNumberToObject(d, "canvas_mean_de00", mean);
-	json_add_vec(d, "lamp_xyz", r->lamp, 3);
 	if ((rc = run_event(r, "correction_planned", d, err)))
 		goto out;
 	if (corr.n_strokes == 0) {
@@ -503,24 +505,6 @@ static int finish(struct run *r, bl_err *err)
 	d = cJSON_CreateObject();
 	cJSON_AddNumberToObject(d, "mean_de00", mean);
 	cJSON_AddNumberToObject(d, "p95_de00", p95);
-	{
-		/* Beside it, for comparing runs of different lengths: the same canvas under the blank canvas's lamp. */
-		double k[3], rmean, rp95;
-
-		if (run_lamp(r, &c, k)) {
-			cJSON_Delete(d);
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out;
-		}
-		run_canvas_relight(&c, k);
-		if ((rc = run_canvas_vs_target(r, &c, &rmean, &rp95, err))) {
-			cJSON_Delete(d);
-			goto out;
-		}
-		cJSON_AddNumberToObject(d, "mean_relit_de00", rmean);
-		cJSON_AddNumberToObject(d, "p95_relit_de00", rp95);
-		json_add_vec(d, "lamp_xyz", k, 3);
-	}
 	cJSON_AddBoolToObject(d, "verified", r->st.final_verified);
 	cJSON_AddStringToObject(d, "frame", strrchr(c.frame, '/') + 1);
 	cJSON_AddItemToObject(d, "cost", run_cost_json(&r->st.cost, &r->m.costs));
@@ -787,7 +771,6 @@ int run_start(const struct run_options *o, bl_err *err)
 
 	if (!r)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	r->lamp[0] = r->lamp[1] = r->lamp[2] = 1.0;
 	r->opt = *o;
 	r->wall0_ns = clk_real_ns();
 	run_state_init(&r->st);
@@ -920,7 +903,6 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 
 	if (!r)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	r->lamp[0] = r->lamp[1] = r->lamp[2] = 1.0;
 	r->opt = *o;
 	r->wall0_ns = clk_real_ns();
 	run_state_init(&r->st);

@@ -81,13 +81,29 @@ int run_poll(struct run *r, bl_err *err)
 	return 0;
 }
 
+/*
+ * An arm command or homing that failed with rc: a communication error (it
+ * failed before it moved) is journaled and counted by the circuit breaker,
+ * and 0 says try again; anything else, or the breaker opening, is returned.
+ */
+static int comm_failed(struct run *r, int rc, bl_err *err)
+{
+	enum run_brake b;
+
+	if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+		return rc;
+	b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+	if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
+		return rc;
+	return b != RUN_BRAKE_NONE ? run_brake(r, b, err) : 0;
+}
+
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err)
 {
 	for (;;) {
 		struct arm_status s0, s1;
 		struct gate_image frame, *fp = NULL;
 		int rc, have0;
-		enum run_brake b;
 
 		if ((rc = run_poll(r, err)))
 			return rc;
@@ -109,14 +125,8 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 				r->st.cost.paint_ml += a->units * r->m.mixing.dispense_unit_ml;
 			return 0;
 		}
-		if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+		if ((rc = comm_failed(r, rc, err)))
 			return rc;
-		/* A command that failed before it moved (a communication error): retried, counted. */
-		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-		if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
-			return rc;
-		if (b != RUN_BRAKE_NONE)
-			return run_brake(r, b, err);
 	}
 }
 
@@ -124,7 +134,6 @@ int run_home(struct run *r, bl_err *err)
 {
 	for (;;) {
 		struct gate_decision d;
-		enum run_brake b;
 		int rc;
 
 		if ((rc = run_poll(r, err)))
@@ -134,14 +143,8 @@ int run_home(struct run *r, bl_err *err)
 			run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
 			return 0;
 		}
-		if (rc != BL_EIO && rc != BL_ETIMEDOUT)
+		if ((rc = comm_failed(r, rc, err)))
 			return rc;
-		/* Homing that failed before it moved (a communication error): retried, counted. */
-		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-		if ((rc = run_event(r, "arm_error", cJSON_CreateString(err->msg), err)))
-			return rc;
-		if (b != RUN_BRAKE_NONE)
-			return run_brake(r, b, err);
 	}
 }
 

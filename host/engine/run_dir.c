@@ -475,6 +475,13 @@ int run_status_write(struct run *r, bl_err *err)
 			      "measured as if the camera were sRGB (no calibration.camera_profile in "
 			      "the machine file), so every verdict is only as good as that guess.%s\n",
 			      st->canvas_from_file ? "" : " The canvas is located by its corner markers.");
+	if (r->lamp)
+		sb_printf(&sb, "- **lamp**: the light in the last frame is %.3f, %.3f, %.3f (R, G, B) of the "
+			      "run's first, from %d points of bare board; divided out of every frame\n",
+			      r->lamp_now[0], r->lamp_now[1], r->lamp_now[2], r->lamp->n);
+	else if (r->lamp_off)
+		sb_printf(&sb, "- **lamp**: not followed: too little bare board in view (journal: "
+			      "lamp_reference)\n");
 	for (size_t i = 0; i < st->n_sub; i++) {
 		done += st->sub[i].status == RUN_SUB_DONE;
 		skipped += st->sub[i].status == RUN_SUB_SKIPPED;

@@ -176,6 +176,11 @@ struct run {
 	struct meas_profile *profile;
 	struct vis_light light;  /* calibration.light_map, divided out of every frame */
 	int have_light;
+	struct vis_lamp *lamp;   /* the board in the run's first frame (lamp.json): the lamp followed from it */
+	int lamp_off;            /* the board cannot be seen: the lamp is not followed */
+	double lamp_now[3];      /* the light in the last frame against the first, R, G, B */
+	double lamp_logged[3];   /* as last journaled */
+	struct img first_raw;    /* the first frame as the camera gave it, until the lamp's reference is taken */
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */
@@ -189,7 +194,6 @@ struct run {
 	int status_now;          /* rewrite it at the next save */
 	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
 	float *last_lab;         /* the last canvas observation, Lab, last_w x last_h */
-	double lamp[3];          /* the lamp at the last observation against the blank canvas's (run_lamp), per XYZ channel */
 	float *before_lab;       /* the canvas before the paint pass under way (NULL: not seen) */
 	float *alpha;            /* the batch under way's footprint in the planner's model (plan_batch_alpha) */
 	int alpha_w, alpha_h, alpha_round;
@@ -225,6 +229,8 @@ struct run_canvas {
 };
 void run_canvas_free(struct run_canvas *c);
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
+/* Loads the lamp's reference of a run that has one (lamp.json), for a resumed run. */
+int run_lamp_load(struct run *r, bl_err *err);
 /* The stirred content of a mixing cell. */
 int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
 		     bl_err *err);
@@ -234,22 +240,6 @@ int run_canvas_mean(const struct run_canvas *c, double x0, double y0, double x1,
 /* The observation against the target over the picture: mean and p95 CIEDE2000 on the plan's grid. */
 int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
 			 bl_err *err);
-/*
- * The lamp drifts (on the simulator 1 % an hour, and a run's clock runs for
- * hours with the drying waits), and the calibration does not follow it: the
- * closed loop looks at the canvas and its mixes under the lamp of the blank
- * canvas. k (per XYZ channel) is the blank canvas's colour over the median of
- * the canvas left bare beside the picture in observation c; 1 when the
- * picture leaves too little bare canvas, or when k is beyond RUN_LAMP_MAX of 1
- * (paint on the band, a failing lamp: not followed, the brakes see it). Only
- * out of memory fails.
- */
-#define RUN_LAMP_MIN_PX 500
-#define RUN_LAMP_MAX 0.25
-int run_lamp(const struct run *r, const struct run_canvas *c, double k[3]);
-/* A colour (canvas) observed under lamp k as under the blank canvas's lamp. */
-void run_relight(const double k[3], color_lab *l);
-void run_canvas_relight(struct run_canvas *c, const double k[3]);
 /* The observation over the picture's rectangle as a planner raster (for plan_correct). */
 int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct plan_raster *out,
 			 bl_err *err);

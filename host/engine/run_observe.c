@@ -19,13 +19,94 @@ void run_canvas_free(struct run_canvas *c)
 	c->lab = NULL;
 }
 
+/* lamp.json in the run directory: the lamp's reference, kept so that a resumed run follows the same. */
+int run_lamp_load(struct run *r, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *root;
+	int rc;
+
+	r->lamp_now[0] = r->lamp_now[1] = r->lamp_now[2] = 1.0;
+	if ((rc = run_path(r, "lamp.json", p, sizeof(p), err)))
+		return rc;
+	if (access(p, F_OK) != 0)
+		return 0;
+	r->lamp = malloc(sizeof(*r->lamp));
+	if (!r->lamp)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if ((rc = json_parse_file(p, &root, err)))
+		return rc;
+	rc = vis_lamp_from_json(root, p, r->lamp, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* The lamp's change journaled when it moved by half a percent in any channel since last said. */
+static int lamp_journal(struct run *r, bl_err *err)
+{
+	cJSON *d;
+	int moved = 0;
+
+	for (int k = 0; k < 3; k++)
+		moved |= fabs(r->lamp_now[k] - r->lamp_logged[k]) >= 0.005;
+	if (!moved)
+		return 0;
+	memcpy(r->lamp_logged, r->lamp_now, sizeof(r->lamp_logged));
+	d = cJSON_CreateObject();
+	json_add_vec(d, "rgb", r->lamp_now, 3);
+	return run_event(r, "lamp", d, err);
+}
+
+/*
+ * After the run's first frame is located: its bare board becomes the lamp's
+ * reference (lamp.json). A view without enough board is said once in the
+ * journal and the lamp is not followed.
+ */
+static int lamp_begin(struct run *r, const struct vis_geometry *g, const char *name, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *d;
+	bl_err e2;
+	int rc;
+
+	if (r->lamp || r->lamp_off || !r->first_raw.px)
+		return 0;
+	r->lamp = malloc(sizeof(*r->lamp));
+	if (!r->lamp)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	d = cJSON_CreateObject();
+	rc = vis_lamp_reference(r->lamp, &r->first_raw, name, g, &r->m, &e2);
+	img_free(&r->first_raw);
+	if (rc) {
+		free(r->lamp);
+		r->lamp = NULL;
+		r->lamp_off = 1;
+		cJSON_AddStringToObject(d, "not_followed", e2.msg);
+		return run_event(r, "lamp_reference", d, err);
+	}
+	r->lamp_logged[0] = r->lamp_logged[1] = r->lamp_logged[2] = 1.0;
+	cJSON_AddNumberToObject(d, "board_points", r->lamp->n);
+	cJSON_AddStringToObject(d, "saved", "lamp.json");
+	if ((rc = run_path(r, "lamp.json", p, sizeof(p), err)) == 0) {
+		cJSON *o = vis_lamp_json(r->lamp);
+
+		rc = o ? json_write_file(p, o, err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		cJSON_Delete(o);
+	}
+	if (rc) {
+		cJSON_Delete(d);
+		return rc;
+	}
+	return run_event(r, "lamp_reference", d, err);
+}
+
 /*
  * camera.average_frames frames, each retried on a dropped or corrupt frame
  * (a camera error: the breaker counts it), averaged per channel. The average
  * is saved in frames/ as what the verdict rests on.
  */
-static int capture_average(struct run *r, const char *what, struct img *avg, char *frame,
-			   size_t frame_n, bl_err *err)
+static int average_frames(struct run *r, const char *what, struct img *avg, char *frame,
+			  size_t frame_n, bl_err *err)
 {
 	int n = r->m.camera.average_frames > 0 ? r->m.camera.average_frames : 1, got = 0, rc;
 	uint32_t *sum = NULL;
@@ -88,14 +169,59 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 		if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, avg, err)))
 			goto out_free;
 	}
-	/* The frame as saved is the camera's; measured, it is the light-corrected one the profile expects. */
-	if (r->have_light && (rc = vis_light_apply(&r->light, avg, err)))
-		goto out_free;
 	free(sum);
 	return 0;
 
 out_free:
 	free(sum);
+	img_free(avg);
+	return rc;
+}
+
+/*
+ * An observation: averaged frames (average_frames), with the light divided
+ * out as the profile expects it: the map's light over the view and the
+ * lamp's change since the run's first frame, in one pass. A frame whose
+ * board cannot be read for the lamp (the arm or something left over it) is a
+ * camera error like a dropped one: counted by the breaker, taken again.
+ */
+static int capture_average(struct run *r, const char *what, struct img *avg, char *frame,
+			   size_t frame_n, bl_err *err)
+{
+	int rc;
+
+	for (;;) {
+		enum run_brake b;
+
+		if ((rc = average_frames(r, what, avg, frame, frame_n, err)))
+			return rc;
+		if (!r->lamp)
+			break;
+		if ((rc = vis_lamp_ratio(r->lamp, avg, frame, r->lamp_now, err)) == 0)
+			break;
+		img_free(avg);
+		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
+			return rc;
+		if (b != RUN_BRAKE_NONE)
+			return run_brake(r, b, err);
+	}
+	if (r->lamp) {
+		if ((rc = lamp_journal(r, err)))
+			goto out_free;
+	} else if (!r->lamp_off && !r->first_raw.px) {
+		/* The reference is taken from this frame once the canvas shows where the board is. */
+		if ((rc = img_alloc(&r->first_raw, avg->w, avg->h, err)))
+			goto out_free;
+		memcpy(r->first_raw.px, avg->px, (size_t)avg->w * avg->h * 3);
+	}
+	if ((r->have_light || r->lamp) &&
+	    (rc = vis_light_apply(r->have_light ? &r->light : NULL, r->lamp ? r->lamp_now : NULL, avg,
+				  err)))
+		goto out_free;
+	return 0;
+
+out_free:
 	img_free(avg);
 	return rc;
 }
@@ -177,7 +303,7 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 		}
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
-	if ((rc = vis_rectify(&avg, &g, 1.0, &rect, err)))
+	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_rectify(&avg, &g, 1.0, &rect, err)))
 		goto out_free;
 	lab = malloc((size_t)rect.w * rect.h * 3 * sizeof(float));
 	if (!lab) {
@@ -190,18 +316,6 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	out->h = rect.h;
 	out->lab = lab;
 	lab = NULL;
-	/*
-	 * The closed loop looks at the canvas under the lamp of the blank canvas
-	 * (run_lamp); the blank canvas is that lamp, and the final canvas is
-	 * reported as the camera sees it.
-	 */
-	if (!r->st.open_loop && strcmp(what, "blank") && strcmp(what, "final")) {
-		if (run_lamp(r, out, r->lamp)) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out_free;
-		}
-		run_canvas_relight(out, r->lamp);
-	}
 	/* Kept: the next paint pass is judged on the change it makes to what is seen now. */
 	{
 		size_t bytes = (size_t)rect.w * rect.h * 3 * sizeof(float);
@@ -227,35 +341,6 @@ out_free:
 	return rc;
 }
 
-/* The lamp (run_lamp) in a frame of the whole bench: its canvas rectified and measured. */
-static int frame_lamp(const struct run *r, const struct img *avg, const struct vis_geometry *g,
-		      double k[3], bl_err *err)
-{
-	struct img rect = { 0 };
-	struct run_canvas c = { 0 };
-	int rc;
-
-	k[0] = k[1] = k[2] = 1.0;
-	if ((rc = vis_rectify(avg, g, 1.0, &rect, err)))
-		return rc;
-	c.w = rect.w;
-	c.h = rect.h;
-	c.lab = malloc((size_t)rect.w * rect.h * 3 * sizeof(float));
-	if (!c.lab) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_free_rect;
-	}
-	if ((rc = meas_lab_raster(r->profile, &rect, c.lab, err)))
-		goto out_free_lab;
-	if (run_lamp(r, &c, k))
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-out_free_lab:
-	free(c.lab);
-out_free_rect:
-	img_free(&rect);
-	return rc;
-}
-
 int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
 		     bl_err *err)
 {
@@ -263,7 +348,6 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 	struct img avg = { 0 };
 	struct vis_geometry g;
 	struct meas_swatch sw;
-	double lamp[3];
 	char what[64];
 	int rc;
 
@@ -279,8 +363,6 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		rc = locate(r, &avg, frame, &g, err);
 		if (rc == 0)
 			rc = vis_measure_station(&avg, frame, &g, &r->m, st, r->profile, &sw, err);
-		if (rc == 0)
-			rc = frame_lamp(r, &avg, &g, lamp, err);
 		img_free(&avg);
 		if (rc == 0)
 			break;
@@ -293,9 +375,8 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 			return run_brake(r, b, err);
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
-	/* A mix is judged under the blank canvas's lamp, like the canvas: the lamp dims over a night's run. */
-	run_relight(lamp, &sw.lab);
-	memcpy(r->lamp, lamp, sizeof(lamp));
+	if ((rc = lamp_begin(r, &g, frame, err)))
+		return rc;
 	*out = sw.lab;
 	return 0;
 }
@@ -356,88 +437,6 @@ int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct
 		memcpy(out->px + (size_t)y * w * 3, c->lab + ((size_t)(y0 + y) * c->w + x0) * 3,
 		       (size_t)w * 3 * sizeof(float));
 	return 0;
-}
-
-static int cmp_f(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-
-	return (x > y) - (x < y);
-}
-
-int run_lamp(const struct run *r, const struct run_canvas *c, double k[3])
-{
-	int x0, y0, w, h, n = 0;
-	float *ch[3];
-	color_lab now, ref = r->plan.canvas_lab;
-	color_xyz xn, xr;
-
-	k[0] = k[1] = k[2] = 1.0;
-	picture_box(&r->plan, c, &x0, &y0, &w, &h);
-	ch[0] = malloc(sizeof(float) * 3 * (size_t)c->w * c->h);
-	if (!ch[0])
-		return BL_ENOMEM;
-	ch[1] = ch[0] + (size_t)c->w * c->h;
-	ch[2] = ch[1] + (size_t)c->w * c->h;
-	/*
-	 * The bare band: canvas left and right of the picture, 2 mm clear of the
-	 * canvas's edge and of the picture (no stroke leaves the picture), and
-	 * 10 mm clear of the top and bottom.
-	 */
-	for (int y = 10; y < c->h - 10; y++)
-		for (int x = 2; x < c->w - 2; x++) {
-			const float *q = c->lab + ((size_t)y * c->w + x) * 3;
-
-			if (x >= x0 - 2 && x < x0 + w + 2)
-				continue;
-			ch[0][n] = q[0], ch[1][n] = q[1], ch[2][n] = q[2];
-			n++;
-		}
-	if (n < RUN_LAMP_MIN_PX) {
-		free(ch[0]);
-		return 0; /* the picture fills the canvas: nothing bare to measure the lamp on */
-	}
-	for (int q = 0; q < 3; q++) {
-		qsort(ch[q], (size_t)n, sizeof(float), cmp_f);
-		(&now.L)[q] = ch[q][n / 2];
-	}
-	free(ch[0]);
-	color_lab_to_xyz(&now, &xn);
-	color_lab_to_xyz(&ref, &xr);
-	if (!(xn.X > 0.0 && xn.Y > 0.0 && xn.Z > 0.0))
-		return 0;
-	k[0] = xr.X / xn.X;
-	k[1] = xr.Y / xn.Y;
-	k[2] = xr.Z / xn.Z;
-	/* Far beyond a lamp's drift (paint on the band, a lamp failing): not followed, the brakes see it. */
-	for (int q = 0; q < 3; q++)
-		if (fabs(k[q] - 1.0) > RUN_LAMP_MAX) {
-			k[0] = k[1] = k[2] = 1.0;
-			return 0;
-		}
-	return 0;
-}
-
-void run_relight(const double k[3], color_lab *l)
-{
-	color_xyz x;
-
-	color_lab_to_xyz(l, &x);
-	x.X *= k[0], x.Y *= k[1], x.Z *= k[2];
-	color_xyz_to_lab(&x, l);
-}
-
-void run_canvas_relight(struct run_canvas *c, const double k[3])
-{
-	if (k[0] == 1.0 && k[1] == 1.0 && k[2] == 1.0)
-		return;
-	for (size_t i = 0; i < (size_t)c->w * c->h; i++) {
-		float *q = c->lab + 3 * i;
-		color_lab l = { q[0], q[1], q[2] };
-
-		run_relight(k, &l);
-		q[0] = (float)l.L, q[1] = (float)l.a, q[2] = (float)l.b;
-	}
 }
 
 int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,

@@ -9,26 +9,13 @@
 #include "sim/sim.h"
 #include "vision/cam_open.h"
 
-static int open_sim_world(struct rig *r, const struct rig_options *o, bl_err *err)
-{
-	struct sim_options so = { 0 };
-
-	if (r->sim)
-		return 0;
-	if (o) {
-		so.seed = o->seed;
-		so.seed_given = o->seed_given;
-		so.world_file = o->world_file;
-	}
-	r->clock = &r->vclock;
-	return sim_open(&r->m, &so, r->clock, &r->sim, err);
-}
-
 /*
- * The world a sim camera films when the arm is real: it keeps its own virtual
- * clock (paint, light and frames run on it) while the run keeps the real arm's.
+ * The simulated world. With the simulator's arm the run keeps the world's
+ * virtual clock; when the arm is real (a shadow world the sim camera films),
+ * the world keeps that clock to itself (paint, light and frames run on it)
+ * while the run keeps the real arm's.
  */
-static int open_shadow_world(struct rig *r, const struct rig_options *o, bl_err *err)
+static int open_world(struct rig *r, const struct rig_options *o, int shadow, bl_err *err)
 {
 	struct sim_options so = { 0 };
 
@@ -39,12 +26,14 @@ static int open_shadow_world(struct rig *r, const struct rig_options *o, bl_err 
 		so.seed_given = o->seed_given;
 		so.world_file = o->world_file;
 	}
+	if (!shadow)
+		r->clock = &r->vclock;
 	return sim_open(&r->m, &so, &r->vclock, &r->sim, err);
 }
 
 static int open_sim_arm(struct rig *r, const struct rig_options *o, bl_err *err)
 {
-	int rc = open_sim_world(r, o, err);
+	int rc = open_world(r, o, 0, err);
 
 	if (rc == 0)
 		r->arm = sim_arm(r->sim);
@@ -68,8 +57,7 @@ static int open_sim_camera(struct rig *r, const struct rig_options *o, bl_err *e
 	int rc;
 
 	/* With a real arm the camera films a world in the arm's shadow (rig_shadow.h). */
-	rc = r->m.arm_backend == MACHINE_ARM_SIM ? open_sim_world(r, o, err)
-						 : open_shadow_world(r, o, err);
+	rc = open_world(r, o, r->m.arm_backend != MACHINE_ARM_SIM, err);
 	if (rc == 0)
 		r->cam = sim_camera(r->sim);
 	return rc;
@@ -144,7 +132,7 @@ static int open_parts(const struct machine *m, const struct rig_options *o, int 
 			 */
 			struct arm *wrapped;
 
-			if ((rc = open_shadow_world(r, o, err)) ||
+			if ((rc = open_world(r, o, 1, err)) ||
 			    (rc = rig_shadow_arm(r->arm, r->sim, &wrapped, err)))
 				goto out_close;
 			r->arm = wrapped;

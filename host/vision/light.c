@@ -1,4 +1,4 @@
-/* light.c: light maps: read, written, interpolated and divided out of frames in linear light. */
+/* light.c: light maps (read, written, interpolated), the lamp followed on the bare board, both divided out of frames in linear light. */
 #include "vision/light.h"
 
 #include <math.h>
@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "vision/measure.h"
+#include "vision/station.h"
 
 void vis_light_free(struct vis_light *l)
 {
@@ -117,17 +118,24 @@ double vis_light_at(const struct vis_light *l, double x, double y)
 	return wsum > 0.0 ? sum / wsum : 0.0;
 }
 
-int vis_light_apply(const struct vis_light *l, struct img *im, bl_err *err)
+int vis_light_apply(const struct vis_light *l, const double lamp[3], struct img *im, bl_err *err)
 {
 	enum { ENC = 4096 };
+	static const double unchanged[3] = { 1.0, 1.0, 1.0 };
 	float dec[256];
-	unsigned char *enc = malloc(ENC + 1);
+	unsigned char *enc;
 
-	if (im->w != l->width || im->h != l->height) {
-		free(enc);
+	if (l && (im->w != l->width || im->h != l->height))
 		return bl_fail(err, BL_EINVAL, "%s: a light map for %dx%d frames, but this frame is %dx%d",
 			       l->file, l->width, l->height, im->w, im->h);
-	}
+	if (!lamp)
+		lamp = unchanged;
+	for (int k = 0; k < 3; k++)
+		if (!(lamp[k] > 0.0) || !isfinite(lamp[k]))
+			return bl_fail(err, BL_EINVAL, "the lamp's ratio %g is not a light", lamp[k]);
+	if (!l && lamp == unchanged)
+		return 0;
+	enc = malloc(ENC + 1);
 	if (!enc)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	for (int i = 0; i < 256; i++)
@@ -138,12 +146,12 @@ int vis_light_apply(const struct vis_light *l, struct img *im, bl_err *err)
 		unsigned char *row = im->px + (size_t)y * im->w * 3;
 
 		for (int x = 0; x < im->w; x++) {
-			double g = vis_light_at(l, x, y);
+			double g = l ? vis_light_at(l, x, y) : 1.0;
 
 			if (g <= 0.0)
 				continue;
 			for (int k = 0; k < 3; k++) {
-				double v = dec[row[3 * x + k]] / g;
+				double v = dec[row[3 * x + k]] / (g * lamp[k]);
 
 				row[3 * x + k] = v >= 1.0 ? 255 : enc[(int)lround(v * ENC)];
 			}
@@ -151,4 +159,231 @@ int vis_light_apply(const struct vis_light *l, struct img *im, bl_err *err)
 	}
 	free(enc);
 	return 0;
+}
+
+/* ---- the lamp ---- */
+
+#define LAMP_GRID_MM 20.0   /* board points every 20 mm of the table */
+#define LAMP_MARGIN_MM 12.0 /* kept off anything the machine file places */
+#define LAMP_HALF_PX 2      /* a point is read as the mean of a 5 x 5 px box */
+#define LAMP_MIN_POINTS 12
+
+/*
+ * Mean linear R, G, B of the box about (u, v) px; 0 when it leaves the frame
+ * or is clipped or black. A mean, not a median: 8-bit codes would quantise a
+ * median to steps coarser than the lamp's drift over an hour.
+ */
+static int box_rgb(const struct img *im, double u, double v, float out[3])
+{
+	int cx = (int)lround(u), cy = (int)lround(v), k = 0;
+	double sum[3] = { 0, 0, 0 };
+
+	if (cx - LAMP_HALF_PX < 0 || cy - LAMP_HALF_PX < 0 || cx + LAMP_HALF_PX >= im->w ||
+	    cy + LAMP_HALF_PX >= im->h)
+		return 0;
+	for (int y = cy - LAMP_HALF_PX; y <= cy + LAMP_HALF_PX; y++)
+		for (int x = cx - LAMP_HALF_PX; x <= cx + LAMP_HALF_PX; x++) {
+			const unsigned char *p = im->px + 3 * ((size_t)y * im->w + x);
+
+			for (int c = 0; c < 3; c++) {
+				if (p[c] >= 254 || p[c] <= 2)
+					return 0;
+				sum[c] += meas_srgb_to_linear(p[c] / 255.0);
+			}
+			k++;
+		}
+	for (int c = 0; c < 3; c++)
+		out[c] = (float)(sum[c] / k);
+	return 1;
+}
+
+static int near_station(const struct machine_station *st, double x, double y)
+{
+	return st->radius_mm > 0.0 &&
+	       hypot(x - st->center_mm[0], y - st->center_mm[1]) < st->radius_mm + LAMP_MARGIN_MM;
+}
+
+/* Whether table point (x, y) mm is bare board: nothing the machine file places lies there. */
+static int bare_board(const struct machine *m, const struct vis_markers *mk, double x, double y)
+{
+	const double *o = m->canvas.origin_mm, *s = m->canvas.size_mm;
+	double reach = vis_marker_reach_mm(mk) + LAMP_MARGIN_MM;
+
+	if (x > o[0] - LAMP_MARGIN_MM && x < o[0] + s[0] + LAMP_MARGIN_MM &&
+	    y > o[1] - LAMP_MARGIN_MM && y < o[1] + s[1] + LAMP_MARGIN_MM)
+		return 0;
+	for (int k = 0; k < 4; k++) {
+		double c[2];
+
+		vis_marker_centre(mk, k, c);
+		if (fabs(x - o[0] - c[0]) < reach && fabs(y - o[1] - c[1]) < reach)
+			return 0;
+	}
+	for (int i = 0; i < m->n_wells; i++)
+		if (near_station(&m->wells[i], x, y))
+			return 0;
+	for (int i = 0; i < m->n_cells; i++)
+		if (near_station(&m->cells[i], x, y))
+			return 0;
+	if (near_station(&m->water, x, y) || near_station(&m->wipe, x, y))
+		return 0;
+	for (int i = 0; i < m->n_keep_out; i++) {
+		const struct machine_box *b = &m->keep_out[i];
+
+		if (x > b->min_mm[0] - LAMP_MARGIN_MM && x < b->max_mm[0] + LAMP_MARGIN_MM &&
+		    y > b->min_mm[1] - LAMP_MARGIN_MM && y < b->max_mm[1] + LAMP_MARGIN_MM)
+			return 0;
+	}
+	return 1;
+}
+
+int vis_lamp_reference(struct vis_lamp *lp, const struct img *frame, const char *name,
+		       const struct vis_geometry *g, const struct machine *m, bl_err *err)
+{
+	struct vis_markers mk;
+	int nx, ny, seen = 0, stride = 1, rc;
+
+	memset(lp, 0, sizeof(*lp));
+	lp->width = frame->w;
+	lp->height = frame->h;
+	vis_markers_from_machine(m, &mk);
+	/* Over the table, farther than the arm reaches too: the camera sees the board beyond it. */
+	nx = (int)floor((m->work_max_mm[0] - m->work_min_mm[0]) / LAMP_GRID_MM) + 4;
+	ny = (int)floor((m->work_max_mm[1] - m->work_min_mm[1]) / LAMP_GRID_MM) + 4;
+	/* Twice over the grid: count the board points seen, then keep every stride-th, spread over all of it. */
+	for (int pass = 0; pass < 2; pass++) {
+		int k = 0;
+
+		for (int j = 0; j < ny; j++)
+			for (int i = 0; i < nx; i++) {
+				double xy[2] = { m->work_min_mm[0] + (i - 1.5) * LAMP_GRID_MM,
+						 m->work_min_mm[1] + (j - 1.5) * LAMP_GRID_MM };
+				double px[2];
+				float rgb[3];
+
+				if (!bare_board(m, &mk, xy[0], xy[1]))
+					continue;
+				if ((rc = vis_table_to_px(g, m, xy, px, 1, err)))
+					return rc;
+				if (!box_rgb(frame, px[0], px[1], rgb) || k++ % stride ||
+				    !pass || lp->n == VIS_LAMP_MAX_POINTS)
+					continue;
+				lp->px[lp->n][0] = (float)px[0];
+				lp->px[lp->n][1] = (float)px[1];
+				memcpy(lp->ref[lp->n], rgb, sizeof(rgb));
+				lp->n++;
+			}
+		seen = k;
+		stride = (seen + VIS_LAMP_MAX_POINTS - 1) / VIS_LAMP_MAX_POINTS;
+		stride = stride < 1 ? 1 : stride;
+	}
+	if (lp->n < LAMP_MIN_POINTS)
+		return bl_fail(err, BL_EINVAL, "%s: only %d points of bare board seen (%d needed to follow "
+			       "the lamp)", name, lp->n, LAMP_MIN_POINTS);
+	return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+int vis_lamp_ratio(const struct vis_lamp *lp, const struct img *frame, const char *name,
+		   double ratio[3], bl_err *err)
+{
+	double q[3][VIS_LAMP_MAX_POINTS];
+	int n = 0;
+
+	if (frame->w != lp->width || frame->h != lp->height)
+		return bl_fail(err, BL_EINVAL, "%s: the lamp was followed in %dx%d frames, but this one is "
+			       "%dx%d", name, lp->width, lp->height, frame->w, frame->h);
+	for (int i = 0; i < lp->n; i++) {
+		float rgb[3];
+
+		if (!box_rgb(frame, lp->px[i][0], lp->px[i][1], rgb))
+			continue;
+		for (int c = 0; c < 3; c++)
+			q[c][n] = rgb[c] / lp->ref[i][c];
+		n++;
+	}
+	if (n < LAMP_MIN_POINTS || 2 * n < lp->n)
+		return bl_fail(err, BL_EIO, "%s: only %d of the %d board points that follow the lamp can "
+			       "be read", name, n, lp->n);
+	for (int c = 0; c < 3; c++) {
+		qsort(q[c], (size_t)n, sizeof(double), cmp_double);
+		ratio[c] = n % 2 ? q[c][n / 2] : 0.5 * (q[c][n / 2 - 1] + q[c][n / 2]);
+	}
+	return 0;
+}
+
+cJSON *vis_lamp_json(const struct vis_lamp *lp)
+{
+	cJSON *o = cJSON_CreateObject(), *pts;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "kind", "lamp");
+	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddNumberToObject(o, "width", lp->width);
+	cJSON_AddNumberToObject(o, "height", lp->height);
+	pts = cJSON_AddArrayToObject(o, "points");
+	for (int i = 0; pts && i < lp->n; i++) {
+		/* x, y px and linear R, G, B; seven decimals keep a dark board's ratio to 1e-4. */
+		double v[5] = { lp->px[i][0], lp->px[i][1], lp->ref[i][0], lp->ref[i][1], lp->ref[i][2] };
+		cJSON *a = cJSON_CreateArray();
+
+		for (int k = 0; a && k < 5; k++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber(round(v[k] * 1e7) / 1e7));
+		cJSON_AddItemToArray(pts, a);
+	}
+	return o;
+}
+
+int vis_lamp_from_json(const cJSON *root, const char *name, struct vis_lamp *lp, bl_err *err)
+{
+	json_obj o;
+	const cJSON *arr, *it;
+	size_t n, i = 0;
+	int rc;
+
+	memset(lp, 0, sizeof(*lp));
+	if ((rc = json_obj_open(root, name, "", &o, err)) < 0 ||
+	    (rc = json_kind(&o, "lamp", 1, err)) < 0 ||
+	    (rc = json_i32(&o, "width", JSON_REQUIRED, 1, 65536, &lp->width, err)) < 0 ||
+	    (rc = json_i32(&o, "height", JSON_REQUIRED, 1, 65536, &lp->height, err)) < 0 ||
+	    (rc = json_array(&o, "points", JSON_REQUIRED, VIS_LAMP_MAX_POINTS, &arr, &n, err)) < 0)
+		return rc;
+	if (n < LAMP_MIN_POINTS)
+		return json_fail(&o, "points", err, BL_EINVAL, "%zu points, at least %d needed", n,
+				 LAMP_MIN_POINTS);
+	cJSON_ArrayForEach(it, arr) {
+		double v[5];
+		int k = 0;
+		const cJSON *x;
+
+		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 5)
+			return json_fail(&o, "points", err, BL_EINVAL, "item %zu is not [x, y, R, G, B]", i);
+		cJSON_ArrayForEach(x, it) {
+			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+				return json_fail(&o, "points", err, BL_EINVAL, "item %zu has a value that is "
+						 "not a finite number", i);
+			v[k++] = x->valuedouble;
+		}
+		if (v[0] < 0 || v[0] >= lp->width || v[1] < 0 || v[1] >= lp->height)
+			return json_fail(&o, "points", err, BL_EINVAL, "item %zu lies outside the %dx%d "
+					 "frame", i, lp->width, lp->height);
+		for (k = 2; k < 5; k++)
+			if (!(v[k] > 0.0 && v[k] <= 1.0))
+				return json_fail(&o, "points", err, BL_EINVAL, "item %zu: a linear value %g "
+						 "outside (0, 1]", i, v[k]);
+		lp->px[i][0] = (float)v[0];
+		lp->px[i][1] = (float)v[1];
+		for (k = 0; k < 3; k++)
+			lp->ref[i][k] = (float)v[2 + k];
+		i++;
+	}
+	lp->n = (int)n;
+	return json_end(&o, err);
 }

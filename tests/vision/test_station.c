@@ -1,4 +1,5 @@
-/* test_station.c: the table's stations in a frame and their colour measured there through the example machine's profile and light map, on simulator frames against its truth. */
+/* test_station.c: the table's stations in a frame and their colour measured there through the example machine's profile, light map and the lamp followed through a night, on simulator frames against its truth. */
+#include "base/json.h"
 #include "calib/calib.h"
 #include "sim/sim.h"
 #include "test.h"
@@ -55,7 +56,7 @@ static struct bench *bench_open(void)
 		rc = vis_light_load(b->m.calibration.light_map, &b->light, &err);
 	/* The geometry from the bare table with the light divided out, as the engine finds it. */
 	if (rc == 0 && (rc = frame(b, SIM_SCENE_CANVAS, &bare, &err)) == 0 &&
-	    (rc = vis_light_apply(&b->light, &bare, &err)) == 0)
+	    (rc = vis_light_apply(&b->light, NULL, &bare, &err)) == 0)
 		rc = vis_locate(&bare, "bare", b->cs.has_canvas ? &b->cs.canvas : NULL, &mk, &b->g,
 				&err);
 	if (rc == 0 && (rc = frame(b, SIM_SCENE_SWATCHES, &b->sw, &err)) == 0 &&
@@ -144,7 +145,7 @@ TEST(the_light_map_brings_stations_to_the_truth)
 		return;
 	CHECK(img_alloc(&lit, b->sw.w, b->sw.h, &err) == 0);
 	memcpy(lit.px, b->sw.px, (size_t)lit.w * lit.h * 3);
-	CHECK_MSG(vis_light_apply(&b->light, &lit, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_light_apply(&b->light, NULL, &lit, &err) == 0, "%s", err.msg);
 	for (int i = 0; i < b->tn; i++) {
 		const struct machine_station *st = station(&b->m, b->tp[i].name);
 		color_lab t = { b->tp[i].lab[0], b->tp[i].lab[1], b->tp[i].lab[2] };
@@ -201,5 +202,174 @@ TEST(a_station_outside_the_frame_is_refused)
 	bench_close(b);
 }
 
+/* Mean CIEDE2000 of the stations in frame (light map and lamp divided out of a copy) against truth. */
+static double stations_de(struct bench *b, const struct img *frame, const double *lamp,
+			  const struct calib_truth_patch *tp, int tn)
+{
+	struct img lit = { 0 };
+	bl_err err = { 0 };
+	double de = 0;
+	int n = 0;
+
+	CHECK(img_alloc(&lit, frame->w, frame->h, &err) == 0);
+	memcpy(lit.px, frame->px, (size_t)lit.w * lit.h * 3);
+	CHECK_MSG(vis_light_apply(&b->light, lamp, &lit, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < tn; i++) {
+		const struct machine_station *st = station(&b->m, tp[i].name);
+		color_lab t = { tp[i].lab[0], tp[i].lab[1], tp[i].lab[2] };
+		struct meas_swatch c;
+
+		if (!st)
+			continue;
+		CHECK_MSG(vis_measure_station(&lit, "swatches", &b->g, &b->m, st, b->cs.profile, &c,
+					      &err) == 0, "%s", err.msg);
+		de += color_de00(&c.lab, &t);
+		n++;
+	}
+	img_free(&lit);
+	return n ? de / n : 1e9;
+}
+
+/*
+ * Eight simulated hours on, the example machine's lamp is 8 % dimmer and
+ * warmer: the stations, measured through a map made at the start, read
+ * darker than they are. The lamp followed on the bare board from the first
+ * frame brings them back to what they measured at the start.
+ */
+TEST(the_lamp_keeps_stations_true_through_a_night)
+{
+	struct bench *b = bench_open();
+	struct img bare = { 0 }, late = { 0 };
+	struct vis_lamp *lp = calloc(1, sizeof(*lp));
+	struct calib_truth_patch *tp8 = NULL;
+	cJSON *truth = NULL;
+	bl_err err = { 0 };
+	double ratio[3] = { 0, 0, 0 }, de0, de8, de8_lamp;
+	int tn8 = 0;
+
+	if (!b || !lp)
+		goto out;
+	CHECK_MSG(frame(b, SIM_SCENE_CANVAS, &bare, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vis_lamp_reference(lp, &bare, "the bare table", &b->g, &b->m, &err) == 0, "%s",
+		  err.msg);
+	CHECK(lp->n >= 200);
+	clk_advance(&b->clock, (int64_t)8 * 3600 * 1000000000LL);
+	CHECK_MSG(frame(b, SIM_SCENE_SWATCHES, &late, &err) == 0, "%s", err.msg);
+	CHECK(sim_truth(b->s, SIM_SCENE_SWATCHES, &truth, &err) == 0);
+	CHECK(calib_truth_parse(truth, "truth", &tp8, &tn8, NULL, &err) == 0);
+	CHECK_MSG(vis_lamp_ratio(lp, &late, "eight hours on", ratio, &err) == 0, "%s", err.msg);
+	de0 = stations_de(b, &b->sw, NULL, b->tp, b->tn);
+	de8 = stations_de(b, &late, NULL, tp8, tn8);
+	de8_lamp = stations_de(b, &late, ratio, tp8, tn8);
+	printf("%d board points; the lamp at 8 h: %.3f %.3f %.3f (R, G, B); stations' mean CIEDE2000 "
+	       "%.2f at the start, %.2f at 8 h, %.2f with the lamp divided out\n", lp->n, ratio[0],
+	       ratio[1], ratio[2], de0, de8, de8_lamp);
+	/* The simulator dims 1 % an hour and tilts warmer: green near 0.92, blue below red. */
+	CHECK(ratio[1] > 0.89 && ratio[1] < 0.95);
+	CHECK(ratio[2] < ratio[0]);
+	CHECK(de8 > de0 + 0.5);
+	CHECK(de8_lamp < de0 + 0.15);
+out:
+	cJSON_Delete(truth);
+	free(tp8);
+	img_free(&bare);
+	img_free(&late);
+	free(lp);
+	bench_close(b);
+}
+
+/* Paint, an arm or a shadow over a quarter of the board points moves the lamp's median by nothing much. */
+TEST(things_over_a_few_board_points_move_the_lamp_nothing)
+{
+	struct bench *b = bench_open();
+	struct img bare = { 0 }, hid = { 0 };
+	struct vis_lamp *lp = calloc(1, sizeof(*lp));
+	bl_err err = { 0 };
+	double r0[3], r1[3];
+
+	if (!b || !lp)
+		goto out;
+	CHECK(frame(b, SIM_SCENE_CANVAS, &bare, &err) == 0);
+	CHECK(vis_lamp_reference(lp, &bare, "bare", &b->g, &b->m, &err) == 0);
+	CHECK(img_alloc(&hid, bare.w, bare.h, &err) == 0);
+	memcpy(hid.px, bare.px, (size_t)bare.w * bare.h * 3);
+	for (int i = 0; i < lp->n; i += 4)
+		for (int dy = -4; dy <= 4; dy++)
+			for (int dx = -4; dx <= 4; dx++) {
+				int x = (int)lp->px[i][0] + dx, y = (int)lp->px[i][1] + dy;
+
+				if (x >= 0 && y >= 0 && x < hid.w && y < hid.h)
+					memset(hid.px + 3 * ((size_t)y * hid.w + x), 60, 3);
+			}
+	CHECK(vis_lamp_ratio(lp, &bare, "bare", r0, &err) == 0);
+	CHECK(vis_lamp_ratio(lp, &hid, "hidden", r1, &err) == 0);
+	for (int k = 0; k < 3; k++) {
+		CHECK_NEAR(r0[k], 1.0, 1e-6);
+		CHECK_NEAR(r1[k], 1.0, 0.01);
+	}
+out:
+	img_free(&bare);
+	img_free(&hid);
+	free(lp);
+	bench_close(b);
+}
+
+/* No bare board, a frame of another size, and broken lamp files are refused, saying what was wrong. */
+TEST(the_lamp_refuses_what_it_cannot_follow)
+{
+	static const char *const bad[][2] = {
+		{ "{\"kind\": \"light-map\", \"version\": 1}", "lamp" },
+		{ "{\"kind\": \"lamp\", \"version\": 1, \"width\": 100, \"height\": 100, \"points\": []}", "points" },
+		{ "{\"kind\": \"lamp\", \"version\": 1, \"width\": 100, \"height\": 100, \"points\": [[1, 2, 0.5, 0.5]]}", "points" },
+		{ "{\"kind\": \"lamp\", \"version\": 1, \"width\": 100, \"height\": 100, \"points\": [[1, 2, 0.5, 0.5, \"x\"]]}", "points" },
+		{ "{\"kind\": \"lamp\", \"version\": 1, \"width\": 100, \"height\": 100, \"points\": [[1, 2, 0.5, 0.5, 0.5]], \"extra\": 1}", "points" },
+	};
+	struct bench *b = bench_open();
+	struct vis_lamp *lp = calloc(1, sizeof(*lp)), *back = calloc(1, sizeof(*back));
+	struct img white = { 0 }, small = { 0 }, bare = { 0 };
+	double ratio[3];
+	bl_err err = { 0 };
+	cJSON *j;
+
+	if (!b || !lp || !back)
+		goto out;
+	CHECK(img_alloc(&white, b->sw.w, b->sw.h, &err) == 0);
+	memset(white.px, 255, (size_t)white.w * white.h * 3);
+	CHECK(vis_lamp_reference(lp, &white, "a white frame", &b->g, &b->m, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "a white frame");
+	CHECK_STR_CONTAINS(err.msg, "bare board");
+	CHECK(frame(b, SIM_SCENE_CANVAS, &bare, &err) == 0);
+	CHECK(vis_lamp_reference(lp, &bare, "bare", &b->g, &b->m, &err) == 0);
+	CHECK(img_alloc(&small, 64, 48, &err) == 0);
+	memset(small.px, 128, (size_t)64 * 48 * 3);
+	CHECK(vis_lamp_ratio(lp, &small, "a small frame", ratio, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "64x48");
+	CHECK(vis_lamp_ratio(lp, &white, "a white frame", ratio, &err) == BL_EIO);
+	CHECK_STR_CONTAINS(err.msg, "board points");
+	/* JSON: round trip, then broken files. */
+	j = vis_lamp_json(lp);
+	CHECK(j && vis_lamp_from_json(j, "lamp.json", back, &err) == 0);
+	CHECK(back->n == lp->n && back->width == lp->width);
+	CHECK_NEAR(back->ref[back->n - 1][2], lp->ref[lp->n - 1][2], 1e-6);
+	cJSON_Delete(j);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cJSON *root = NULL;
+
+		CHECK(json_parse_text(bad[i][0], "lamp.json", &root, &err) == 0);
+		CHECK_MSG(vis_lamp_from_json(root, "lamp.json", back, &err) < 0, "case %zu accepted", i);
+		CHECK_STR_CONTAINS(err.msg, bad[i][1]);
+		cJSON_Delete(root);
+	}
+out:
+	img_free(&white);
+	img_free(&small);
+	img_free(&bare);
+	free(lp);
+	free(back);
+	bench_close(b);
+}
+
 TEST_MAIN(T(station_regions_lie_inside_the_stations), T(the_light_map_brings_stations_to_the_truth),
-	  T(a_station_outside_the_frame_is_refused))
+	  T(a_station_outside_the_frame_is_refused), T(the_lamp_keeps_stations_true_through_a_night),
+	  T(things_over_a_few_board_points_move_the_lamp_nothing),
+	  T(the_lamp_refuses_what_it_cannot_follow))

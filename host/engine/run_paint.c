@@ -69,7 +69,6 @@ int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err)
 static long pass_len(const struct run *r, const struct plan_subtask *s);
 static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k);
 
-
 double run_clock_s(const struct run *r)
 {
 	return clk_now_s(r->rig.clock) + r->clock_off_s;
@@ -207,8 +206,7 @@ static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
 	for (int i = 0; i < st->n_wet; i++) {
 		int meets = 0;
 
-		if (st->wet[i].colour == s->colour || st->wet[i].t_s + dry <= now ||
-		    !boxes_meet(st->wet[i].region_mm, s->region_mm))
+		if (st->wet[i].colour == s->colour || st->wet[i].t_s + dry <= now)
 			continue;
 		/* The strokes of the pass still to paint, each against the wet stroke. */
 		for (long k = r->st.sub[r->st.next].action_next; k < n && !meets; k++) {
@@ -244,7 +242,6 @@ static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
 }
 
 /* ---- paint in the cell ---- */
-
 
 /*
  * The dips of a pass need paint in the colour's cell: the plan sized its mixes

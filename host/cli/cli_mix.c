@@ -366,7 +366,7 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 	    (b->has_light && (rc = light_at_cells(b, err))))
 		goto out_free;
 	/* The lamp followed from here on, as a run follows it from its first frame. */
-	if (b->has_light) {
+	if (b->has_light && m->calibration.follow_lamp) {
 		b->lamp = malloc(sizeof(*b->lamp));
 		if (!b->lamp) {
 			rc = bl_fail(err, BL_ENOMEM, "out of memory");

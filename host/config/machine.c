@@ -551,6 +551,7 @@ static int load_calibration(json_obj *root, struct machine *m, bl_err *err)
 	c->max_arm_residual_mm = 1.0;
 	c->max_canvas_error_mm = 0.5;
 	c->max_camera_de00 = 1.5;
+	c->follow_lamp = 1;
 	rc = json_child(root, "calibration", JSON_OPTIONAL, &o, err);
 	if (rc)
 		return rc < 0 ? rc : 0;
@@ -563,6 +564,7 @@ static int load_calibration(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_num(&o, "max_canvas_error_mm", JSON_OPTIONAL, 0.01, 100.0,
 		     &c->max_canvas_error_mm, err));
 	BL_TRY(json_num(&o, "max_camera_de00", JSON_OPTIONAL, 0.1, 50.0, &c->max_camera_de00, err));
+	BL_TRY(json_bool(&o, "follow_lamp", JSON_OPTIONAL, &c->follow_lamp, err));
 	return json_end(&o, err);
 }
 

@@ -152,6 +152,7 @@ struct machine_calibration {
 	double max_arm_residual_mm;        /* refuse an arm registration worse than this */
 	double max_canvas_error_mm;        /* refuse a canvas fit worse than this */
 	double max_camera_de00;            /* mean held-out CIEDE2000 a profile must reach */
+	int follow_lamp;                   /* follow the lamp's drift on the bare board (vision/light.h) */
 };
 
 struct machine_costs {

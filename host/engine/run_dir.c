@@ -480,8 +480,10 @@ int run_status_write(struct run *r, bl_err *err)
 			      "run's first, from %d points of bare board; divided out of every frame\n",
 			      r->lamp_now[0], r->lamp_now[1], r->lamp_now[2], r->lamp->n);
 	else if (r->lamp_off)
-		sb_printf(&sb, "- **lamp**: not followed: too little bare board in view (journal: "
-			      "lamp_reference)\n");
+		sb_printf(&sb, "- **lamp**: not followed (%s): the profile holds only while the light "
+			      "is as it was when it was made\n", r->m.calibration.follow_lamp ?
+			      "too little bare board in view; journal: lamp_reference" :
+			      "calibration.follow_lamp is false");
 	for (size_t i = 0; i < st->n_sub; i++) {
 		done += st->sub[i].status == RUN_SUB_DONE;
 		skipped += st->sub[i].status == RUN_SUB_SKIPPED;

@@ -71,6 +71,12 @@ static int lamp_begin(struct run *r, const struct vis_geometry *g, const char *n
 
 	if (r->lamp || r->lamp_off || !r->first_raw.px)
 		return 0;
+	if (!r->m.calibration.follow_lamp) {
+		img_free(&r->first_raw);
+		r->lamp_off = 1;
+		return run_event(r, "lamp_reference", cJSON_CreateString("not followed: "
+				 "calibration.follow_lamp is false"), err);
+	}
 	r->lamp = malloc(sizeof(*r->lamp));
 	if (!r->lamp)
 		return bl_fail(err, BL_ENOMEM, "out of memory");

@@ -224,6 +224,7 @@ static const struct mutation machine_cases[] = {
 	{ "camera.max_pixels", "2000", "machine.json: camera.width: 1280x720 exceeds camera.max_pixels 2000" },
 	{ "camera.controls", "{\"exposure\": 1}", "machine.json: camera.controls: the sim camera has fixed controls" },
 	{ "calibration.camera_profile", "\"\"", "machine.json: calibration.camera_profile: must not be empty" },
+	{ "calibration.follow_lamp", "\"yes\"", "machine.json: calibration.follow_lamp: must be true or false" },
 	{ "costs.arm_per_hour", "-1", "machine.json: costs.arm_per_hour: -1 is out of range" },
 	{ "costs.currency", "\"EURO-LONG\"", "machine.json: costs.currency: is 9 characters, longer than 7" },
 	{ "brakes.attempts_per_subtask", "0", "machine.json: brakes.attempts_per_subtask: 0 is out of range" },

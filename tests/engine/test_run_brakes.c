@@ -35,8 +35,12 @@ static const char *tmp(const char *name)
 	return out;
 }
 
-/* Sets a number at a dotted path of o ("brakes.wall_time_s"; "brushes.*.load_ml" sets every item). */
-static int set_path(cJSON *o, const char *path, double v)
+/*
+ * Sets a value at a dotted path of o ("brakes.wall_time_s"; "brushes.*.load_ml"
+ * sets every item): a number where one is, or a boolean ("true", "false"),
+ * which may be a key the example leaves at its default.
+ */
+static int set_path(cJSON *o, const char *path, const char *v)
 {
 	const char *dot = strchr(path, '.');
 	char key[64];
@@ -44,9 +48,16 @@ static int set_path(cJSON *o, const char *path, double v)
 	if (!dot) {
 		cJSON *it = cJSON_GetObjectItemCaseSensitive(o, path);
 
+		if (!strcmp(v, "true") || !strcmp(v, "false")) {
+			if (!cJSON_IsObject(o))
+				return -1;
+			cJSON_DeleteItemFromObjectCaseSensitive(o, path);
+			cJSON_AddBoolToObject(o, path, !strcmp(v, "true"));
+			return 0;
+		}
 		if (!it)
 			return -1;
-		cJSON_SetNumberValue(it, v);
+		cJSON_SetNumberValue(it, atof(v));
 		return 0;
 	}
 	snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
@@ -91,7 +102,7 @@ static const char *machine_with(const char *name, const char *const *edits)
 		const char *eq = strchr(edits[i], '=');
 
 		snprintf(k, sizeof(k), "%.*s", (int)(eq - edits[i]), edits[i]);
-		if (set_path(m, k, atof(eq + 1))) {
+		if (set_path(m, k, eq + 1)) {
 			fprintf(stderr, "no key %s in the example machine\n", k);
 			cJSON_Delete(m);
 			return NULL;
@@ -191,8 +202,13 @@ TEST(the_same_failure_three_times_is_stuck)
 
 TEST(a_canvas_that_stops_improving_is_wandering)
 {
-	/* The light fades fast: every batch verifies against what was seen before it, but the canvas drifts away. */
+	/*
+	 * The light fades fast and nothing follows it (the board is no reference
+	 * here): every batch verifies against what was seen before it, but the
+	 * canvas drifts away.
+	 */
 	static const char *const e[] = { "sim.light.drift_per_h.intensity=-0.3",
+					 "calibration.follow_lamp=false",
 					 "brakes.no_progress_checkpoints=1", NULL };
 
 	expect_brake("wandering", machine_with("m-wander.json", e), NULL, "wandering",

@@ -190,8 +190,10 @@ int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct
 
 /*
  * Corrective strokes for an observed canvas (Lab over the image rectangle, any
- * resolution): cells beyond the paint tolerance are painted with the plan's
- * colours, and those no colour can fix are listed in out->unfixable.
+ * resolution): cells off by more than half the paint tolerance are open to
+ * the plan's colours (placed and predicted as opt->looks, when given), and
+ * those beyond the tolerance that no colour can fix are listed in
+ * out->unfixable.
  */
 int plan_correct(const struct plan *p, const struct plan_inputs *in,
 		 const struct plan_raster *observed, const struct plan_options *opt,

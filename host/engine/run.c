@@ -402,6 +402,8 @@ static int load_correction(struct run *r, int round, bl_err *err)
 /* Plans corrective strokes from the last observation; 1 when there is nothing left to correct. */
 static int plan_next_round(struct run *r, bl_err *err)
 {
+	color_lab looks[PLAN_MAX_COLOURS];
+	double mean;
 	struct run_canvas c = { 0 };
 	struct plan_raster obs = { 0 };
 	struct plan_inputs in;
@@ -416,7 +418,7 @@ static int plan_next_round(struct run *r, bl_err *err)
 	    (rc = run_canvas_to_raster(r, &c, &obs, err)))
 		goto out;
 	{
-		double mean, p95;
+		double p95;
 
 		if ((rc = run_canvas_vs_target(r, &c, &mean, &p95, err)))
 			goto out;
@@ -426,6 +428,22 @@ static int plan_next_round(struct run *r, bl_err *err)
 	plan_options_for(r, &po);
 	/* A correction round is a fraction of the painting's budget. */
 	po.max_strokes = (int)fmax(10, 0.25 * (double)plan_strokes(&r->plan));
+	/*
+	 * Corrections are placed with each colour as its batches showed it on this
+	 * canvas, not as mixed: a light paint over the ground, a thin film, lands
+	 * elsewhere, and strokes planned with the mix's colour gain nothing there.
+	 */
+	for (int k = 0; k < r->plan.n_colours; k++) {
+		const struct run_colour *col = &r->st.colours[k];
+
+		looks[k] = r->plan.colours[k].lab;
+		if (col->canvas_cells > 0) {
+			looks[k].L += col->canvas_offset.L;
+			looks[k].a += col->canvas_offset.a;
+			looks[k].b += col->canvas_offset.b;
+		}
+	}
+	po.looks = looks;
 	r->st.cost.planner_calls++;
 	if ((rc = plan_correct(&r->plan, &in, &obs, &po, &corr, err)))
 		goto out;
@@ -434,6 +452,7 @@ static int plan_next_round(struct run *r, bl_err *err)
 	cJSON_AddNumberToObject(d, "strokes", corr.n_strokes);
 	cJSON_AddNumberToObject(d, "unfixable_cells", (double)corr.n_unfixable);
 	cJSON_AddNumberToObject(d, "predicted_mean_de00", corr.mean_de00);
+	cJSON_AddNumberToObject(d, "canvas_mean_de00", mean);
 	if ((rc = run_event(r, "correction_planned", d, err)))
 		goto out;
 	if (corr.n_strokes == 0) {

@@ -24,7 +24,7 @@
 #define RUN_MAX_HISTORY 64
 #define RUN_MAX_DEFERRED 64
 #define RUN_ACTION_ID_BASE 100000000L /* ids of actions the engine makes (mix corrections) */
-#define RUN_MAX_WET 64
+#define RUN_MAX_WET 256
 
 enum run_sub_status { RUN_SUB_PENDING, RUN_SUB_RUNNING, RUN_SUB_DONE, RUN_SUB_FAILED,
 		      RUN_SUB_DEFERRED, RUN_SUB_SKIPPED };
@@ -111,7 +111,7 @@ struct run_retry {
 /* Where a batch laid paint and when it finished (run clock): wet until machine painting.dry_s later. */
 struct run_wet {
 	int colour;
-	double region_mm[4];     /* canvas mm: x0, y0, x1, y1 */
+	double region_mm[4];     /* canvas mm: x0, y0, x1, y1 (a stroke's box grown by half its brush and 1 mm) */
 	double t_s;
 };
 
@@ -130,7 +130,7 @@ struct run_state {
 	double topup_ml;         /* a top-up of the batch's colour is under way: its volume (0: none) */
 	int corrections_over;    /* corrections stopped improving the canvas: no more of them */
 	int n_wet;
-	struct run_wet wet[RUN_MAX_WET]; /* batches whose paint may still be wet */
+	struct run_wet wet[RUN_MAX_WET]; /* strokes whose paint may still be wet */
 	int n_colours;
 	struct run_colour colours[PLAN_MAX_COLOURS];
 	uint64_t cells_used;     /* bit per machine mixing cell */

@@ -66,6 +66,9 @@ int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err)
 
 /* ---- wet paint ---- */
 
+static long pass_len(const struct run *r, const struct plan_subtask *s);
+static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k);
+
 double run_clock_s(const struct run *r)
 {
 	return clk_now_s(r->rig.clock) + r->clock_off_s;
@@ -93,7 +96,7 @@ int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err)
 
 	st->n_wet = 0;
 	if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) > RUN_MAX_WET)
-		return bl_fail(err, BL_EINVAL, "state.json: wet: an array of at most %d batches is needed",
+		return bl_fail(err, BL_EINVAL, "state.json: wet: an array of at most %d strokes is needed",
 			       RUN_MAX_WET);
 	cJSON_ArrayForEach(it, node) {
 		json_obj o;
@@ -115,19 +118,49 @@ static int boxes_meet(const double *a, const double *b)
 	return a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3];
 }
 
-/* The batch laid paint over its region until now. */
-static void note_wet(struct run *r, const struct plan_subtask *s)
+/*
+ * The canvas box a stroke's paint covers: its polyline grown by half its
+ * brush and a millimetre. 0, or -1 for an action that lays no paint.
+ */
+static int stroke_box(const struct run *r, const struct arm_action *a, double box[4])
+{
+	const struct machine_brush *b = machine_find_brush(&r->m, a->brush);
+	double half = (b ? 0.5 * b->width_mm : 0.0) + 1.0, ox, oy;
+
+	if (a->kind != ARM_STROKE || a->n_points == 0)
+		return -1;
+	/* Machine mm back to canvas mm: the inverse of the one mapping (a translation). */
+	plan_canvas_to_machine(&r->m, 0.0, 0.0, &ox, &oy);
+	box[0] = box[1] = INFINITY;
+	box[2] = box[3] = -INFINITY;
+	for (size_t i = 0; i < a->n_points; i++) {
+		box[0] = fmin(box[0], a->points[i].x - ox - half);
+		box[1] = fmin(box[1], a->points[i].y - oy - half);
+		box[2] = fmax(box[2], a->points[i].x - ox + half);
+		box[3] = fmax(box[3], a->points[i].y - oy + half);
+	}
+	return 0;
+}
+
+/*
+ * Stroke a laid paint over its box until now. Wet paint is kept stroke by
+ * stroke, not as the batch's region: a batch's strokes (a correction round's
+ * above all) are scattered over the canvas, and their region meets nearly
+ * every other colour's, where the strokes themselves seldom do.
+ */
+static void note_wet(struct run *r, const struct plan_subtask *s, const struct arm_action *a)
 {
 	struct run_state *st = &r->st;
-	double now = run_clock_s(r), dry = r->m.painting.dry_s;
+	double now = run_clock_s(r), dry = r->m.painting.dry_s, box[4];
 	int k = 0;
 
 	if (dry <= 0.0)
 		return;
+	if (stroke_box(r, a, box))
+		memcpy(box, s->region_mm, sizeof(box));
 	for (int i = 0; i < st->n_wet; i++) {
-		if (st->wet[i].colour == s->colour &&
-		    !memcmp(st->wet[i].region_mm, s->region_mm, sizeof(s->region_mm))) {
-			st->wet[i].t_s = now; /* this batch, still painting */
+		if (st->wet[i].colour == s->colour && !memcmp(st->wet[i].region_mm, box, sizeof(box))) {
+			st->wet[i].t_s = now; /* the same stroke again (a retry) */
 			return;
 		}
 		if (st->wet[i].t_s + dry > now)
@@ -135,11 +168,22 @@ static void note_wet(struct run *r, const struct plan_subtask *s)
 	}
 	st->n_wet = k;
 	if (st->n_wet == RUN_MAX_WET) {
+		/* Full (strokes laid faster than they dry): the oldest joins the box of its colour's next. */
+		int j = 1;
+
+		while (j < st->n_wet && st->wet[j].colour != st->wet[0].colour)
+			j++;
+		if (j < st->n_wet) {
+			double *o = st->wet[0].region_mm, *n = st->wet[j].region_mm;
+
+			n[0] = fmin(n[0], o[0]), n[1] = fmin(n[1], o[1]);
+			n[2] = fmax(n[2], o[2]), n[3] = fmax(n[3], o[3]);
+		}
 		memmove(st->wet, st->wet + 1, sizeof(st->wet[0]) * (RUN_MAX_WET - 1));
 		st->n_wet--;
 	}
 	st->wet[st->n_wet].colour = s->colour;
-	memcpy(st->wet[st->n_wet].region_mm, s->region_mm, sizeof(s->region_mm));
+	memcpy(st->wet[st->n_wet].region_mm, box, sizeof(box));
 	st->wet[st->n_wet].t_s = now;
 	st->n_wet++;
 }
@@ -153,17 +197,29 @@ static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
 {
 	const struct run_state *st = &r->st;
 	double until = -1e300, now = run_clock_s(r), dry = r->m.painting.dry_s;
+	long n = pass_len(r, s);
 	int colours = 0, rc;
 	cJSON *d;
 
 	if (dry <= 0.0)
 		return 0;
-	for (int i = 0; i < st->n_wet; i++)
-		if (st->wet[i].colour != s->colour && boxes_meet(st->wet[i].region_mm, s->region_mm) &&
-		    st->wet[i].t_s + dry > now) {
+	for (int i = 0; i < st->n_wet; i++) {
+		int meets = 0;
+
+		if (st->wet[i].colour == s->colour || st->wet[i].t_s + dry <= now)
+			continue;
+		/* The strokes of the pass still to paint, each against the wet stroke. */
+		for (long k = r->st.sub[r->st.next].action_next; k < n && !meets; k++) {
+			struct arm_action a = pass_action(r, s, k);
+			double box[4];
+
+			meets = stroke_box(r, &a, box) == 0 && boxes_meet(st->wet[i].region_mm, box);
+		}
+		if (meets) {
 			until = fmax(until, st->wet[i].t_s + dry);
 			colours++;
 		}
+	}
 	if (until <= now)
 		return 0;
 	d = cJSON_CreateObject();
@@ -186,9 +242,6 @@ static int wait_dry(struct run *r, const struct plan_subtask *s, bl_err *err)
 }
 
 /* ---- paint in the cell ---- */
-
-static long pass_len(const struct run *r, const struct plan_subtask *s);
-static struct arm_action pass_action(const struct run *r, const struct plan_subtask *s, long k);
 
 /*
  * The dips of a pass need paint in the colour's cell: the plan sized its mixes
@@ -350,7 +403,8 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 		cm->expected.b = cm->before.b + cm->k * (paint.b - cm->before.b);
 		return;
 	}
-	if (col->canvas_cells > 0) {
+	/* A correction plan's cells are already predicted with the colours' looks (plan_options.looks). */
+	if (col->canvas_cells > 0 && !p->correction) {
 		cm->expected.L += cm->k * col->canvas_offset.L;
 		cm->expected.a += cm->k * col->canvas_offset.a;
 		cm->expected.b += cm->k * col->canvas_offset.b;
@@ -903,7 +957,7 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 			if (rc)
 				goto out;
 			if (a.kind == ARM_STROKE)
-				note_wet(r, s);
+				note_wet(r, s, &a);
 			if ((rc = run_state_save(r, err)))
 				goto out;
 		}

@@ -70,6 +70,12 @@ struct plan_options {
 	int wash_ms;
 	unsigned long seed;     /* colour clustering start; the plan is a function of all inputs */
 	int baseline;           /* grid strokes in the nearest colour instead of planning (for comparison) */
+	/*
+	 * Corrections only: each colour as it shows on this canvas (learnt from
+	 * its batches), indexed like the plan's colours; strokes are placed and
+	 * predicted with these. NULL: the colours' own lab.
+	 */
+	const color_lab *looks;
 };
 
 void plan_options_default(struct plan_options *o, const struct machine *m);
@@ -184,8 +190,10 @@ int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct
 
 /*
  * Corrective strokes for an observed canvas (Lab over the image rectangle, any
- * resolution): cells beyond the paint tolerance are painted with the plan's
- * colours, and those no colour can fix are listed in out->unfixable.
+ * resolution): cells off by more than half the paint tolerance are open to
+ * the plan's colours (placed and predicted as opt->looks, when given), and
+ * those beyond the tolerance that no colour can fix are listed in
+ * out->unfixable.
  */
 int plan_correct(const struct plan *p, const struct plan_inputs *in,
 		 const struct plan_raster *observed, const struct plan_options *opt,

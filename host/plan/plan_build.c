@@ -703,9 +703,11 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	p->grid_cols = e.cols;
 	p->grid_rows = e.rows;
 	for (int c = 0; c < p->n_colours; c++) {
-		col[c][0] = (float)p->colours[c].lab.L;
-		col[c][1] = (float)p->colours[c].lab.a;
-		col[c][2] = (float)p->colours[c].lab.b;
+		const color_lab *l = opt->looks ? &opt->looks[c] : &p->colours[c].lab;
+
+		col[c][0] = (float)l->L;
+		col[c][1] = (float)l->a;
+		col[c][2] = (float)l->b;
 	}
 
 	/* Order: pass by pass (coarse to fine), light colours before dark, short travel inside a colour. */

@@ -5,6 +5,9 @@
 
 #include "plan/plan_int.h"
 
+/* Cells off by more than this share of the paint tolerance are corrected. */
+#define PLAN_CORRECT_OPEN 0.5
+
 static void cell_means(const struct pm_grid *g, const float *img, double cell_mm, int cols,
 		       int rows, double (*out)[4])
 {
@@ -42,7 +45,7 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 	double (*tm)[4] = NULL, (*om)[4] = NULL;
 	float *obs = NULL, *lab = NULL;
 	unsigned char *mask = NULL;
-	int cols, rows, rc = 0, n_bad = 0;
+	int cols, rows, rc = 0, n_open = 0;
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
@@ -94,17 +97,27 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 	cell_means(&g, t.lab, p->cell_mm, cols, rows, tm);
 	cell_means(&g, obs, p->cell_mm, cols, rows, om);
 
-	/* A cell beyond tolerance is corrected; if even its nearest colour is beyond it, no colour can fix it. */
+	/*
+	 * A cell off by more than half the tolerance is open to correction: the
+	 * final figure is the mean over every cell, and most of it lies in cells
+	 * between half the tolerance and the tolerance (a flat painted in streaks,
+	 * the ground showing through); whether a stroke there is worth it is the
+	 * stroke placer's gain, as in planning. A cell beyond the tolerance whose
+	 * nearest colour (as it shows on this canvas, when known) is beyond it too
+	 * is one no colour can fix.
+	 */
 	for (int c = 0; c < cols * rows; c++) {
 		color_lab want = { tm[c][0], tm[c][1], tm[c][2] }, seen = { om[c][0], om[c][1], om[c][2] };
-		double best = INFINITY;
+		double best = INFINITY, off;
 		int bk = 0;
 
-		if (tm[c][3] <= 0 || color_de00(&want, &seen) <= tol)
+		if (tm[c][3] <= 0 || (off = color_de00(&want, &seen)) <= PLAN_CORRECT_OPEN * tol)
 			continue;
-		n_bad++;
+		tm[c][3] = -1.0;
+		if (off <= tol)
+			continue;
 		for (int k = 0; k < p->n_colours; k++) {
-			double d = color_de00(&want, &p->colours[k].lab);
+			double d = color_de00(&want, opt->looks ? &opt->looks[k] : &p->colours[k].lab);
 
 			if (d < best) {
 				best = d;
@@ -123,7 +136,6 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 			u->de00 = round(best * 100) / 100;
 		}
 		/* Even an unfixable cell is brought as close as the colours allow. */
-		tm[c][3] = -1.0;
 	}
 	for (int y = 0; y < g.h; y++)
 		for (int x = 0; x < g.w; x++) {
@@ -134,7 +146,9 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 			cy = cy >= rows ? rows - 1 : cy;
 			mask[(size_t)y * g.w + x] = tm[cy * cols + cx][3] < 0.0;
 		}
-	if (n_bad > 0 &&
+	for (int c = 0; c < cols * rows; c++)
+		n_open += tm[c][3] < 0.0;
+	if (n_open > 0 &&
 	    (rc = pm_place_strokes(&g, &t, obs, mask, m, out->colours, out->n_colours, opt, &st, err)))
 		goto out_free;
 	rc = pm_build(out, &g, &t, obs, m, in->solver, opt, &st, err);

@@ -662,9 +662,11 @@ int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const f
 	if (n_colours == 0 || opt->max_strokes == 0)
 		return 0;
 	for (int c = 0; c < n_colours; c++) {
-		col[c][0] = (float)colours[c].lab.L;
-		col[c][1] = (float)colours[c].lab.a;
-		col[c][2] = (float)colours[c].lab.b;
+		const color_lab *l = opt->looks ? &opt->looks[c] : &colours[c].lab;
+
+		col[c][0] = (float)l->L;
+		col[c][1] = (float)l->a;
+		col[c][2] = (float)l->b;
 	}
 	p.g = g;
 	p.t = t;

@@ -182,6 +182,101 @@ static pid_t start(const char *const *args)
 	return pid;
 }
 
+
+/* A stroke the gate let run: its box (machine mm, grown by half its brush), colour and times (run clock, s). */
+struct laid {
+	double box[4], t_start, t_end;
+	char colour[16];
+};
+
+static double brush_half(const char *name)
+{
+	/* The example machine's brushes (examples/machine-sim.json). */
+	return !strcmp(name, "round-2") ? 1.0 : !strcmp(name, "round-6") ? 3.0 : 6.0;
+}
+
+/*
+ * How many strokes were laid on another colour's stroke less than dry_s after
+ * it (their boxes, grown by half their brushes, meet); -1 when unreadable.
+ * The journal gives the colour of each subtask and the gate's allowed and
+ * executed strokes with the run clock.
+ */
+static int wet_overlaps(const char *dir, double dry_s, int *n_strokes)
+{
+	char path[4200], *text = NULL, *save = NULL, sub_col[512][2][16] = { { { 0 } } };
+	struct laid *l = calloc(8192, sizeof(*l)), pend = { 0 };
+	long pend_id = -1;
+	int n = 0, nsub = 0, bad = 0;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	if (!l || fs_read_file(path, 1 << 28, &text, NULL, NULL)) {
+		free(l);
+		return -1;
+	}
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+		const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "event"));
+		const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(o, "subtask"));
+		const cJSON *d = cJSON_GetObjectItem(o, "data");
+		double t = cJSON_GetObjectItem(o, "mono_ns") ? cJSON_GetObjectItem(o, "mono_ns")->valuedouble / 1e9 : 0;
+
+		if (ev && sub && !strcmp(ev, "subtask_start") && nsub < 512) {
+			const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(d, "colour"));
+
+			snprintf(sub_col[nsub][0], 16, "%s", sub);
+			snprintf(sub_col[nsub][1], 16, "%s", c ? c : "");
+			nsub++;
+		} else if (ev && !strcmp(ev, "decision")) {
+			const cJSON *a = cJSON_GetObjectItem(d, "action"), *pts = cJSON_GetObjectItem(a, "points_mm");
+			const char *v = cJSON_GetStringValue(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
+			const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(a, "type"));
+
+			pend_id = -1;
+			if (type && !strcmp(type, "stroke") && v && !strcmp(v, "allow") && cJSON_IsArray(pts)) {
+				double h = brush_half(cJSON_GetStringValue(cJSON_GetObjectItem(a, "brush")));
+				const cJSON *q;
+
+				memset(&pend, 0, sizeof(pend));
+				pend.box[0] = pend.box[1] = 1e9;
+				pend.box[2] = pend.box[3] = -1e9;
+				cJSON_ArrayForEach(q, pts)
+				{
+					double x = cJSON_GetArrayItem(q, 0)->valuedouble, y = cJSON_GetArrayItem(q, 1)->valuedouble;
+
+					pend.box[0] = fmin(pend.box[0], x - h), pend.box[1] = fmin(pend.box[1], y - h);
+					pend.box[2] = fmax(pend.box[2], x + h), pend.box[3] = fmax(pend.box[3], y + h);
+				}
+				pend.t_start = t;
+				for (int i = nsub - 1; i >= 0; i--)
+					if (sub && !strcmp(sub_col[i][0], sub)) {
+						snprintf(pend.colour, 16, "%s", sub_col[i][1]);
+						break;
+					}
+				pend_id = (long)cJSON_GetObjectItem(a, "id")->valuedouble;
+			}
+		} else if (ev && !strcmp(ev, "executed") && pend_id >= 0 &&
+			   (long)cJSON_GetObjectItem(d, "id")->valuedouble == pend_id && n < 8192) {
+			pend.t_end = t;
+			l[n++] = pend;
+			pend_id = -1;
+		}
+		cJSON_Delete(o);
+	}
+	free(text);
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < j; i++)
+			if (strcmp(l[i].colour, l[j].colour) && l[j].t_start < l[i].t_end + dry_s - 1.0 &&
+			    l[i].box[0] < l[j].box[2] && l[j].box[0] < l[i].box[2] && l[i].box[1] < l[j].box[3] &&
+			    l[j].box[1] < l[i].box[3]) {
+				bad++;
+				break;
+			}
+	free(l);
+	*n_strokes = n;
+	return bad;
+}
+
 static double final_mean(const char *dir)
 {
 	cJSON *st = status_of(dir);
@@ -237,6 +332,9 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 	}
 	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
 	CHECK(final_mean(dir) > 0 && final_mean(dir) < 20);
+	/* Wet paint is kept stroke by stroke: no stroke lands on another colour's stroke still wet (1200 s). */
+	CHECK_MSG(wet_overlaps(dir, 1200.0, &n) == 0, "strokes laid on wet paint of another colour");
+	CHECK(n > 10);
 	/* The lamp followed from the first frame: its reference, its drift journaled, STATUS.md says it. */
 	{
 		char *text = NULL;

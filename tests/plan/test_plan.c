@@ -462,6 +462,90 @@ TEST(correction_names_unfixable_cells)
 	plan_raster_free(&t);
 }
 
+
+/* The observed canvas: the target with L* raised by dl over a 60 x 40 mm patch of the grass. */
+static void lighter_patch(const struct plan *p, struct plan_raster *obs, float dl)
+{
+	int x0 = 5, y0 = (int)p->image_mm[3] - 70, x1 = x0 + 60, y1 = y0 + 40;
+
+	for (int y = (int)(y0 * TH / p->image_mm[3]); y < (int)(y1 * TH / p->image_mm[3]); y++)
+		for (int x = (int)(x0 * TW / p->image_mm[2]); x < (int)(x1 * TW / p->image_mm[2]); x++)
+			obs->px[3 * ((size_t)y * obs->w + x)] += dl;
+}
+
+static int correct_with(struct plan_raster *obs, const color_lab *looks, struct plan *c)
+{
+	struct plan *p = cached_plan();
+	struct machine *m = fixture_machine();
+	struct plan_raster t;
+	struct plan_options o;
+	struct plan_inputs in = { 0 };
+	bl_err err = { 0 };
+	int rc;
+
+	if (fixture_target(0, TW, TH, &t))
+		return -1;
+	plan_options_default(&o, m);
+	o.max_strokes = 100;
+	o.looks = looks;
+	in.machine = m;
+	in.solver = &fake_solver;
+	in.target = &t;
+	rc = plan_correct(p, &in, obs, &o, c, &err);
+	if (rc)
+		fprintf(stderr, "%s\n", err.msg);
+	plan_raster_free(&t);
+	return rc;
+}
+
+TEST(correction_opens_cells_off_by_half_the_tolerance)
+{
+	struct plan *p = cached_plan(), c;
+	struct plan_raster obs;
+
+	/* A patch off by about 4 CIEDE2000 (between half the tolerance of 6 and the whole): corrected. */
+	CHECK(fixture_target(0, TW, TH, &obs) == 0);
+	lighter_patch(p, &obs, 5.0f);
+	CHECK(correct_with(&obs, NULL, &c) == 0);
+	CHECK_MSG(c.n_strokes > 0, "no strokes for a patch off by 5 L*");
+	CHECK(c.n_unfixable == 0);
+	plan_free(&c);
+	plan_raster_free(&obs);
+	/* Off by about 1.5 (under half the tolerance): left alone. */
+	CHECK(fixture_target(0, TW, TH, &obs) == 0);
+	lighter_patch(p, &obs, 1.5f);
+	CHECK(correct_with(&obs, NULL, &c) == 0);
+	CHECK_MSG(c.n_strokes == 0, "%d strokes for a patch off by 1.5 L*", c.n_strokes);
+	plan_free(&c);
+	plan_raster_free(&obs);
+}
+
+TEST(correction_places_strokes_with_the_colours_looks)
+{
+	struct plan *p = cached_plan(), c;
+	struct plan_raster obs;
+	color_lab looks[PLAN_MAX_COLOURS];
+
+	CHECK(fixture_target(0, TW, TH, &obs) == 0);
+	lighter_patch(p, &obs, 8.0f);
+	/* With the colours as mixed, the patch is repainted... */
+	CHECK(correct_with(&obs, NULL, &c) == 0);
+	CHECK(c.n_strokes > 0);
+	plan_free(&c);
+	/* ...but if every colour shows on this canvas as 30 L* lighter, no stroke would bring it closer. */
+	for (int k = 0; k < p->n_colours; k++) {
+		looks[k] = p->colours[k].lab;
+		looks[k].L = fmin(100.0, looks[k].L + 30.0);
+	}
+	CHECK(correct_with(&obs, looks, &c) == 0);
+	CHECK_MSG(c.n_strokes == 0, "%d strokes placed with looks that make it worse", c.n_strokes);
+	/* The corrective plan keeps the colours as mixed: looks only place and predict strokes. */
+	for (int k = 0; k < p->n_colours; k++)
+		CHECK(color_de00(&c.colours[k].lab, &p->colours[k].lab) < 1e-9);
+	plan_free(&c);
+	plan_raster_free(&obs);
+}
+
 /* Edits the saved plan's JSON with fn and expects the loader to refuse it naming want. */
 static void refuse(const char *want, void (*fn)(cJSON *))
 {
@@ -573,4 +657,5 @@ TEST_MAIN(T(strokes_inside_canvas), T(actions_pass_gate), T(json_round_trip),
 	  T(same_inputs_same_plan), T(order_and_subtasks), T(prediction_reproduces),
 	  T(beats_grid_baseline), T(more_strokes_better), T(blank_target_needs_nothing),
 	  T(bad_options_refused), T(correction_paints_the_damage),
-	  T(correction_names_unfixable_cells), T(loader_is_strict), T(dip_from_mixing_cell))
+	  T(correction_names_unfixable_cells), T(correction_opens_cells_off_by_half_the_tolerance),
+	  T(correction_places_strokes_with_the_colours_looks), T(loader_is_strict), T(dip_from_mixing_cell))

@@ -222,6 +222,35 @@ out_free:
 
 /* ---- prediction of a plan as written --------------------------------- */
 
+/*
+ * The footprint of stroke action a of subtask s on grid g: its points in
+ * canvas mm (xy, grown as needed: *cap points), through the machine's brush.
+ */
+static int stroke_footprint(const struct plan *p, const struct machine *m,
+			    const struct plan_subtask *s, const struct arm_action *a,
+			    const struct pm_grid *g, struct pm_footprint *fp, double **xy, size_t *cap,
+			    bl_err *err)
+{
+	const struct machine_brush *br = machine_find_brush(m, a->brush);
+
+	if (!br)
+		return bl_fail(err, BL_EINVAL, "subtask %d: brush '%s' is not on machine '%s'", s->id,
+			       a->brush, m->name);
+	if (a->n_points > *cap) {
+		double *nx = realloc(*xy, a->n_points * 2 * sizeof(double));
+
+		if (!nx)
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		*xy = nx;
+		*cap = a->n_points;
+	}
+	for (size_t q = 0; q < a->n_points; q++) {
+		(*xy)[2 * q] = a->points[q].x - p->canvas_origin_mm[0];
+		(*xy)[2 * q + 1] = a->points[q].y - p->canvas_origin_mm[1];
+	}
+	return pm_fp_stroke(fp, g, *xy, (int)a->n_points, br->width_mm, p->opacity, err);
+}
+
 int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct plan_subtask *s,
 		     float *alpha, int w, int h, bl_err *err)
 {
@@ -236,30 +265,10 @@ int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct
 		return rc;
 	for (size_t k = 0; k < s->n_actions; k++) {
 		const struct arm_action *a = &s->actions[k];
-		const struct machine_brush *br;
 
 		if (a->kind != ARM_STROKE)
 			continue;
-		if (!(br = machine_find_brush(m, a->brush))) {
-			rc = bl_fail(err, BL_EINVAL, "subtask %d: brush '%s' is not on machine '%s'", s->id,
-				     a->brush, m->name);
-			goto out_free;
-		}
-		if (a->n_points > cap) {
-			double *nx = realloc(xy, a->n_points * 2 * sizeof(double));
-
-			if (!nx) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory");
-				goto out_free;
-			}
-			xy = nx;
-			cap = a->n_points;
-		}
-		for (size_t q = 0; q < a->n_points; q++) {
-			xy[2 * q] = a->points[q].x - p->canvas_origin_mm[0];
-			xy[2 * q + 1] = a->points[q].y - p->canvas_origin_mm[1];
-		}
-		if ((rc = pm_fp_stroke(&fp, &g, xy, (int)a->n_points, br->width_mm, p->opacity, err)))
+		if ((rc = stroke_footprint(p, m, s, a, &g, &fp, &xy, &cap, err)))
 			goto out_free;
 		for (int i = 0; i < fp.n; i++) {
 			float *v = alpha + fp.idx[i];
@@ -308,32 +317,10 @@ int plan_predict(const struct plan *p, const struct machine *m, const struct pla
 		col[2] = (float)p->colours[s->colour].lab.b;
 		for (size_t k = 0; k < s->n_actions; k++) {
 			const struct arm_action *a = &s->actions[k];
-			const struct machine_brush *br;
 
 			if (a->kind != ARM_STROKE)
 				continue;
-			br = machine_find_brush(m, a->brush);
-			if (!br) {
-				rc = bl_fail(err, BL_EINVAL, "subtask %d: brush '%s' is not on machine '%s'",
-					     s->id, a->brush, m->name);
-				goto out_free;
-			}
-			if (a->n_points > cap) {
-				double *nx = realloc(xy, a->n_points * 2 * sizeof(double));
-
-				if (!nx) {
-					rc = bl_fail(err, BL_ENOMEM, "out of memory predicting");
-					goto out_free;
-				}
-				xy = nx;
-				cap = a->n_points;
-			}
-			for (size_t q = 0; q < a->n_points; q++) {
-				xy[2 * q] = a->points[q].x - p->canvas_origin_mm[0];
-				xy[2 * q + 1] = a->points[q].y - p->canvas_origin_mm[1];
-			}
-			if ((rc = pm_fp_stroke(&fp, &g, xy, (int)a->n_points, br->width_mm, p->opacity,
-					       err)))
+			if ((rc = stroke_footprint(p, m, s, a, &g, &fp, &xy, &cap, err)))
 				goto out_free;
 			pm_fp_apply(&fp, canvas, col);
 		}

@@ -915,8 +915,13 @@ static int accept_mixes(struct run *r, const char *list, bl_err *err)
 			if (!strcmp(t, "all") || !strcmp(t, r->plan.colours[c].name)) {
 				found = 1;
 				if (r->st.colours[c].escalated && !r->st.colours[c].accepted) {
+					int rc;
+
+					/* The operator's decision is journaled, or not taken. */
+					if ((rc = run_event(r, "mix_accepted",
+							    cJSON_CreateString(r->plan.colours[c].name), err)))
+						return rc;
 					r->st.colours[c].accepted = 1;
-					run_event(r, "mix_accepted", cJSON_CreateString(r->plan.colours[c].name), err);
 				}
 			}
 		if (!found)

@@ -34,7 +34,10 @@ int run_brake(struct run *r, enum run_brake b, bl_err *err)
 	snprintf(r->st.reason, sizeof(r->st.reason), "%s", r->st.brakes.reason);
 	cJSON_AddStringToObject(d, "brake", run_brake_names[b]);
 	cJSON_AddStringToObject(d, "reason", r->st.brakes.reason);
-	run_event(r, "brake", d, &e2);
+	/* The brake stops the run whatever happens; a journal that cannot say so is said with it. */
+	if (run_event(r, "brake", d, &e2))
+		return bl_fail(err, BL_EBRAKE, "brake (%s): %s (and it could not be journaled: %s)",
+			       run_brake_names[b], r->st.brakes.reason, e2.msg);
 	return bl_fail(err, BL_EBRAKE, "brake (%s): %s", run_brake_names[b], r->st.brakes.reason);
 }
 

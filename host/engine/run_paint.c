@@ -936,7 +936,8 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 			goto out;
 		if ((rc = snapshot_before(r, s, name, err)))
 			goto out;
-		for (; sub->action_next < n; sub->action_next++) {
+		/* action_next moves on before the save: state.json names the next to run, never one done. */
+		while (sub->action_next < n) {
 			struct arm_action a = pass_action(r, s, sub->action_next);
 
 			r->st.batch_unknown = 1;
@@ -958,6 +959,7 @@ int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
 				goto out;
 			if (a.kind == ARM_STROKE)
 				note_wet(r, s, &a);
+			sub->action_next++;
 			if ((rc = run_state_save(r, err)))
 				goto out;
 		}

@@ -431,6 +431,19 @@ static void kill_and_resume(const char *name, long lines)
 		  lines);
 	CHECK_MSG(done_subtasks_worked_again(dir) == 0, "a done subtask started over after a kill at "
 		  "line %ld", lines);
+	{
+		/* A stroke that ran before the kill is counted once, not again by the resume. */
+		cJSON *st = status_of(dir);
+		const cJSON *done = cJSON_GetObjectItem(st, "strokes_done");
+		const cJSON *total = cJSON_GetObjectItem(st, "strokes_total");
+
+		CHECK_MSG(cJSON_IsNumber(done) && cJSON_IsNumber(total) &&
+			  done->valuedouble <= total->valuedouble,
+			  "kill at line %ld: %g strokes done of %g", lines,
+			  cJSON_IsNumber(done) ? done->valuedouble : -1.0,
+			  cJSON_IsNumber(total) ? total->valuedouble : -1.0);
+		cJSON_Delete(st);
+	}
 	got = final_mean(dir);
 	/* Stated tolerance: within 3 CIEDE2000 of the uninterrupted run's mean. */
 	CHECK_MSG(ref > 0 && got > 0 && got < ref + 3.0 && got > ref - 3.0,

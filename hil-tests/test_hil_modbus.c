@@ -28,13 +28,17 @@ static double now_s(void)
 	return (double)clk_real_ns() / 1e9;
 }
 
-/* mbpoll on the target: RTU at 115200 8N1 (its defaults are 19200 and even parity), 0-based addresses, one poll. */
+/*
+ * mbpoll on the target: RTU at 115200 8N1 (its defaults are 19200 and even
+ * parity), 0-based addresses, one poll, a 5 s reply timeout (its default 1 s
+ * is too short for QEMU on a loaded machine under the sanitizer suite).
+ */
 static int mbpoll(const struct hil_target *t, const char *type, const char *ref, const char *count,
 		  const char *const *values, char **out)
 {
 	const char *argv[40] = { "mbpoll", "-m", "rtu", "-b", "115200", "-P", "none", "-a", "1",
-				 "-0", "-1", "-t", type, "-r", ref };
-	int n = 15, rc;
+				 "-0", "-1", "-o", "5", "-t", type, "-r", ref };
+	int n = 17, rc;
 	char *err = NULL;
 
 	if (count) {

@@ -134,6 +134,17 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 			fp = &frame;
 		}
 		rc = gate_execute(r->gate, r->rig.arm, a, fp, d, err);
+		if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
+			/* Whatever asked for it (a stroke, a dispense, a park): STATUS.md lists what waits. */
+			struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
+			const struct gate_finding *f = gate_decision_primary(d);
+			const struct plan *p = run_plan(r);
+
+			df->round = r->st.round;
+			df->subtask = r->st.next < p->n_subtasks ? p->subtasks[r->st.next].id : 0;
+			snprintf(df->request, sizeof(df->request), "%s", d->request_id);
+			snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
+		}
 		if (have0 && arm_status(r->rig.arm, &s1, NULL) == 0 && s1.arm_time_s >= s0.arm_time_s)
 			r->st.cost.arm_s += s1.arm_time_s - s0.arm_time_s;
 		if (rc == 0) {

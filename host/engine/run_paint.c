@@ -587,15 +587,6 @@ int run_plan_action(struct run *r, const struct plan_subtask *s, const struct ar
 	if (a.kind == ARM_DIP && a.cell[0] && r->st.colours[s->colour].cell[0])
 		snprintf(a.cell, sizeof(a.cell), "%s", r->st.colours[s->colour].cell);
 	rc = run_act(r, &a, &d, err);
-	if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
-		struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
-		const struct gate_finding *f = gate_decision_primary(&d);
-
-		df->round = r->st.round;
-		df->subtask = s->id;
-		snprintf(df->request, sizeof(df->request), "%s", d.request_id);
-		snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
-	}
 	if (rc)
 		return rc;
 	if (a.kind == ARM_DIP && a.cell[0]) {

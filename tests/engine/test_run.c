@@ -684,6 +684,54 @@ TEST(a_damaged_state_is_refused_on_resume)
 	free(text);
 }
 
+/*
+ * The machine file says every stir asks a person: the first mix's stir is
+ * filed, the run pauses with exit 3, and STATUS.md names the request and
+ * how to answer it (a request the mixing loop made, not only a stroke's).
+ */
+TEST(a_mix_action_that_waits_for_the_operator_is_listed)
+{
+	const char *dir = run_dir("stir-asks");
+	char machine[4200], path[4200], *md = NULL;
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--machine", machine, NULL };
+	int rc;
+
+	{
+		char p[4096], *mt = NULL, *out;
+		cJSON *m, *cal, *kinds;
+
+		snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
+		CHECK(fs_read_file(p, 1 << 20, &mt, NULL, NULL) == 0);
+		m = cJSON_Parse(mt);
+		free(mt);
+		CHECK(m != NULL);
+		if (!m)
+			return;
+		kinds = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "safety"), "operator_kinds");
+		CHECK(cJSON_IsArray(kinds));
+		cJSON_AddItemToArray(kinds, cJSON_CreateString("stir"));
+		cal = cJSON_GetObjectItem(m, "calibration");
+		snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
+		cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
+		snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
+		cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
+		out = cJSON_Print(m);
+		test_write_file("m-stir.json", out);
+		snprintf(machine, sizeof(machine), "%s/m-stir.json", test_tmpdir());
+		free(out);
+		cJSON_Delete(m);
+	}
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 3, "a run whose stirs ask a person exited %d, not 3", rc);
+	snprintf(path, sizeof(path), "%s/STATUS.md", dir);
+	CHECK(fs_read_file(path, 1 << 20, &md, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(md, "## Waiting for the operator\n\n- request ");
+	CHECK_STR_CONTAINS(md, "brushloop approve");
+	CHECK(md && !strstr(md, "Nothing."));
+	free(md);
+}
+
 TEST(bad_input_is_refused_with_exit_2)
 {
 	const char *dir = run_dir("bad");
@@ -741,6 +789,6 @@ TEST(bad_input_is_refused_with_exit_2)
 TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
-	  T(a_damaged_state_is_refused_on_resume),
+	  T(a_damaged_state_is_refused_on_resume), T(a_mix_action_that_waits_for_the_operator_is_listed),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
 	  T(bad_input_is_refused_with_exit_2))

@@ -551,6 +551,50 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 }
 
 /*
+ * Writes the example machine, changed by edit, as name in the test's
+ * directory, its calibration by full paths (the copy lives elsewhere); the
+ * path in out.
+ */
+static int machine_edited(const char *name, void (*edit)(cJSON *m), char *out, size_t n)
+{
+	char p[4096], *text = NULL, *json;
+	cJSON *m, *cal;
+
+	snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
+	if (fs_read_file(p, 1 << 20, &text, NULL, NULL))
+		return -1;
+	m = cJSON_Parse(text);
+	free(text);
+	if (!m)
+		return -1;
+	edit(m);
+	cal = cJSON_GetObjectItem(m, "calibration");
+	snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
+	cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
+	snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
+	cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
+	json = cJSON_Print(m);
+	test_write_file(name, json);
+	snprintf(out, n, "%s/%s", test_tmpdir(), name);
+	free(json);
+	cJSON_Delete(m);
+	return 0;
+}
+
+/* A tolerance no mix reaches: every colour is escalated and its strokes deferred. */
+static void tight_mixes(cJSON *m)
+{
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.3);
+}
+
+/* Every stir asks a person. */
+static void stirs_ask(cJSON *m)
+{
+	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "safety"), "operator_kinds"),
+			     cJSON_CreateString("stir"));
+}
+
+/*
  * A mix that cannot reach its tolerance waits for the operator; answered,
  * resume retries what was deferred. Killed during that retry and resumed
  * again, nothing done before is started over.
@@ -567,32 +611,7 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 	int rc, starts = 0;
 	pid_t pid;
 
-	/* A tolerance no mix reaches: every colour is escalated and its strokes deferred. */
-	{
-		char p[4096], *mt = NULL, *out;
-		cJSON *m, *cal;
-
-		snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
-		CHECK(fs_read_file(p, 1 << 20, &mt, NULL, NULL) == 0);
-		m = cJSON_Parse(mt);
-		free(mt);
-		CHECK(m != NULL);
-		if (!m)
-			return;
-		cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"),
-				     0.3);
-		/* The copy lives elsewhere: its calibration by full paths. */
-		cal = cJSON_GetObjectItem(m, "calibration");
-		snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
-		cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
-		snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
-		cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
-		out = cJSON_Print(m);
-		test_write_file("m-tight.json", out);
-		snprintf(machine, sizeof(machine), "%s/m-tight.json", test_tmpdir());
-		free(out);
-		cJSON_Delete(m);
-	}
+	CHECK(machine_edited("m-tight.json", tight_mixes, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "the run with a tolerance no mix reaches exited %d, not 3", rc);
 	pid = start(accept);
@@ -697,31 +716,7 @@ TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 			       "--machine", machine, NULL };
 	int rc;
 
-	{
-		char p[4096], *mt = NULL, *out;
-		cJSON *m, *cal, *kinds;
-
-		snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
-		CHECK(fs_read_file(p, 1 << 20, &mt, NULL, NULL) == 0);
-		m = cJSON_Parse(mt);
-		free(mt);
-		CHECK(m != NULL);
-		if (!m)
-			return;
-		kinds = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "safety"), "operator_kinds");
-		CHECK(cJSON_IsArray(kinds));
-		cJSON_AddItemToArray(kinds, cJSON_CreateString("stir"));
-		cal = cJSON_GetObjectItem(m, "calibration");
-		snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
-		cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
-		snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
-		cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
-		out = cJSON_Print(m);
-		test_write_file("m-stir.json", out);
-		snprintf(machine, sizeof(machine), "%s/m-stir.json", test_tmpdir());
-		free(out);
-		cJSON_Delete(m);
-	}
+	CHECK(machine_edited("m-stir.json", stirs_ask, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "a run whose stirs ask a person exited %d, not 3", rc);
 	snprintf(path, sizeof(path), "%s/STATUS.md", dir);

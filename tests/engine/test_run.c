@@ -130,22 +130,27 @@ static int done_subtasks_worked_again(const char *dir)
 	return again;
 }
 
+/* How many times pat stands in the run's journal (0 when there is none yet). */
+static int journal_count(const char *dir, const char *pat)
+{
+	char path[4200], *text = NULL;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	if (fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0)
+		for (const char *p = text; (p = strstr(p, pat)); p++)
+			n++;
+	free(text);
+	return n;
+}
+
 /* Kills a child run with SIGKILL once its journal holds pat n times; 0 when it did. */
 static int kill_at(pid_t pid, const char *dir, const char *pat, int n)
 {
-	char path[4200];
 	int status;
 
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
 	for (;;) {
-		char *text = NULL;
-		int seen = 0;
-
-		if (fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0)
-			for (const char *p = text; (p = strstr(p, pat)); p++)
-				seen++;
-		free(text);
-		if (seen >= n) {
+		if (journal_count(dir, pat) >= n) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			return 0;
@@ -395,23 +400,14 @@ static long journal_lines(const char *dir)
 static void kill_and_resume(const char *name, long lines)
 {
 	const char *dir = run_dir(name);
-	const char *bin = getenv("BRUSHLOOP");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+			       "--accept-nearest", "--quiet", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	/* The reference run first: the kill waits for the run under test's own journal. */
 	double ref = reference(), got;
 	int status = 0, n = 0, rc, exited = 0;
-	pid_t pid;
+	pid_t pid = start(args);
 
-	pid = fork();
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl(bin, bin, "run", target(), "--out", dir, "--max-strokes", STROKES,
-		      "--accept-nearest", "--quiet", (char *)NULL);
-		_exit(127);
-	}
 	CHECK(pid > 0);
 	while (journal_lines(dir) < lines) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -516,19 +512,12 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
 	CHECK(done_subtasks_worked_again(dir) == 0);
 	{
-		char *text = NULL;
-		int planned = 0, mixes = 0;
+		int planned = journal_count(dir, "\"event\":\"dispense_planned\"");
+		int mixes = journal_count(dir, "\"event\":\"mix_open_loop\"");
 
-		snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-		CHECK(fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0);
-		for (const char *p = text; p && (p = strstr(p, "\"event\":\"dispense_planned\"")); p++)
-			planned++;
-		for (const char *p = text; p && (p = strstr(p, "\"event\":\"mix_open_loop\"")); p++)
-			mixes++;
 		/* One set a mix (top-ups are mixes too): the interrupted one finished, not planned again. */
 		CHECK_MSG(planned == mixes, "%d dispense sets planned for %d open-loop mixes", planned,
 			  mixes);
-		free(text);
 	}
 	snprintf(path, sizeof(path), "%s/machine.json", dir);
 	CHECK(machine_load(path, &m, &err) == 0);
@@ -607,7 +596,6 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 			       "--machine", machine, NULL };
 	const char *accept[] = { "resume", dir, "--quiet", "--accept-mix", "all", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
-	char *text = NULL;
 	int rc, starts = 0;
 	pid_t pid;
 
@@ -617,15 +605,7 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 	pid = start(accept);
 	CHECK(pid > 0);
 	/* Killed as the retry starts its second subtask. */
-	{
-		char path[4200];
-
-		snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-		CHECK(fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0);
-		for (const char *p = text; p && (p = strstr(p, "\"event\":\"subtask_start\"")); p++)
-			starts++;
-		free(text);
-	}
+	starts = journal_count(dir, "\"event\":\"subtask_start\"");
 	CHECK_MSG(kill_at(pid, dir, "\"event\":\"subtask_start\"", starts + 2) == 0,
 		  "the resume ended first");
 	rc = test_brushloop(rargs, NULL, NULL);
@@ -633,28 +613,16 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 	CHECK(done_subtasks_worked_again(dir) == 0);
 }
 
-/* Replaces the first `from` in path's text by `to`; 0 when it did. */
-static int edit_file(const char *path, const char *from, const char *to)
+/* text with its first `from` replaced by `to` (malloc'd), or NULL when text has none. */
+static char *replaced(const char *text, const char *from, const char *to)
 {
-	char *text = NULL, *p, *out;
-	size_t n;
-	int rc = -1;
-	FILE *f;
+	const char *p = strstr(text, from);
+	size_t n = strlen(text) + strlen(to) + 1;
+	char *out = p ? malloc(n) : NULL;
 
-	if (fs_read_file(path, 1 << 26, &text, NULL, NULL) || !(p = strstr(text, from)))
-		goto out_free;
-	n = strlen(text) + strlen(to) + 1;
-	out = malloc(n);
-	snprintf(out, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
-	f = fopen(path, "w");
-	if (f) {
-		rc = fputs(out, f) < 0;
-		rc |= fclose(f) != 0;
-	}
-	free(out);
-out_free:
-	free(text);
-	return rc;
+	if (out)
+		snprintf(out, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+	return out;
 }
 
 /*
@@ -674,18 +642,17 @@ TEST(a_damaged_state_is_refused_on_resume)
 	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--fault", "power_loss_after=40", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
-	char path[4200], keep[4200], *text = NULL, *err = NULL;
+	char path[4200], *text = NULL, *err = NULL;
 
 	CHECK(test_brushloop(args, NULL, NULL) == 86);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	snprintf(keep, sizeof(keep), "%s/state.keep", dir);
 	CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
 	for (size_t i = 0; text && i < sizeof(damage) / sizeof(damage[0]); i++) {
-		FILE *f = fopen(path, "w");
+		char *bad = replaced(text, damage[i][0], damage[i][1]);
 
-		CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
-		CHECK_MSG(edit_file(path, damage[i][0], damage[i][1]) == 0, "case %zu: no %s", i,
-			  damage[i][2]);
+		CHECK_MSG(bad && fs_write_atomic(path, bad, strlen(bad), NULL) == 0, "case %zu: no %s",
+			  i, damage[i][2]);
+		free(bad);
 		CHECK_MSG(test_brushloop(rargs, NULL, &err) == 2, "case %zu (%s) not refused", i,
 			  damage[i][2]);
 		CHECK_STR_CONTAINS(err, damage[i][2]);
@@ -693,9 +660,7 @@ TEST(a_damaged_state_is_refused_on_resume)
 		err = NULL;
 	}
 	{
-		FILE *f = fopen(path, "w");
-
-		CHECK(f && fputs("{}", f) >= 0 && fclose(f) == 0);
+		CHECK(fs_write_atomic(path, "{}", 2, NULL) == 0);
 		CHECK(test_brushloop(rargs, NULL, &err) == 2);
 		CHECK_STR_CONTAINS(err, "state.json");
 		free(err);

@@ -785,9 +785,30 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	return drive(r, 1, err);
 }
 
-int run_start(const struct run_options *o, bl_err *err)
+/* A run for directory dir with its state initialised; NULL, err filled, when it cannot be. */
+static struct run *run_new(const struct run_options *o, const char *dir, bl_err *err)
 {
 	struct run *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		bl_fail(err, BL_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (snprintf(r->dir, sizeof(r->dir), "%s", dir) >= (int)sizeof(r->dir)) {
+		bl_fail(err, BL_EINVAL, "%s: path too long", dir);
+		free(r);
+		return NULL;
+	}
+	r->opt = *o;
+	r->wall0_ns = clk_real_ns();
+	run_state_init(&r->st);
+	return r;
+}
+
+
+int run_start(const struct run_options *o, bl_err *err)
+{
+	struct run *r = run_new(o, o->out_dir, err);
 	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
 	const char *ext;
 	cJSON *machine_copy = NULL;
@@ -795,17 +816,10 @@ int run_start(const struct run_options *o, bl_err *err)
 	int rc;
 
 	if (!r)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
-	r->opt = *o;
-	r->wall0_ns = clk_real_ns();
-	run_state_init(&r->st);
+		return err->code;
 	r->st.seed = o->seed;
 	r->st.open_loop = o->open_loop;
 	r->st.accept_nearest = o->accept_nearest;
-	if (snprintf(r->dir, sizeof(r->dir), "%s", o->out_dir) >= (int)sizeof(r->dir)) {
-		rc = bl_fail(err, BL_EINVAL, "%s: path too long", o->out_dir);
-		goto out;
-	}
 	/* A run directory is new: an existing one with files is somebody's run. */
 	dir = opendir(r->dir);
 	if (dir) {
@@ -973,19 +987,12 @@ static int state_fits_plan(struct run *r, bl_err *err)
 
 int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 {
-	struct run *r = calloc(1, sizeof(*r));
+	struct run *r = run_new(o, dirpath, err);
 	char p[RUN_PATH_MAX], pal[RUN_PATH_MAX];
 	int rc;
 
 	if (!r)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
-	r->opt = *o;
-	r->wall0_ns = clk_real_ns();
-	run_state_init(&r->st);
-	if (snprintf(r->dir, sizeof(r->dir), "%s", dirpath) >= (int)sizeof(r->dir)) {
-		rc = bl_fail(err, BL_EINVAL, "%s: path too long", dirpath);
-		goto out;
-	}
+		return err->code;
 	if ((rc = read_run_json(r, err)) || (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||

@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "engine/run_int.h"
+#include "safety/operator.h"
 
 void run_options_init(struct run_options *o)
 {
@@ -74,6 +75,23 @@ static int copy_file(const char *src, const char *dst, bl_err *err)
 	return rc;
 }
 
+/* The camera profile and light map the machine names (once: a new run loads them before it writes anything). */
+static int load_calibration(struct run *r, bl_err *err)
+{
+	int rc;
+
+	if (r->profile)
+		return 0;
+	if ((rc = meas_profile_open(r->m.calibration.camera_profile, &r->profile, err)))
+		return rc;
+	if (r->m.calibration.light_map[0]) {
+		if ((rc = vis_light_load(r->m.calibration.light_map, &r->light, err)))
+			return rc;
+		r->have_light = 1;
+	}
+	return 0;
+}
+
 static int open_world(struct run *r, int fresh, bl_err *err)
 {
 	struct rig_options ro = { 0 };
@@ -97,16 +115,8 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 	/* A real clock starts again in every process: the run clock goes on from the saved state. */
 	if (!fresh && !r->rig.clock->is_virtual)
 		r->clock_off_s = (double)r->st.clock_ns * 1e-9 - clk_now_s(r->rig.clock);
-	if ((rc = journal_open(&r->j, jp, r->rig.clock, err)))
-		return rc;
-	if ((rc = meas_profile_open(r->m.calibration.camera_profile, &r->profile, err)))
-		return rc;
-	if (r->m.calibration.light_map[0]) {
-		if ((rc = vis_light_load(r->m.calibration.light_map, &r->light, err)))
-			return rc;
-		r->have_light = 1;
-	}
-	if ((rc = run_lamp_load(r, err)))
+	if ((rc = journal_open(&r->j, jp, r->rig.clock, err)) || (rc = load_calibration(r, err)) ||
+	    (rc = run_lamp_load(r, err)))
 		return rc;
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
@@ -518,6 +528,29 @@ out:
 	return rc;
 }
 
+/*
+ * Drops the requests a person has answered (or that are no longer pending)
+ * from the run's list of what waits: STATUS.md lists only what still does.
+ * A request file that does not load stays listed; the gate names its problem.
+ */
+static void prune_deferred(struct run *r)
+{
+	int kept = 0;
+
+	for (int i = 0; i < r->st.n_deferred; i++) {
+		struct gate_request q;
+		int open = 1;
+
+		if (gate_request_load(r->dir, r->st.deferred[i].request, &q, NULL) == 0) {
+			open = !q.answered && q.status == GATE_REQ_PENDING;
+			gate_request_free(&q);
+		}
+		if (open)
+			r->st.deferred[kept++] = r->st.deferred[i];
+	}
+	r->st.n_deferred = kept;
+}
+
 /* Deferred subtasks of this round whose request is answered: run them now. */
 static int retry_deferred(struct run *r, int *waiting, bl_err *err)
 {
@@ -526,6 +559,7 @@ static int retry_deferred(struct run *r, int *waiting, bl_err *err)
 	*waiting = 0;
 	if ((rc = gate_recheck(r->gate, &refused, err)) < 0)
 		return rc;
+	prune_deferred(r);
 	for (size_t i = 0; i < r->st.n_sub; i++) {
 		const struct plan_subtask *s = &run_plan(r)->subtasks[i];
 		struct run_colour *col = s->type == PLAN_CHECKPOINT ? NULL : &r->st.colours[s->colour];
@@ -841,13 +875,19 @@ int run_start(const struct run_options *o, bl_err *err)
 	ext = strrchr(o->target, '.');
 	if (!ext || strchr(ext, '/'))
 		ext = "";
-	/* A target that does not decode is refused naming the user's file, before anything is written. */
+	/*
+	 * A target that does not decode, or calibration files that do not load,
+	 * are refused naming the file before anything is written: a directory
+	 * left half made would refuse the same command run again.
+	 */
 	{
 		struct img probe = { 0 };
 
 		if ((rc = img_load(o->target, r->m.camera.max_pixels, &probe, err)))
 			goto out;
 		img_free(&probe);
+		if ((rc = load_calibration(r, err)))
+			goto out;
 	}
 	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_path(r, "frames", frames, sizeof(frames), err)) ||
 	    (rc = fs_mkdirs(frames, err)))
@@ -1022,6 +1062,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	r->wall_s0 = r->st.wall_s;
 	if ((rc = open_world(r, 0, err)))
 		goto out;
+	prune_deferred(r);
 	{
 		cJSON *d = cJSON_CreateObject();
 

@@ -671,7 +671,8 @@ TEST(a_damaged_state_is_refused_on_resume)
 /*
  * The machine file says every stir asks a person: the first mix's stir is
  * filed, the run pauses with exit 3, and STATUS.md names the request and
- * how to answer it (a request the mixing loop made, not only a stroke's).
+ * how to answer it (a request the mixing loop made, not only a stroke's);
+ * once answered, it is no longer listed.
  */
 TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 {
@@ -686,9 +687,23 @@ TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 	CHECK_MSG(rc == 3, "a run whose stirs ask a person exited %d, not 3", rc);
 	snprintf(path, sizeof(path), "%s/STATUS.md", dir);
 	CHECK(fs_read_file(path, 1 << 20, &md, NULL, NULL) == 0);
-	CHECK_STR_CONTAINS(md, "## Waiting for the operator\n\n- request ");
+	CHECK_STR_CONTAINS(md, "## Waiting for the operator\n\n- request r000001 ");
 	CHECK_STR_CONTAINS(md, "brushloop approve");
 	CHECK(md && !strstr(md, "Nothing."));
+	free(md);
+	md = NULL;
+	/* Answered and resumed: the next stir asks; only that one is listed as waiting. */
+	{
+		const char *approve[] = { "approve", dir, "r000001", NULL };
+		const char *resume[] = { "resume", dir, "--quiet", NULL };
+
+		CHECK(test_brushloop(approve, NULL, NULL) == 0);
+		rc = test_brushloop(resume, NULL, NULL);
+		CHECK_MSG(rc == 3, "resumed after the answer, the run exited %d, not 3", rc);
+	}
+	CHECK(fs_read_file(path, 1 << 20, &md, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(md, "## Waiting for the operator\n\n- request r000002 ");
+	CHECK_MSG(md && !strstr(md, "request r000001"), "STATUS.md still lists the answered r000001");
 	free(md);
 }
 
@@ -743,6 +758,27 @@ TEST(bad_input_is_refused_with_exit_2)
 		CHECK_STR_CONTAINS(err, "cut.png");
 		free(err);
 		CHECK_MSG(stat(out, &sb) != 0, "%s was created for a target that does not decode", out);
+	}
+	{
+		/*
+		 * The example machine copied elsewhere: its calibration's relative
+		 * paths name files that are not there. Refused naming the profile,
+		 * nothing written, so the same command works once it is fixed.
+		 */
+		char machine[4200], p[4200], *text = NULL;
+		const char *out = run_dir("no-profile");
+		const char *args[] = { "run", target(), "--out", out, "--quiet", "--machine", machine, NULL };
+		struct stat sb;
+
+		snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
+		CHECK(fs_read_file(p, 1 << 20, &text, NULL, NULL) == 0);
+		test_write_file("m-moved.json", text);
+		free(text);
+		snprintf(machine, sizeof(machine), "%s/m-moved.json", test_tmpdir());
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "sim-camera.icc");
+		free(err);
+		CHECK_MSG(stat(out, &sb) != 0, "%s was created for a machine whose profile is missing", out);
 	}
 }
 

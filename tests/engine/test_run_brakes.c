@@ -277,7 +277,7 @@ TEST(modest_camera_and_arm_faults_never_crash_a_run)
 
 TEST(status_calls_a_silent_run_stale_with_exit_4)
 {
-	static const char *const e[] = { "brakes.heartbeat_stale_s=2", NULL };
+	static const char *const e[] = { "brakes.heartbeat_stale_s=4", NULL };
 	const char *machine = machine_with("m-stale.json", e), *dir = tmp("stale");
 	const char *bin = getenv("BRUSHLOOP");
 	char p[4200], state[4200], *md, *out = NULL;
@@ -322,7 +322,7 @@ TEST(status_calls_a_silent_run_stale_with_exit_4)
 		free(out);
 		out = NULL;
 	}
-	sleep(3);
+	sleep(6);
 	{
 		const char *args[] = { "status", dir, NULL };
 

@@ -1,5 +1,35 @@
 /* test.c: runs the named cases of a test binary and reports failures and empty cases. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
+
 #include "test.h"
+
+static char tmp_dir[4096]; /* made on first use by test_tmpdir */
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/*
+ * A passing binary removes its directory (whole simulated runs leave tens of
+ * megabytes each, and a suite hundreds of such directories); a failing one
+ * keeps it to be looked at, and says where.
+ */
+static int finish(int failed)
+{
+	if (!tmp_dir[0])
+		return failed;
+	if (failed)
+		fprintf(stderr, "kept for a look: %s\n", tmp_dir);
+	else
+		nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return failed;
+}
 
 static int run_one(const struct test_case *c)
 {
@@ -28,15 +58,15 @@ int test_run(const struct test_case *cases, int argc, char **argv)
 				c++;
 			if (!c->name) {
 				fprintf(stderr, "no test case named '%s'\n", argv[i]);
-				return 1;
+				return finish(1);
 			}
 			failed |= run_one(c);
 		}
-		return failed;
+		return finish(failed);
 	}
 	for (const struct test_case *c = cases; c->name; c++)
 		failed |= run_one(c);
-	return failed;
+	return finish(failed);
 }
 
 #include <fcntl.h>
@@ -128,18 +158,16 @@ int test_brushloop(const char *const *args, char **out, char **err)
 
 const char *test_tmpdir(void)
 {
-	static char dir[4096];
-
-	if (!dir[0]) {
+	if (!tmp_dir[0]) {
 		const char *base = getenv("TMPDIR");
 
-		snprintf(dir, sizeof(dir), "%s/bltest.XXXXXX", base ? base : "/tmp");
-		if (!mkdtemp(dir)) {
+		snprintf(tmp_dir, sizeof(tmp_dir), "%s/bltest.XXXXXX", base ? base : "/tmp");
+		if (!mkdtemp(tmp_dir)) {
 			perror("mkdtemp");
 			exit(1);
 		}
 	}
-	return dir;
+	return tmp_dir;
 }
 
 const char *test_write_file(const char *name, const char *text)

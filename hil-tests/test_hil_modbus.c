@@ -310,8 +310,8 @@ TEST(backend_reports_a_silent_slave)
 	CHECK(a == NULL);
 	CHECK_STR_CONTAINS(err.msg, "after 3 attempts");
 	CHECK_STR_CONTAINS(err.msg, t.tty);
-	/* Three attempts of 50 ms: bounded, not a hang. */
-	CHECK(now_s() - t0 < 2.0);
+	/* Three attempts of 50 ms: bounded, not a hang (with room for a loaded machine). */
+	CHECK(now_s() - t0 < 5.0);
 	snprintf(m.connection.port, sizeof(m.connection.port), "%s/no-such-tty", t.dir);
 	CHECK(arm_modbus_open(&m, clk_monotonic(), &a, &err) == BL_EIO);
 	CHECK_STR_CONTAINS(err.msg, "cannot connect");
@@ -489,10 +489,13 @@ TEST(estop_latches_until_cleared)
 		CHECK(a->ops->home(a, &err) == BL_ESAFETY);
 		CHECK_STR_CONTAINS(err.msg, "still pressed");
 		kill(t.fw_pid, SIGUSR2);
-		sleep_ms(50);
+		/* The board sees its input released at its next poll: a loaded machine may be late. */
+		for (int i = 0; i < 200 && a->ops->home(a, &err) == BL_ESAFETY &&
+				strstr(err.msg, "still pressed"); i++)
+			sleep_ms(25);
 	}
 	/* Homing, which the gate puts in front of an operator, clears it. */
-	CHECK(a->ops->home(a, &err) == 0);
+	CHECK_MSG(a->ops->home(a, &err) == 0, "%s", err.msg);
 	CHECK(a->ops->status(a, &st, &err) == 0 && !st.estop && st.homed);
 	CHECK_MSG(move_to(a, (arm_point){ 100, 100, 100 }, 100, &err) == 0, "%s", err.msg);
 	/* The host's own e-stop command latches the same way. */

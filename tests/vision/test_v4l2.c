@@ -441,6 +441,8 @@ TEST(unplugged_mid_stream_is_a_clear_error)
 	int64_t t0;
 	int rc;
 
+	/* A long timeout, so failing at once and waiting for it differ by seconds on any machine. */
+	m->camera.timeout_ms = 5000;
 	rc = cam_v4l2_open(&cam, m, clk_monotonic(), &err);
 	CHECK_MSG(rc == 0, "%s", err.msg);
 	if (rc)
@@ -456,7 +458,7 @@ TEST(unplugged_mid_stream_is_a_clear_error)
 	CHECK_STR_CONTAINS(err.msg, "vanished");
 	CHECK_STR_CONTAINS(err.msg, "video0");
 	/* No waiting for a timeout: an unplugged camera fails at once, every time. */
-	CHECK((clk_real_ns() - t0) < 100000000LL);
+	CHECK((clk_real_ns() - t0) < 2000000000LL);
 	memset(&err, 0, sizeof(err));
 	CHECK(cam_capture(&cam, &f, &err) == BL_EIO);
 	CHECK_STR_CONTAINS(err.msg, "vanished");

@@ -162,4 +162,11 @@ int sim_bench_dispense(struct sim *s, const char *well, const char *cell, int un
 int sim_bench_stir(struct sim *s, const char *cell, int ms, bl_err *err);
 int sim_bench_clean(struct sim *s, int wash_ms, bl_err *err);
 
+/*
+ * A person refills a well: it holds its paint up to its capacity_ml again
+ * (what was left stays; the world file keeps it). *left_ml, if not NULL,
+ * gets what it held before. An unknown or empty-by-design well is BL_EINVAL.
+ */
+int sim_well_refill(struct sim *s, const char *well, double *left_ml, bl_err *err);
+
 #endif

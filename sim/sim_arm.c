@@ -490,6 +490,21 @@ static int bench_cell(struct sim *s, const char *cell, bl_err *err)
 	return c;
 }
 
+int sim_well_refill(struct sim *s, const char *well, double *left_ml, bl_err *err)
+{
+	int w = station_index(s->m.wells, s->m.n_wells, well), p;
+
+	if (w < 0)
+		return bl_fail(err, BL_EINVAL, "sim: %s has no well '%s'", s->m.file, well);
+	p = s->well_paint[w];
+	if (p < 0)
+		return bl_fail(err, BL_EINVAL, "sim: well '%s' holds no paint in %s", well, s->m.file);
+	if (left_ml)
+		*left_ml = sim_pot_total(&s->w.wells[w]);
+	s->w.wells[w].ml[p] = fmax(s->w.wells[w].ml[p], s->m.wells[w].capacity_ml);
+	return persist(s, err);
+}
+
 int sim_bench_clear(struct sim *s, const char *cell, bl_err *err)
 {
 	int c = bench_cell(s, cell, err);

@@ -322,22 +322,25 @@ const struct cli_command cli_commands[] = {
 	  "continues a run that stopped.\n",
 	  cli_run_main },
 	{ "resume", "continue a run after a crash, a pause or a brake",
-	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--fault KEY=VALUE]...\n"
-	  "                            [--attended] [--quiet]\n"
+	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--refilled WELLS]\n"
+	  "                            [--fault KEY=VALUE]... [--attended] [--quiet]\n"
 	  "\n"
 	  "Continues the run in DIR from its state.json and journal: the arm is homed again,\n"
 	  "a dispense the journal shows may have run is never repeated, a paint batch whose\n"
 	  "completion is unknown is observed first and its interrupted stroke not repeated.\n"
 	  "Answered operator requests (brushloop approve, brushloop grant) are picked up.\n"
 	  "--accept-mix c3,c5 (or all) accepts the nearest mix the run could reach for those\n"
-	  "colours, whose strokes then go ahead. Exit status as for run.\n",
+	  "colours, whose strokes then go ahead. The run counts the paint left in each well\n"
+	  "(full at the start) and pauses before a mix would draw one below its reserve;\n"
+	  "--refilled w1,w3 (or all) says a person has filled those wells again (on the\n"
+	  "simulator, the simulated wells are filled). Exit status as for run.\n",
 	  cli_resume_main },
 	{ "status", "where a run stands: state, canvas error, mixes, cost, heartbeat",
 	  "usage: brushloop status DIR [--json]\n"
 	  "\n"
 	  "Reads DIR's state.json and heartbeat (the run may be running). --json prints one\n"
 	  "object: \"state\", \"reason\", \"subtask\", \"canvas\": {\"mean_de00\", \"p95_de00\",\n"
-	  "\"final\", \"verified\", \"history\"}, \"mixes\": [...], \"cost\", \"deferred\",\n"
+	  "\"final\", \"verified\", \"history\"}, \"mixes\": [...], \"cost\", \"deferred\", \"wells\",\n"
 	  "\"heartbeat\": {\"age_s\", \"stale_after_s\", \"stale\"}. A run that says it is\n"
 	  "running but whose heartbeat is older than brakes.heartbeat_stale_s is stale: it\n"
 	  "died or hangs without saying so; status then exits 4 and puts a STALE banner at\n"

@@ -403,8 +403,14 @@ static int bench_dispense(void *ctx, const int *units, bl_err *err)
 	const char *cell = b->m->cells[b->cell].name;
 	int rc;
 
+	/*
+	 * The person at the bench keeps the wells full: fifty mixes draw more
+	 * white than a well holds, and a dry well would be measured as a mixing
+	 * error (the run engine counts its wells and asks for a refill instead).
+	 */
 	for (int i = 0; i < b->model->n_paints; i++)
-		if (units[i] > 0 && (rc = sim_bench_dispense(b->sim, b->well[i], cell, units[i], err)))
+		if (units[i] > 0 && ((rc = sim_well_refill(b->sim, b->well[i], NULL, err)) ||
+				     (rc = sim_bench_dispense(b->sim, b->well[i], cell, units[i], err))))
 			return rc;
 	if ((rc = sim_bench_stir(b->sim, cell, b->m->mixing.stir_ms, err)))
 		return rc;

@@ -32,6 +32,7 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		{ "fault", required_argument, NULL, 'f' },
 		{ "attended", no_argument, NULL, 'A' },
 		{ "accept-mix", required_argument, NULL, 'a' },
+		{ "refilled", required_argument, NULL, 'R' },
 		{ "accept-nearest", no_argument, NULL, 'N' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -87,6 +88,9 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		case 'a':
 			o->accept_mix = optarg;
 			break;
+		case 'R':
+			o->refilled = optarg;
+			break;
 		case 'N':
 			o->accept_nearest = 1;
 			break;
@@ -139,6 +143,8 @@ int cli_run_main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (o.accept_mix)
 		return cli_usage(cmd, "--accept-mix answers a paused run: use it with `brushloop resume`");
+	if (o.refilled)
+		return cli_usage(cmd, "--refilled answers a paused run: use it with `brushloop resume`");
 	if (!o.out_dir) {
 		/* runs/NAME-YYYYmmdd-HHMMSS under the current directory */
 		const char *base = strrchr(o.target, '/') ? strrchr(o.target, '/') + 1 : o.target;

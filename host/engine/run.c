@@ -170,6 +170,7 @@ static int load_inputs(struct run *r, const char *machine, const char *palette, 
 	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)))
 		return rc;
 	mix_learn_init(&r->st.learn, r->mixer.model.n_paints);
+	run_wells_full(r);
 	/* No mix yet, but state.json holds the job from the first save on: valid limits. */
 	r->st.job.lim = r->mixer.lim;
 	return 0;
@@ -1085,7 +1086,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	snprintf(r->st.state, sizeof(r->st.state), "running");
 	r->st.reason[0] = '\0';
 	r->st.brake[0] = '\0';
-	if ((rc = accept_mixes(r, o->accept_mix, err)))
+	if ((rc = accept_mixes(r, o->accept_mix, err)) || (rc = run_wells_refilled(r, o->refilled, err)))
 		goto out;
 	rc = drive(r, 0, err);
 out:

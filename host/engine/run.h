@@ -28,6 +28,7 @@ struct run_options {
 	int attended;              /* run and resume: ask at the terminal instead of deferring */
 	int accept_nearest;        /* run: the operator accepts beforehand the nearest mix the loop reaches */
 	const char *accept_mix;    /* resume: colours whose nearest reachable mix the operator accepts ("c3,c5", "all") */
+	const char *refilled;      /* resume: wells the operator has refilled ("w1,w3", "all") */
 	long stop_after_actions;   /* tests: pause as if signalled after this many arm actions (0: never) */
 };
 

@@ -26,6 +26,21 @@ void run_state_init(struct run_state *st)
 	st->final_mean_de00 = st->final_p95_de00 = -1.0;
 }
 
+void run_wells_full(struct run *r)
+{
+	for (int i = 0; i < r->m.n_wells && i < CFG_MAX_WELLS; i++)
+		r->st.wells_ml[i] = r->m.wells[i].capacity_ml;
+	r->st.well_low = 0;
+}
+
+const char *run_well_paint(const struct run *r, int well)
+{
+	for (int k = 0; k < r->pal.n_paints; k++)
+		if (!strcmp(r->pal.paints[k].well, r->m.wells[well].name))
+			return r->pal.paints[k].name;
+	return "";
+}
+
 void run_state_free(struct run_state *st)
 {
 	run_retry_clear(&st->retry);
@@ -113,6 +128,17 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddItemToArray(a, s);
 	}
 	cJSON_AddNumberToObject(o, "cells_used", (double)st->cells_used);
+	a = cJSON_AddArrayToObject(o, "wells");
+	for (int i = 0; i < r->m.n_wells; i++) {
+		cJSON *w = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(w, "well", r->m.wells[i].name);
+		cJSON_AddStringToObject(w, "paint", run_well_paint(r, i));
+		cJSON_AddNumberToObject(w, "left_ml", st->wells_ml[i]);
+		cJSON_AddNumberToObject(w, "capacity_ml", r->m.wells[i].capacity_ml);
+		cJSON_AddItemToArray(a, w);
+	}
+	cJSON_AddNumberToObject(o, "well_low", st->well_low);
 	cJSON_AddBoolToObject(o, "mix_active", st->mix_active);
 	cJSON_AddItemToObject(o, "mix_job", mix_job_json(&r->mixer.model, &st->job));
 	{
@@ -312,6 +338,35 @@ int run_state_load(struct run *r, bl_err *err)
 	/* A bit per mixing cell: at most CFG_MAX_CELLS (32) of them. */
 	TRY(json_num(&o, "cells_used", JSON_REQUIRED, 0, 4294967295.0, &v, err));
 	st->cells_used = (uint64_t)v;
+	/* A state from before wells were counted has none: they count from full. */
+	run_wells_full(r);
+	arr = NULL;
+	n = 0;
+	TRY(json_array(&o, "wells", JSON_OPTIONAL, CFG_MAX_WELLS, &arr, &n, err));
+	if (arr && n != (size_t)r->m.n_wells) {
+		rc = json_fail(&o, "wells", err, BL_EINVAL, "%zu wells, the machine has %d", n,
+			       r->m.n_wells);
+		goto out;
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, arr) {
+		char name[CFG_NAME_MAX], paint[CFG_NAME_MAX];
+		double cap;
+
+		TRY(json_item_obj(&o, "wells", it, i, &c, err));
+		TRY(json_str(&c, "well", JSON_REQUIRED, name, sizeof(name), err));
+		TRY(json_str(&c, "paint", JSON_REQUIRED, paint, sizeof(paint), err));
+		TRY(json_num(&c, "left_ml", JSON_REQUIRED, -1e3, 1e6, &st->wells_ml[i], err));
+		TRY(json_num(&c, "capacity_ml", JSON_REQUIRED, 0, 1e6, &cap, err));
+		if (strcmp(name, r->m.wells[i].name)) {
+			rc = json_fail(&c, "well", err, BL_EINVAL, "'%s', the machine's well %zu is '%s'",
+				       name, i + 1, r->m.wells[i].name);
+			goto out;
+		}
+		TRY(json_end(&c, err));
+		i++;
+	}
+	TRY(json_i32(&o, "well_low", JSON_OPTIONAL, 0, r->m.n_wells, &st->well_low, err));
 	TRY(json_bool(&o, "mix_active", JSON_REQUIRED, &st->mix_active, err));
 	{
 		const cJSON *j = json_take(&o, "mix_job");
@@ -518,13 +573,21 @@ int run_status_write(struct run *r, bl_err *err)
 	sb_printf(&sb, "- **wall time**: %.0f s over every process of the run\n\n", st->wall_s);
 
 	sb_printf(&sb, "## Waiting for the operator\n\n");
-	if (!st->n_deferred) {
+	if (!st->n_deferred && !st->well_low) {
 		int any = 0;
 
 		for (int c = 0; c < st->n_colours; c++)
 			any |= st->colours[c].escalated;
 		if (!any)
 			sb_printf(&sb, "Nothing.\n");
+	}
+	if (st->well_low > 0 && st->well_low <= r->m.n_wells) {
+		int w = st->well_low - 1;
+
+		sb_printf(&sb, "- well %s (%s) is nearly empty: about %.1f ml of %.0f ml left. Refill it, "
+			      "then `brushloop resume %s --refilled %s`.\n", r->m.wells[w].name,
+			      run_well_paint(r, w), fmax(st->wells_ml[w], 0.0), r->m.wells[w].capacity_ml,
+			      r->dir, r->m.wells[w].name);
 	}
 	for (int i = 0; i < st->n_deferred; i++)
 		sb_printf(&sb, "- request %s (subtask %d of round %d): %s. Answer with `brushloop "

@@ -108,6 +108,8 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 	}
 	cJSON_AddItemToObject(o, "cost", cJSON_Duplicate(get(st, "cost"), 1));
 	cJSON_AddItemToObject(o, "deferred", cJSON_Duplicate(get(st, "deferred"), 1));
+	if (get(st, "wells"))
+		cJSON_AddItemToObject(o, "wells", cJSON_Duplicate(get(st, "wells"), 1));
 	cJSON_AddBoolToObject(o, "calibrated", cJSON_IsTrue(get(st, "calibrated")));
 	cJSON_AddBoolToObject(o, "open_loop", cJSON_IsTrue(get(st, "open_loop")));
 	cJSON_AddNumberToObject(o, "wall_s", num(st, "wall_s", 0));

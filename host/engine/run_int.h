@@ -134,6 +134,14 @@ struct run_state {
 	int n_colours;
 	struct run_colour colours[PLAN_MAX_COLOURS];
 	uint64_t cells_used;     /* bit per machine mixing cell */
+	/*
+	 * Paint left in each of the machine's wells, ml: full at the start,
+	 * counted down by every dispense, full again when the operator says so
+	 * (resume --refilled). A pump draws air from an empty well, and nothing
+	 * else would tell.
+	 */
+	double wells_ml[CFG_MAX_WELLS];
+	int well_low;            /* 1 + the well that paused the run for a refill; 0: none */
 	int mix_active;          /* a mix subtask's job is under way */
 	struct mix_job job;
 	struct run_pending pending;
@@ -211,6 +219,11 @@ static inline struct plan *run_plan(struct run *r)
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
 int run_state_save(struct run *r, bl_err *err);
 int run_state_load(struct run *r, bl_err *err);
+/* Every well full (its capacity_ml), as at the start of a run. */
+void run_wells_full(struct run *r);
+/* The paint a machine well holds, by the palette ("" when none). */
+const char *run_well_paint(const struct run *r, int well);
+
 int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */
 int run_heartbeat(struct run *r, bl_err *err);
 void run_state_init(struct run_state *st);
@@ -290,5 +303,14 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 int run_mix_topup_subtask(struct run *r, int colour, struct plan_subtask *out);
 /* Completes a dispense set a crash interrupted (never repeating one that may have run). */
 int run_mix_finish_pending(struct run *r, bl_err *err);
+/*
+ * Before a dispense set (units per palette paint): every well it draws on
+ * holds what it needs and a reserve. If not, journals `well_low`, marks the
+ * run paused for a refill and returns BL_EPAUSED naming the well, what is
+ * left and what is needed.
+ */
+int run_wells_check(struct run *r, const int *units, bl_err *err);
+/* resume --refilled WELLS ("w1,w3", "all"): the operator refilled them; the simulator's too. */
+int run_wells_refilled(struct run *r, const char *list, bl_err *err);
 
 #endif

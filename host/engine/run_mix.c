@@ -5,6 +5,7 @@
 
 #include "base/json.h"
 #include "engine/run_int.h"
+#include "sim/sim.h"
 
 struct mix_ctx {
 	struct run *r;
@@ -17,10 +18,16 @@ struct mix_ctx {
 
 static int cell_index(const struct machine *m, const char *name)
 {
-	for (int i = 0; i < m->n_cells; i++)
-		if (strcmp(m->cells[i].name, name) == 0)
-			return i;
-	return -1;
+	const struct machine_station *c = machine_find_cell(m, name);
+
+	return c ? (int)(c - m->cells) : -1;
+}
+
+static int well_index(const struct machine *m, const char *name)
+{
+	const struct machine_station *w = machine_find_well(m, name);
+
+	return w ? (int)(w - m->wells) : -1;
 }
 
 /* A clean cell: never used, and not the planned cell of a colour still to be mixed. */
@@ -121,12 +128,117 @@ static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 	a.units = p->units[i];
 	rc = run_act(r, &a, &d, err);
 	if (rc == 0) {
+		int w = well_index(&r->m, pp->well);
+
 		p->done[i] = 1;
 		r->st.colours[x->colour].dispensed_ml += a.units * r->m.mixing.dispense_unit_ml;
 		r->st.colours[x->colour].cell_ml += a.units * r->m.mixing.dispense_unit_ml;
+		if (w >= 0)
+			r->st.wells_ml[w] -= a.units * r->m.mixing.dispense_unit_ml;
 		rc = run_state_save(r, err);
 	}
 	return rc;
+}
+
+/*
+ * What a well must keep: a pump cannot draw its last film, and the count
+ * drifts by every unit's spread (sim.dispense_sd on the simulator): a
+ * twentieth of the well, at least half a millilitre.
+ */
+static double well_reserve_ml(const struct machine *m, int w)
+{
+	return fmax(0.5, 0.05 * m->wells[w].capacity_ml);
+}
+
+int run_wells_check(struct run *r, const int *units, bl_err *err)
+{
+	for (int i = 0; i < r->mixer.model.n_paints; i++) {
+		int w = units[i] > 0 ? well_index(&r->m, r->pal.paints[i].well) : -1;
+		double need, left;
+		cJSON *d;
+		int rc;
+
+		if (w < 0)
+			continue;
+		need = units[i] * r->m.mixing.dispense_unit_ml;
+		left = r->st.wells_ml[w];
+		if (left - need >= well_reserve_ml(&r->m, w))
+			continue;
+		if (need + well_reserve_ml(&r->m, w) > r->m.wells[w].capacity_ml)
+			return bl_fail(err, BL_EINVAL, "well %s (%s) holds at most %.1f ml, and a mix needs "
+				       "%.1f ml of it and %.1f ml it cannot draw: no refill helps (its "
+				       "capacity_ml in %s is too small for the mixing cells)",
+				       r->m.wells[w].name, r->pal.paints[i].name,
+				       r->m.wells[w].capacity_ml, need, well_reserve_ml(&r->m, w),
+				       r->m.file);
+		d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "well", r->m.wells[w].name);
+		cJSON_AddStringToObject(d, "paint", r->pal.paints[i].name);
+		cJSON_AddNumberToObject(d, "left_ml", left);
+		cJSON_AddNumberToObject(d, "need_ml", need);
+		cJSON_AddNumberToObject(d, "reserve_ml", well_reserve_ml(&r->m, w));
+		if ((rc = run_event(r, "well_low", d, err)))
+			return rc;
+		r->st.well_low = w + 1;
+		snprintf(r->st.state, sizeof(r->st.state), "paused");
+		snprintf(r->st.reason, sizeof(r->st.reason),
+			 "well %s (%s) holds about %.1f ml and the next mix needs %.1f ml of it (with "
+			 "%.1f ml it cannot draw): refill it, then `brushloop resume %s --refilled %s`",
+			 r->m.wells[w].name, r->pal.paints[i].name, fmax(left, 0.0), need,
+			 well_reserve_ml(&r->m, w), r->dir, r->m.wells[w].name);
+		r->status_now = 1;
+		return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
+	}
+	return 0;
+}
+
+int run_wells_refilled(struct run *r, const char *list, bl_err *err)
+{
+	char buf[512], *save = NULL;
+
+	if (!list)
+		return 0;
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return bl_fail(err, BL_EINVAL, "--refilled: the list is too long");
+	/* Every name checked before any is acted on: a bad list changes nothing. */
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int w = well_index(&r->m, t);
+
+		if (!strcmp(t, "all"))
+			continue;
+		if (w < 0)
+			return bl_fail(err, BL_EINVAL, "--refilled: the machine has no well '%s'", t);
+		if (!run_well_paint(r, w)[0])
+			return bl_fail(err, BL_EINVAL, "--refilled: well %s holds no paint of the "
+				       "palette", t);
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int all = !strcmp(t, "all");
+
+		for (int w = 0; w < r->m.n_wells; w++) {
+			cJSON *d;
+			double before = r->st.wells_ml[w];
+			int rc;
+
+			if ((!all && strcmp(t, r->m.wells[w].name)) || !run_well_paint(r, w)[0])
+				continue;
+			/* The simulator's well is the world's: the person's refill happens there too. */
+			if (r->rig.sim && (rc = sim_well_refill(r->rig.sim, r->m.wells[w].name, NULL, err)))
+				return rc;
+			r->st.wells_ml[w] = r->m.wells[w].capacity_ml;
+			if (r->st.well_low == w + 1)
+				r->st.well_low = 0;
+			d = cJSON_CreateObject();
+			cJSON_AddStringToObject(d, "well", r->m.wells[w].name);
+			cJSON_AddStringToObject(d, "paint", run_well_paint(r, w));
+			cJSON_AddNumberToObject(d, "counted_ml", before);
+			cJSON_AddNumberToObject(d, "now_ml", r->st.wells_ml[w]);
+			if ((rc = run_event(r, "refilled", d, err)))
+				return rc;
+		}
+	}
+	return run_state_save(r, err);
 }
 
 /* Stirs the cell, cleans the brush and parks out of the camera's view: all repeatable. */
@@ -161,6 +273,8 @@ static int op_dispense(void *ctx, const int *units, bl_err *err)
 	int rc;
 
 	if (!p->active) {
+		if ((rc = run_wells_check(r, units, err)))
+			return rc;
 		/* The intent is on disk before the first drop: a crash can never repeat a dispense. */
 		memset(p->paint, 0, sizeof(p->paint));
 		memset(p->applied_units, 0, sizeof(p->applied_units));

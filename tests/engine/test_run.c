@@ -584,6 +584,26 @@ static void stirs_ask(cJSON *m)
 }
 
 /*
+ * Runs the small target on the example machine changed by edit (mixes
+ * reaching their tolerance or not, --accept-nearest), which must pause with
+ * exit 3; returns STATUS.md (malloc'd, NULL when missing).
+ */
+static char *paused_run(const char *dir, const char *machine_name, void (*edit)(cJSON *m))
+{
+	char machine[4200], path[4200], *md = NULL;
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", "--machine", machine, NULL };
+	int rc;
+
+	CHECK(machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 3, "a run on %s exited %d, not 3 (paused)", machine_name, rc);
+	snprintf(path, sizeof(path), "%s/STATUS.md", dir);
+	CHECK(fs_read_file(path, 1 << 20, &md, NULL, NULL) == 0);
+	return md;
+}
+
+/*
  * A mix that cannot reach its tolerance waits for the operator; answered,
  * resume retries what was deferred. Killed during that retry and resumed
  * again, nothing done before is started over.
@@ -637,6 +657,7 @@ TEST(a_damaged_state_is_refused_on_resume)
 		  "\"retry\":\t{\n\t\t\"active\":\ttrue,\n\t\t\"subtask\":\t1,\n\t\t\"attempt\":\t1,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[9999999]",
 		  "retry.actions[0]" },
 		{ "\"next\":\t", "\"next\":\t9000", "next" },
+		{ "\"well\":\t\"w2\"", "\"well\":\t\"w9\"", "wells[1].well" },
 	};
 	const char *dir = run_dir("damaged");
 	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
@@ -677,16 +698,10 @@ TEST(a_damaged_state_is_refused_on_resume)
 TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 {
 	const char *dir = run_dir("stir-asks");
-	char machine[4200], path[4200], *md = NULL;
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
-			       "--machine", machine, NULL };
+	char path[4200], *md = paused_run(dir, "m-stir.json", stirs_ask);
 	int rc;
 
-	CHECK(machine_edited("m-stir.json", stirs_ask, machine, sizeof(machine)) == 0);
-	rc = test_brushloop(args, NULL, NULL);
-	CHECK_MSG(rc == 3, "a run whose stirs ask a person exited %d, not 3", rc);
 	snprintf(path, sizeof(path), "%s/STATUS.md", dir);
-	CHECK(fs_read_file(path, 1 << 20, &md, NULL, NULL) == 0);
 	CHECK_STR_CONTAINS(md, "## Waiting for the operator\n\n- request r000001 ");
 	CHECK_STR_CONTAINS(md, "brushloop approve");
 	CHECK(md && !strstr(md, "Nothing."));
@@ -705,6 +720,57 @@ TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 	CHECK_STR_CONTAINS(md, "## Waiting for the operator\n\n- request r000002 ");
 	CHECK_MSG(md && !strstr(md, "request r000001"), "STATUS.md still lists the answered r000001");
 	free(md);
+}
+
+/* White in a small well: a 24-stroke run draws more than it holds. */
+static void small_white_well(cJSON *m)
+{
+	cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "zones"), "wells"), 0);
+
+	cJSON_ReplaceItemInObjectCaseSensitive(w, "capacity_ml", cJSON_CreateNumber(1.3));
+}
+
+/*
+ * The run counts the paint in each well and pauses before a mix would draw
+ * one below its reserve (a pump draws air from an empty well, and only the
+ * mix's colour would show it, too late); a person refills it and says so.
+ */
+TEST(a_well_that_runs_low_pauses_for_a_refill)
+{
+	const char *dir = run_dir("refill");
+	char *md = paused_run(dir, "m-small-white.json", small_white_well), *err = NULL;
+	const char *again[] = { "resume", dir, "--quiet", NULL };
+	const char *bad[] = { "resume", dir, "--quiet", "--refilled", "w1,w99", NULL };
+	const char *refilled[] = { "resume", dir, "--quiet", "--refilled", "w1", NULL };
+	cJSON *st;
+	int rc, n = 0;
+
+	CHECK_STR_CONTAINS(md, "- well w1 (white) is nearly empty");
+	CHECK_STR_CONTAINS(md, "--refilled w1");
+	free(md);
+	st = status_of(dir);
+	{
+		const cJSON *w1 = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "wells"), 0);
+		const cJSON *left = cJSON_GetObjectItem(w1, "left_ml");
+
+		/* Never drawn below its reserve (half a millilitre here). */
+		CHECK_MSG(cJSON_IsNumber(left) && left->valuedouble >= 0.5 - 1e-9, "w1 left %g ml",
+			  cJSON_IsNumber(left) ? left->valuedouble : -1.0);
+	}
+	cJSON_Delete(st);
+	/* Not refilled: still waiting. A well the machine does not have: refused, nothing changed. */
+	CHECK(test_brushloop(again, NULL, NULL) == 3);
+	CHECK(test_brushloop(bad, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "no well 'w99'");
+	free(err);
+	CHECK(journal_count(dir, "\"event\":\"refilled\"") == 0);
+	rc = test_brushloop(refilled, NULL, NULL);
+	CHECK_MSG(rc == 0, "resumed after the refill, the run exited %d", rc);
+	CHECK(journal_count(dir, "\"event\":\"refilled\"") == 1);
+	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
+	st = status_of(dir);
+	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
+	cJSON_Delete(st);
 }
 
 TEST(bad_input_is_refused_with_exit_2)
@@ -786,5 +852,6 @@ TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_s
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
 	  T(a_damaged_state_is_refused_on_resume), T(a_mix_action_that_waits_for_the_operator_is_listed),
+	  T(a_well_that_runs_low_pauses_for_a_refill),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
 	  T(bad_input_is_refused_with_exit_2))

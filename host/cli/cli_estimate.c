@@ -44,6 +44,24 @@ int cli_estimate_main(int argc, char **argv)
 	print_cost("expected:", cJSON_GetObjectItem(e, "expected"));
 	print_cost("upper bound:", cJSON_GetObjectItem(e, "upper_bound"));
 	printf("budget: %.2f\n", cJSON_GetObjectItem(e, "budget")->valuedouble);
+	{
+		const cJSON *w;
+		int refills = 0;
+
+		cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "wells")) {
+			int n = (int)cJSON_GetObjectItem(w, "refills")->valuedouble;
+
+			if (n > 0)
+				printf("refill: %s (%s) expected %.1f ml of its %.0f ml: about %d refill%s\n",
+				       cJSON_GetStringValue(cJSON_GetObjectItem(w, "well")),
+				       cJSON_GetStringValue(cJSON_GetObjectItem(w, "paint")),
+				       cJSON_GetObjectItem(w, "expected_ml")->valuedouble,
+				       cJSON_GetObjectItem(w, "capacity_ml")->valuedouble, n, n == 1 ? "" : "s");
+			refills += n;
+		}
+		if (!refills)
+			printf("wells: every well holds what the run is expected to draw from it\n");
+	}
 	cJSON_Delete(e);
 	return 0;
 }

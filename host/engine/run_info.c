@@ -168,8 +168,8 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	struct plan_options po;
 	struct run_cost exp = { 0 }, up = { 0 };
 	int mixes = 0, batches = 0, checks = 0, rc;
-	double mix_ml = 0.0, mix_arm_s = 0.0;
-	cJSON *j, *c;
+	double mix_ml = 0.0, mix_arm_s = 0.0, well_ml[CFG_MAX_WELLS] = { 0 }, paint_factor;
+	cJSON *j, *c, *wells;
 
 	*out = NULL;
 	if (!r)
@@ -202,8 +202,14 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 		batches += s->type == PLAN_PAINT;
 		checks += s->type == PLAN_CHECKPOINT;
 		if (s->type == PLAN_MIX)
-			for (int k = 0; k < s->mix.recipe.n; k++)
-				mix_ml += s->mix.recipe.item[k].units * r->m.mixing.dispense_unit_ml;
+			for (int k = 0; k < s->mix.recipe.n; k++) {
+				const struct machine_station *w = machine_find_well(&r->m, s->mix.recipe.item[k].well);
+				double ml = s->mix.recipe.item[k].units * r->m.mixing.dispense_unit_ml;
+
+				mix_ml += ml;
+				if (w)
+					well_ml[w - r->m.wells] += ml;
+			}
 	}
 	(void)mix_arm_s;
 	/*
@@ -248,6 +254,27 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 			up.paint_ml = mix_ml * 3.0;
 		}
 	}
+	/*
+	 * Each well's share of the expected paint, and the refills it needs: a
+	 * run pauses before a mix would draw a well below its reserve.
+	 */
+	paint_factor = mix_ml > 0.0 ? exp.paint_ml / mix_ml : 0.0;
+	wells = cJSON_CreateArray();
+	for (int w = 0; w < r->m.n_wells; w++) {
+		double need = well_ml[w] * paint_factor;
+		double usable = r->m.wells[w].capacity_ml - run_well_reserve_ml(&r->m, w);
+		cJSON *x;
+
+		if (need <= 0.0)
+			continue;
+		x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "well", r->m.wells[w].name);
+		cJSON_AddStringToObject(x, "paint", run_well_paint(r, w));
+		cJSON_AddNumberToObject(x, "expected_ml", need);
+		cJSON_AddNumberToObject(x, "capacity_ml", r->m.wells[w].capacity_ml);
+		cJSON_AddNumberToObject(x, "refills", usable > 0.0 ? fmax(0.0, ceil(need / usable) - 1.0) : 0.0);
+		cJSON_AddItemToArray(wells, x);
+	}
 	j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "target", o->target);
 	cJSON_AddStringToObject(j, "machine", r->m.name);
@@ -262,6 +289,7 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	c = run_cost_json(&up, &r->m.costs);
 	cJSON_AddItemToObject(j, "upper_bound", c);
 	cJSON_AddNumberToObject(j, "budget", r->m.brakes.cost_max);
+	cJSON_AddItemToObject(j, "wells", wells);
 	*out = j;
 out:
 	plan_free(&r->plan);

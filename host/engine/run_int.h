@@ -310,6 +310,12 @@ int run_mix_finish_pending(struct run *r, bl_err *err);
  * left and what is needed.
  */
 int run_wells_check(struct run *r, const int *units, bl_err *err);
+/*
+ * What well w must keep: a pump cannot draw its last film, and the count
+ * drifts by every unit's spread (sim.dispense_sd on the simulator): a
+ * twentieth of the well, at least half a millilitre.
+ */
+double run_well_reserve_ml(const struct machine *m, int w);
 /* resume --refilled WELLS ("w1,w3", "all"): the operator refilled them; the simulator's too. */
 int run_wells_refilled(struct run *r, const char *list, bl_err *err);
 

@@ -140,12 +140,7 @@ static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 	return rc;
 }
 
-/*
- * What a well must keep: a pump cannot draw its last film, and the count
- * drifts by every unit's spread (sim.dispense_sd on the simulator): a
- * twentieth of the well, at least half a millilitre.
- */
-static double well_reserve_ml(const struct machine *m, int w)
+double run_well_reserve_ml(const struct machine *m, int w)
 {
 	return fmax(0.5, 0.05 * m->wells[w].capacity_ml);
 }
@@ -162,21 +157,21 @@ int run_wells_check(struct run *r, const int *units, bl_err *err)
 			continue;
 		need = units[i] * r->m.mixing.dispense_unit_ml;
 		left = r->st.wells_ml[w];
-		if (left - need >= well_reserve_ml(&r->m, w))
+		if (left - need >= run_well_reserve_ml(&r->m, w))
 			continue;
-		if (need + well_reserve_ml(&r->m, w) > r->m.wells[w].capacity_ml)
+		if (need + run_well_reserve_ml(&r->m, w) > r->m.wells[w].capacity_ml)
 			return bl_fail(err, BL_EINVAL, "well %s (%s) holds at most %.1f ml, and a mix needs "
 				       "%.1f ml of it and %.1f ml it cannot draw: no refill helps (its "
 				       "capacity_ml in %s is too small for the mixing cells)",
 				       r->m.wells[w].name, r->pal.paints[i].name,
-				       r->m.wells[w].capacity_ml, need, well_reserve_ml(&r->m, w),
+				       r->m.wells[w].capacity_ml, need, run_well_reserve_ml(&r->m, w),
 				       r->m.file);
 		d = cJSON_CreateObject();
 		cJSON_AddStringToObject(d, "well", r->m.wells[w].name);
 		cJSON_AddStringToObject(d, "paint", r->pal.paints[i].name);
 		cJSON_AddNumberToObject(d, "left_ml", left);
 		cJSON_AddNumberToObject(d, "need_ml", need);
-		cJSON_AddNumberToObject(d, "reserve_ml", well_reserve_ml(&r->m, w));
+		cJSON_AddNumberToObject(d, "reserve_ml", run_well_reserve_ml(&r->m, w));
 		if ((rc = run_event(r, "well_low", d, err)))
 			return rc;
 		r->st.well_low = w + 1;
@@ -185,7 +180,7 @@ int run_wells_check(struct run *r, const int *units, bl_err *err)
 			 "well %s (%s) holds about %.1f ml and the next mix needs %.1f ml of it (with "
 			 "%.1f ml it cannot draw): refill it, then `brushloop resume %s --refilled %s`",
 			 r->m.wells[w].name, r->pal.paints[i].name, fmax(left, 0.0), need,
-			 well_reserve_ml(&r->m, w), r->dir, r->m.wells[w].name);
+			 run_well_reserve_ml(&r->m, w), r->dir, r->m.wells[w].name);
 		r->status_now = 1;
 		return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
 	}

@@ -773,6 +773,70 @@ TEST(a_well_that_runs_low_pauses_for_a_refill)
 	cJSON_Delete(st);
 }
 
+static double cost_of(const cJSON *e, const char *which, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(e, which), key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+}
+
+/*
+ * Before a run: every category of cost expected and bounded (the bound holds
+ * retries, so it is never below what is expected); an open-loop run plans
+ * once and looks only at its checkpoints.
+ */
+TEST(estimate_gives_every_cost_and_a_bound_above_it)
+{
+	static const char *const keys[] = { "arm_s", "verifications", "planner_calls", "paint_ml" };
+	const char *closed[] = { "estimate", target(), "--max-strokes", STROKES, "--json", NULL };
+	const char *open[] = { "estimate", target(), "--max-strokes", STROKES, "--open-loop", "--json", NULL };
+	char *out = NULL;
+	cJSON *e, *eo;
+
+	CHECK(test_brushloop(closed, &out, NULL) == 0);
+	e = out ? cJSON_Parse(out) : NULL;
+	free(out);
+	out = NULL;
+	CHECK(test_brushloop(open, &out, NULL) == 0);
+	eo = out ? cJSON_Parse(out) : NULL;
+	free(out);
+	CHECK(e != NULL && eo != NULL);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		CHECK_MSG(cost_of(e, "expected", keys[k]) > 0, "expected %s %g", keys[k],
+			  cost_of(e, "expected", keys[k]));
+		CHECK_MSG(cost_of(e, "upper_bound", keys[k]) >= cost_of(e, "expected", keys[k]),
+			  "%s: bound %g below expected %g", keys[k], cost_of(e, "upper_bound", keys[k]),
+			  cost_of(e, "expected", keys[k]));
+	}
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "expected"), "priced"),
+				  "total")->valuedouble > 0);
+	CHECK(cost_of(eo, "expected", "planner_calls") == 1);
+	CHECK(cost_of(e, "expected", "planner_calls") > 1);
+	CHECK(cost_of(eo, "expected", "verifications") < cost_of(e, "expected", "verifications"));
+	/* The example machine's 30 ml wells hold what a short run draws. */
+	{
+		const cJSON *w;
+
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(e, "wells")) > 0);
+		cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "wells"))
+			CHECK(cJSON_GetObjectItem(w, "refills")->valuedouble == 0);
+	}
+	cJSON_Delete(e);
+	cJSON_Delete(eo);
+}
+
+/* A well too small for what the plan draws is named before the run, with its refills. */
+TEST(estimate_names_the_wells_a_run_must_refill)
+{
+	char machine[4200], *out = NULL;
+	const char *args[] = { "estimate", target(), "--max-strokes", STROKES, "--machine", machine, NULL };
+
+	CHECK(machine_edited("m-small-white-est.json", small_white_well, machine, sizeof(machine)) == 0);
+	CHECK(test_brushloop(args, &out, NULL) == 0);
+	CHECK_STR_CONTAINS(out, "refill: w1 (white) expected ");
+	free(out);
+}
+
 TEST(bad_input_is_refused_with_exit_2)
 {
 	const char *dir = run_dir("bad");
@@ -789,6 +853,21 @@ TEST(bad_input_is_refused_with_exit_2)
 		const char *args[] = { "run", NULL };
 
 		CHECK(test_brushloop(args, NULL, NULL) == 2);
+	}
+	{
+		const char *args[] = { "estimate", "/nonexistent.png", NULL };
+
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "/nonexistent.png");
+		free(err);
+	}
+	{
+		/* --refilled answers a paused run; a new run has nothing to answer. */
+		const char *args[] = { "run", target(), "--refilled", "w1", NULL };
+
+		CHECK(test_brushloop(args, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "--refilled");
+		free(err);
 	}
 	{
 		const char *args[] = { "status", test_tmpdir(), NULL };
@@ -852,6 +931,7 @@ TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_s
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
 	  T(a_damaged_state_is_refused_on_resume), T(a_mix_action_that_waits_for_the_operator_is_listed),
-	  T(a_well_that_runs_low_pauses_for_a_refill),
+	  T(a_well_that_runs_low_pauses_for_a_refill), T(estimate_gives_every_cost_and_a_bound_above_it),
+	  T(estimate_names_the_wells_a_run_must_refill),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
 	  T(bad_input_is_refused_with_exit_2))

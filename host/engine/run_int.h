@@ -192,6 +192,7 @@ struct run {
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */
+	int64_t heartbeat_ns;    /* the heartbeat's last touch, real clock (0: not yet) */
 	double clock_off_s;      /* added to a real clock so the run clock goes on across processes */
 	int drying;              /* waiting for paint to dry (progress shows it) */
 	double wall_s0;          /* st.wall_s when this process started */

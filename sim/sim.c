@@ -91,6 +91,7 @@ int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, s
 	if (!s)
 		return bl_fail(err, BL_ENOMEM, "sim: out of memory");
 	s->refs = 1;
+	s->log_fd = -1;
 	s->m = *m;
 	s->clock = clock;
 	clk_virtual_init(clock, 0);
@@ -156,6 +157,7 @@ void sim_unref(struct sim *s)
 	if (!s || --s->refs > 0)
 		return;
 	sim_cam_free(s->cam);
+	sim_store_close(s);
 	sim_world_free(s);
 	free(s);
 }

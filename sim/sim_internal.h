@@ -58,6 +58,7 @@ struct sim_world {
 	double cell_mm;
 	struct sim_cell *cells;
 	uint8_t *dirty;               /* per cell: its camera colour must be recomputed */
+	uint8_t *unsaved;             /* per cell: changed since the world file was last saved */
 	uint32_t *wet;                /* cells with wet paint, so drying need not scan the canvas */
 	size_t n_wet;
 	double ground[SIM_NB];        /* internal reflectance of the bare canvas */
@@ -90,6 +91,11 @@ struct sim {
 	uint64_t seed;
 	uint64_t fingerprint;         /* what a world file must have been made for */
 	char world_file[CFG_PATH_MAX];
+	/* The world file's snapshot and its log (sim_store.c). */
+	uint64_t base_sum;            /* the snapshot's checksum, which every log record carries */
+	size_t snapshot_bytes, log_bytes;
+	int log_fd;                   /* the log, open for appending; -1 before the first snapshot */
+	int snapshot_due;             /* the next save writes a whole snapshot */
 	struct sim_paintset paints;   /* this run's batch */
 	float kf[SIM_MAX_PAINTS][SIM_NBP], sf[SIM_MAX_PAINTS][SIM_NBP]; /* K, S per mm of film (render path) */
 	int well_paint[CFG_MAX_WELLS];/* index into paints, -1 for an empty well */
@@ -116,6 +122,14 @@ int sim_world_init(struct sim *s, bl_err *err);
 void sim_world_free(struct sim *s);
 /* Puts a cell that just got paint on the wet list. */
 void sim_world_mark_wet(struct sim_world *w, size_t idx);
+void sim_world_unmark_wet(struct sim_world *w, size_t idx);
+
+/* Canvas cell idx changed: the camera must colour it again, the next save must write it. */
+static inline void sim_cell_changed(struct sim_world *w, size_t idx)
+{
+	w->dirty[idx] = 1;
+	w->unsaved[idx] = 1;
+}
 void sim_world_dry(struct sim *s);
 /* Deposits paint from tool along the actual tool path a -> b (mm), brush width at nominal press. */
 double sim_world_paint(struct sim *s, int tool, const struct machine_brush *b, const arm_point *a,
@@ -140,6 +154,8 @@ double sim_pot_total(const struct sim_pot *p);
 /* Persistence. */
 int sim_world_serialize(struct sim *s, unsigned char **buf, size_t *len, bl_err *err);
 int sim_world_load(struct sim *s, const char *path, bl_err *err);
+/* Closes the world file's log. */
+void sim_store_close(struct sim *s);
 /* Whether a world file exists and, if so, the seed it was made with (header checked). */
 int sim_world_peek_seed(const char *path, int *exists, uint64_t *seed, bl_err *err);
 

@@ -224,10 +224,14 @@ void sim_world_mark_wet(struct sim_world *w, size_t idx)
 	w->wet[w->n_wet++] = (uint32_t)idx;
 }
 
-static void unmark_wet(struct sim_world *w, struct sim_cell *c)
+void sim_world_unmark_wet(struct sim_world *w, size_t idx)
 {
-	uint32_t last = w->wet[--w->n_wet];
+	struct sim_cell *c = &w->cells[idx];
+	uint32_t last;
 
+	if (c->wet_pos < 0)
+		return;
+	last = w->wet[--w->n_wet];
 	w->wet[c->wet_pos] = last;
 	w->cells[last].wet_pos = c->wet_pos;
 	c->wet_pos = -1;
@@ -244,8 +248,8 @@ static void dry_cell(struct sim *s, struct sim_cell *c)
 	c->dry_mm += c->wet_mm;
 	memset(c->wet, 0, sizeof(c->wet));
 	c->wet_mm = 0.0f;
-	s->w.dirty[c - s->w.cells] = 1;
-	unmark_wet(&s->w, c);
+	sim_cell_changed(&s->w, (size_t)(c - s->w.cells));
+	sim_world_unmark_wet(&s->w, (size_t)(c - s->w.cells));
 }
 
 void sim_world_dry(struct sim *s)
@@ -282,8 +286,9 @@ int sim_world_init(struct sim *s, bl_err *err)
 	n = (size_t)w->nx * w->ny;
 	w->cells = calloc(n, sizeof(*w->cells));
 	w->dirty = malloc(n);
+	w->unsaved = calloc(n, 1);
 	w->wet = malloc(n * sizeof(*w->wet));
-	if (!w->cells || !w->dirty || !w->wet) {
+	if (!w->cells || !w->dirty || !w->unsaved || !w->wet) {
 		sim_world_free(s);
 		return bl_fail(err, BL_ENOMEM, "sim: out of memory for %zu canvas cells", n);
 	}
@@ -328,9 +333,11 @@ void sim_world_free(struct sim *s)
 {
 	free(s->w.cells);
 	free(s->w.dirty);
+	free(s->w.unsaved);
 	free(s->w.wet);
 	s->w.cells = NULL;
 	s->w.dirty = NULL;
+	s->w.unsaved = NULL;
 	s->w.wet = NULL;
 }
 
@@ -404,7 +411,7 @@ static double stamp(struct sim *s, struct sim_pot *tool, double x, double y, dou
 			if (now < w->oldest_wet_s)
 				w->oldest_wet_s = now;
 			cell->touched = 1;
-			w->dirty[cell - w->cells] = 1;
+			sim_cell_changed(w, (size_t)(cell - w->cells));
 			if (cell->wet_mm > 0.0f)
 				sim_world_mark_wet(w, (size_t)(cell - w->cells));
 		}

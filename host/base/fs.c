@@ -115,7 +115,7 @@ static int fsync_parent(const char *path, bl_err *err)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int fs_write_fd(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -143,7 +143,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return bl_fail(err, BL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fs_write_fd(fd, data, len) < 0 || fsync(fd) < 0) {
 		rc = bl_fail(err, BL_EIO, "%s: write failed: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
@@ -184,7 +184,7 @@ int fs_append_line(const char *path, const char *line, bl_err *err)
 		}
 		memcpy(buf, line, n);
 		buf[n] = '\n';
-		if (write_all(fd, buf, n + 1) < 0 || fdatasync(fd) < 0)
+		if (fs_write_fd(fd, buf, n + 1) < 0 || fdatasync(fd) < 0)
 			rc = bl_fail(err, BL_EIO, "%s: append failed: %s", path, strerror(errno));
 		free(buf);
 	}

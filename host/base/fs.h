@@ -20,6 +20,9 @@ int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl
  */
 int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err);
 
+/* Writes all of data to fd, through short writes and EINTR: 0, or -1 with errno set. */
+int fs_write_fd(int fd, const void *data, size_t len);
+
 /* Appends one line (a '\n' is added) and fsyncs, so a journal event survives power loss. */
 int fs_append_line(const char *path, const char *line, bl_err *err);
 

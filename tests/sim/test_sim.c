@@ -511,6 +511,100 @@ TEST(a_saved_world_loads_as_it_was)
 	free(m);
 }
 
+/* Copies a file, cutting `cut` bytes off its end, or appending `more` (n_more bytes). */
+static void copy_cut(const char *from, const char *to, size_t cut, const char *more, size_t n_more)
+{
+	char *text = NULL, *all;
+	size_t n = 0;
+	bl_err err;
+
+	CHECK(fs_read_file(from, 1u << 30, &text, &n, &err) == 0);
+	all = malloc(n + n_more + 1);
+	if (!text || !all) {
+		free(text);
+		free(all);
+		return;
+	}
+	memcpy(all, text, n);
+	memcpy(all + n, more, n_more);
+	CHECK(fs_write_atomic(to, all, cut < n ? n - cut + n_more : n_more, &err) == 0);
+	free(text);
+	free(all);
+}
+
+/*
+ * Saved after every action, the world is a snapshot and a log of what each
+ * action changed: loaded again, it is the same world. A torn last record (a
+ * power loss while it was written) is passed over: the world is as it was
+ * after the action before; garbage after the last record changes nothing.
+ */
+TEST(the_world_log_replays_to_the_last_whole_record)
+{
+	struct machine *m = example();
+	struct sim_options o = { 42, 1, NULL };
+	struct sim *a, *b;
+	clk ca, cb;
+	char path[4200], log[4200], torn[4200], tlog[4200];
+	double bare[3], first[3], last[3], got[3];
+	int64_t t_before_last;
+	struct stat sb;
+	bl_err err;
+
+	snprintf(path, sizeof(path), "%s/w.sim", test_tmpdir());
+	snprintf(log, sizeof(log), "%s.log", path);
+	o.world_file = path;
+	CHECK_MSG(sim_open(m, &o, &ca, &a, &err) == 0, "%s", err.msg);
+	lab_at(a, 350, 200, bare);
+	MUST(a, HOME);
+	MUST(a, DIP("w11"));
+	MUST(a, stroke_json(300, 420, 200));
+	MUST(a, WASH);
+	MUST(a, DIP("w2"));
+	t_before_last = clk_now_ns(&ca);
+	MUST(a, vstroke_json(500, 150, 260));
+	lab_at(a, 350, 200, first);
+	lab_at(a, 500, 200, last);
+	CHECK(de(bare, first) > 5 && de(bare, last) > 5);
+	/* The actions after the first are records in the log, not whole snapshots. */
+	CHECK(stat(log, &sb) == 0 && sb.st_size > 0);
+
+	/* Whole: the same world, the same clock. */
+	CHECK_MSG(sim_open(m, &o, &cb, &b, &err) == 0, "%s", err.msg);
+	CHECK(clk_now_ns(&cb) == clk_now_ns(&ca));
+	lab_at(b, 350, 200, got);
+	CHECK(de(got, first) == 0.0);
+	lab_at(b, 500, 200, got);
+	CHECK(de(got, last) == 0.0);
+	sim_close(b);
+
+	/* Torn: the last record cut short; the second stroke never happened. */
+	snprintf(torn, sizeof(torn), "%s/torn.sim", test_tmpdir());
+	snprintf(tlog, sizeof(tlog), "%s.log", torn);
+	copy_cut(path, torn, 0, NULL, 0);
+	copy_cut(log, tlog, 9, NULL, 0);
+	o.world_file = torn;
+	CHECK_MSG(sim_open(m, &o, &cb, &b, &err) == 0, "%s", err.msg);
+	CHECK(clk_now_ns(&cb) == t_before_last);
+	lab_at(b, 350, 200, got);
+	CHECK(de(got, first) == 0.0);
+	lab_at(b, 500, 200, got);
+	CHECK_MSG(de(got, bare) == 0.0, "the torn stroke shows %.2f from the bare canvas", de(got, bare));
+	sim_close(b);
+
+	/* Garbage after the last record: passed over. */
+	copy_cut(log, tlog, 0, "BLWL garbage after the log", 26);
+	CHECK_MSG(sim_open(m, &o, &cb, &b, &err) == 0, "%s", err.msg);
+	CHECK(clk_now_ns(&cb) == clk_now_ns(&ca));
+	lab_at(b, 500, 200, got);
+	CHECK(de(got, last) == 0.0);
+	/* Its first save writes a whole snapshot and starts the log again. */
+	MUST(b, HOME);
+	CHECK(stat(tlog, &sb) == 0 && sb.st_size == 0);
+	sim_close(b);
+	sim_close(a);
+	free(m);
+}
+
 TEST(a_damaged_world_file_is_refused)
 {
 	struct world a;
@@ -1441,7 +1535,7 @@ TEST_MAIN(T(strokes_put_paint_where_the_brush_went), T(the_load_runs_out_along_t
 	  T(a_clean_brush_smears_wet_paint), T(dispensed_and_stirred_cells_become_swatches),
 	  T(a_brush_loads_a_mixed_colour_from_a_cell),
 	  T(same_machine_seed_and_actions_give_the_same_bytes), T(a_saved_world_loads_as_it_was),
-	  T(a_damaged_world_file_is_refused), T(a_run_resumes_after_a_power_loss_on_the_same_canvas),
+	  T(a_damaged_world_file_is_refused), T(the_world_log_replays_to_the_last_whole_record), T(a_run_resumes_after_a_power_loss_on_the_same_canvas),
 	  T(fault_dropped_frames), T(fault_corrupt_frames), T(fault_command_failures),
 	  T(fault_stall_latches_until_resumed), T(fault_a_well_runs_dry),
 	  T(bad_actions_leave_the_world_unchanged), T(bad_action_files_leave_the_world_file_unchanged),

@@ -494,7 +494,7 @@ static int save_snapshot(struct sim *s, const char *path, bl_err *err)
 static int append_record(struct sim *s, bl_err *err)
 {
 	struct wbuf b = { 0 };
-	uint32_t n;
+	uint32_t n = 0; /* the payload's length, written once it is known */
 	uint64_t sum;
 	size_t ncell = (size_t)s->w.nx * s->w.ny;
 	int rc = 0;

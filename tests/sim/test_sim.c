@@ -526,7 +526,8 @@ static void copy_cut(const char *from, const char *to, size_t cut, const char *m
 		return;
 	}
 	memcpy(all, text, n);
-	memcpy(all + n, more, n_more);
+	if (n_more)
+		memcpy(all + n, more, n_more);
 	CHECK(fs_write_atomic(to, all, cut < n ? n - cut + n_more : n_more, &err) == 0);
 	free(text);
 	free(all);

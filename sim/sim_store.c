@@ -287,7 +287,7 @@ static void get_head(struct rbuf *r, struct sim *s, struct head *h)
 	GET(r, h->actions);
 	GET(r, h->frames);
 	GET(r, w->pos);
-	get(r, flags, sizeof(flags)); /* after power-up nothing is latched: see load_finish */
+	get(r, flags, sizeof(flags)); /* unused: after power-up nothing is latched (sim_world_load) */
 	get(r, w->fault_msg, sizeof(w->fault_msg));
 	w->fault_msg[sizeof(w->fault_msg) - 1] = '\0';
 	get_rng(r, &w->r_arm);

@@ -584,7 +584,7 @@ int run_status_write(struct run *r, bl_err *err)
 	if (st->well_low > 0 && st->well_low <= r->m.n_wells) {
 		int w = st->well_low - 1;
 
-		sb_printf(&sb, "- well %s (%s) is nearly empty: about %.1f ml of %.0f ml left. Refill it, "
+		sb_printf(&sb, "- well %s (%s) is nearly empty: about %.1f ml of %.1f ml left. Refill it, "
 			      "then `brushloop resume %s --refilled %s`.\n", r->m.wells[w].name,
 			      run_well_paint(r, w), fmax(st->wells_ml[w], 0.0), r->m.wells[w].capacity_ml,
 			      r->dir, r->m.wells[w].name);

@@ -89,8 +89,7 @@ static void skip_or_fail(const char *why)
 		fprintf(stderr, "qemu target required but %s\n", why);
 		exit(1);
 	}
-	fprintf(stderr, "SKIP: %s\n", why);
-	exit(77);
+	test_skip(why);
 }
 
 static const char *qemu_image(void)
@@ -205,8 +204,7 @@ void hil_start(struct hil_target *t, const char *const *extra_args)
 
 		t->kind = HIL_PORT;
 		if (!port || !port[0]) {
-			fprintf(stderr, "SKIP: no real port: set BRUSHLOOP_HIL_PORT to the firmware's serial device to run this on hardware\n");
-			exit(77);
+			test_skip("no real port: set BRUSHLOOP_HIL_PORT to the firmware's serial device to run this on hardware");
 		}
 		snprintf(t->tty, sizeof(t->tty), "%s", port);
 		reset_real(t);

@@ -46,6 +46,12 @@ static int run_one(const struct test_case *c)
 	return test_failures == before_f ? 0 : 1;
 }
 
+void test_skip(const char *why)
+{
+	fprintf(stderr, "SKIP: %s\n", why);
+	exit(finish(0) ? 1 : 77);
+}
+
 int test_run(const struct test_case *cases, int argc, char **argv)
 {
 	int failed = 0;

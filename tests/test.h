@@ -86,5 +86,8 @@ int test_brushloop(const char *const *args, char **out, char **err);
 /* A fresh temporary directory for this test (removed by the OS, not by us). */
 const char *test_tmpdir(void);
 
+/* Ends the binary as skipped (exit 77, meson's skip), saying why; its directory goes as for a pass. */
+void test_skip(const char *why) __attribute__((noreturn));
+
 /* Writes text to dir/name and returns the path (static buffer, valid until the next call). */
 const char *test_write_file(const char *name, const char *text);

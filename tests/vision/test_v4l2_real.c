@@ -15,9 +15,8 @@ static const char *device_or_skip(void)
 	const char *dev = getenv("BRUSHLOOP_V4L2_DEVICE");
 
 	if (!dev || !*dev) {
-		printf("skip: no camera named; set BRUSHLOOP_V4L2_DEVICE=/dev/videoN "
-		       "(and BRUSHLOOP_V4L2_SIZE=WxH, default 640x480) to test a real one\n");
-		exit(77);
+		test_skip("no camera named; set BRUSHLOOP_V4L2_DEVICE=/dev/videoN "
+			  "(and BRUSHLOOP_V4L2_SIZE=WxH, default 640x480) to test a real one");
 	}
 	return dev;
 }

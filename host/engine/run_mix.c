@@ -149,7 +149,7 @@ int run_wells_check(struct run *r, const int *units, bl_err *err)
 {
 	for (int i = 0; i < r->mixer.model.n_paints; i++) {
 		int w = units[i] > 0 ? well_index(&r->m, r->pal.paints[i].well) : -1;
-		double need, left;
+		double need, left, reserve;
 		cJSON *d;
 		int rc;
 
@@ -157,21 +157,22 @@ int run_wells_check(struct run *r, const int *units, bl_err *err)
 			continue;
 		need = units[i] * r->m.mixing.dispense_unit_ml;
 		left = r->st.wells_ml[w];
-		if (left - need >= run_well_reserve_ml(&r->m, w))
+		reserve = run_well_reserve_ml(&r->m, w);
+		if (left - need >= reserve)
 			continue;
-		if (need + run_well_reserve_ml(&r->m, w) > r->m.wells[w].capacity_ml)
+		if (need + reserve > r->m.wells[w].capacity_ml)
 			return bl_fail(err, BL_EINVAL, "well %s (%s) holds at most %.1f ml, and a mix needs "
 				       "%.1f ml of it and %.1f ml it cannot draw: no refill helps (its "
 				       "capacity_ml in %s is too small for the mixing cells)",
 				       r->m.wells[w].name, r->pal.paints[i].name,
-				       r->m.wells[w].capacity_ml, need, run_well_reserve_ml(&r->m, w),
+				       r->m.wells[w].capacity_ml, need, reserve,
 				       r->m.file);
 		d = cJSON_CreateObject();
 		cJSON_AddStringToObject(d, "well", r->m.wells[w].name);
 		cJSON_AddStringToObject(d, "paint", r->pal.paints[i].name);
 		cJSON_AddNumberToObject(d, "left_ml", left);
 		cJSON_AddNumberToObject(d, "need_ml", need);
-		cJSON_AddNumberToObject(d, "reserve_ml", run_well_reserve_ml(&r->m, w));
+		cJSON_AddNumberToObject(d, "reserve_ml", reserve);
 		if ((rc = run_event(r, "well_low", d, err)))
 			return rc;
 		r->st.well_low = w + 1;
@@ -180,7 +181,7 @@ int run_wells_check(struct run *r, const int *units, bl_err *err)
 			 "well %s (%s) holds about %.1f ml and the next mix needs %.1f ml of it (with "
 			 "%.1f ml it cannot draw): refill it, then `brushloop resume %s --refilled %s`",
 			 r->m.wells[w].name, r->pal.paints[i].name, fmax(left, 0.0), need,
-			 run_well_reserve_ml(&r->m, w), r->dir, r->m.wells[w].name);
+			 reserve, r->dir, r->m.wells[w].name);
 		r->status_now = 1;
 		return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
 	}

@@ -49,36 +49,104 @@ static cJSON *status_of(const char *dir)
 	return o;
 }
 
-/* How many dispense actions the gate allowed more than once (by action id and subtask). */
-static int dispenses_repeated(const char *dir, int *n_dispenses)
+/* Each line of the run's journal, parsed (NULL when it does not parse), to fn; -1 without a journal. */
+static int journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx)
 {
 	char path[4200], *text = NULL, *save = NULL;
-	long ids[4096];
-	int n = 0, rep = 0;
 
 	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
 	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
 		return -1;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		cJSON *o = cJSON_Parse(line);
-		const cJSON *d = cJSON_GetObjectItem(o, "data"), *a = cJSON_GetObjectItem(d, "action");
-		const cJSON *ev = cJSON_GetObjectItem(o, "event"), *id = cJSON_GetObjectItem(a, "id");
-		const cJSON *type = cJSON_GetObjectItem(a, "type");
-		const char *verdict = cJSON_GetStringValue(
-			cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
 
-		if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "decision") && cJSON_IsString(type) &&
-		    !strcmp(type->valuestring, "dispense") && verdict && !strcmp(verdict, "allow")) {
-			for (int i = 0; i < n; i++)
-				rep += ids[i] == (long)id->valuedouble;
-			if (n < 4096)
-				ids[n++] = (long)id->valuedouble;
-		}
+		fn(o, ctx);
 		cJSON_Delete(o);
 	}
 	free(text);
-	*n_dispenses = n;
-	return rep;
+	return 0;
+}
+
+/* The action of a journal line if it is the gate allowing one, else NULL. */
+static const cJSON *allowed_action(const cJSON *line)
+{
+	const cJSON *d = cJSON_GetObjectItem(line, "data");
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(line, "event"));
+	const char *verdict = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
+
+	return ev && !strcmp(ev, "decision") && verdict && !strcmp(verdict, "allow")
+		       ? cJSON_GetObjectItem(d, "action")
+		       : NULL;
+}
+
+/* The type of a journal line's allowed action, "" when it is none. */
+static const char *allowed_type(const cJSON *line)
+{
+	const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(allowed_action(line), "type"));
+
+	return t ? t : "";
+}
+
+struct dispenses {
+	long ids[4096];
+	int n, rep;
+};
+
+static void count_dispense(const cJSON *line, void *ctx)
+{
+	struct dispenses *x = ctx;
+	const cJSON *id = cJSON_GetObjectItem(allowed_action(line), "id");
+
+	if (strcmp(allowed_type(line), "dispense") || !cJSON_IsNumber(id))
+		return;
+	for (int i = 0; i < x->n; i++)
+		x->rep += x->ids[i] == (long)id->valuedouble;
+	if (x->n < 4096)
+		x->ids[x->n++] = (long)id->valuedouble;
+}
+
+/* How many dispense actions the gate allowed more than once (by action id and subtask). */
+static int dispenses_repeated(const char *dir, int *n_dispenses)
+{
+	static struct dispenses x;
+
+	memset(&x, 0, sizeof(x));
+	if (journal_each(dir, count_dispense, &x))
+		return -1;
+	*n_dispenses = x.n;
+	return x.rep;
+}
+
+struct worked_again {
+	const char *dir;
+	char done[512][24];
+	int n_done, again;
+};
+
+static void check_worked_again(const cJSON *line, void *ctx)
+{
+	struct worked_again *x = ctx;
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(line, "event"));
+	const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(line, "subtask"));
+	const char *status = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(line, "data"), "status"));
+	const char *type = allowed_type(line);
+	int work, is_done = 0;
+
+	if (!ev || !sub || !*sub)
+		return;
+	for (int i = 0; i < x->n_done; i++)
+		is_done |= !strcmp(x->done[i], sub);
+	if (!strcmp(ev, "subtask_end") && status && !strcmp(status, "done") && !is_done &&
+	    x->n_done < 512)
+		snprintf(x->done[x->n_done++], sizeof(x->done[0]), "%s", sub);
+	work = !strcmp(ev, "subtask_start") || !strcmp(ev, "dispense_planned") ||
+	       !strcmp(type, "stroke") || !strcmp(type, "dispense");
+	if (work && is_done) {
+		fprintf(stderr, "%s: %s after %s was done\n", x->dir, ev, sub);
+		x->again++;
+	}
 }
 
 /*
@@ -89,45 +157,11 @@ static int dispenses_repeated(const char *dir, int *n_dispenses)
  */
 static int done_subtasks_worked_again(const char *dir)
 {
-	char path[4200], *text = NULL, *save = NULL;
-	char done[512][24];
-	int n_done = 0, again = 0;
+	static struct worked_again x;
 
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
-		return -1;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cJSON *o = cJSON_Parse(line);
-		const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "event"));
-		const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(o, "subtask"));
-		const cJSON *d = cJSON_GetObjectItem(o, "data");
-		const char *type = cJSON_GetStringValue(
-			cJSON_GetObjectItem(cJSON_GetObjectItem(d, "action"), "type"));
-		const char *verdict = cJSON_GetStringValue(
-			cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
-		int work = 0, is_done = 0;
-
-		if (!ev || !sub || !*sub) {
-			cJSON_Delete(o);
-			continue;
-		}
-		for (int i = 0; i < n_done; i++)
-			is_done |= !strcmp(done[i], sub);
-		if (!strcmp(ev, "subtask_end") &&
-		    !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "status")) ?: "", "done") &&
-		    !is_done && n_done < 512)
-			snprintf(done[n_done++], sizeof(done[0]), "%s", sub);
-		work = !strcmp(ev, "subtask_start") || !strcmp(ev, "dispense_planned") ||
-		       (!strcmp(ev, "decision") && type && verdict && !strcmp(verdict, "allow") &&
-			(!strcmp(type, "stroke") || !strcmp(type, "dispense")));
-		if (work && is_done) {
-			fprintf(stderr, "%s: %s after %s was done\n", dir, ev, sub);
-			again++;
-		}
-		cJSON_Delete(o);
-	}
-	free(text);
-	return again;
+	memset(&x, 0, sizeof(x));
+	x.dir = dir;
+	return journal_each(dir, check_worked_again, &x) ? -1 : x.again;
 }
 
 /* How many times pat stands in the run's journal (0 when there is none yet). */
@@ -200,6 +234,64 @@ static double brush_half(const char *name)
 	return !strcmp(name, "round-2") ? 1.0 : !strcmp(name, "round-6") ? 3.0 : 6.0;
 }
 
+/* The strokes of a journal as they are read: the colour of each subtask, the stroke allowed and not yet done. */
+struct strokes_read {
+	char sub_col[512][2][16];
+	int nsub;
+	struct laid *l, pend;
+	long pend_id;
+	int n;
+};
+
+static void read_stroke(const cJSON *o, void *ctx)
+{
+	struct strokes_read *x = ctx;
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "event"));
+	const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(o, "subtask"));
+	const cJSON *d = cJSON_GetObjectItem(o, "data"), *a = allowed_action(o);
+	double t = cJSON_GetObjectItem(o, "mono_ns") ? cJSON_GetObjectItem(o, "mono_ns")->valuedouble / 1e9 : 0;
+
+	if (ev && sub && !strcmp(ev, "subtask_start") && x->nsub < 512) {
+		const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(d, "colour"));
+
+		snprintf(x->sub_col[x->nsub][0], 16, "%s", sub);
+		snprintf(x->sub_col[x->nsub][1], 16, "%s", c ? c : "");
+		x->nsub++;
+	} else if (ev && !strcmp(ev, "decision")) {
+		const cJSON *pts = cJSON_GetObjectItem(a, "points_mm");
+
+		x->pend_id = -1;
+		if (!strcmp(allowed_type(o), "stroke") && cJSON_IsArray(pts)) {
+			double h = brush_half(cJSON_GetStringValue(cJSON_GetObjectItem(a, "brush")));
+			struct laid *p = &x->pend;
+			const cJSON *q;
+
+			memset(p, 0, sizeof(*p));
+			p->box[0] = p->box[1] = 1e9;
+			p->box[2] = p->box[3] = -1e9;
+			cJSON_ArrayForEach(q, pts)
+			{
+				double px = cJSON_GetArrayItem(q, 0)->valuedouble, py = cJSON_GetArrayItem(q, 1)->valuedouble;
+
+				p->box[0] = fmin(p->box[0], px - h), p->box[1] = fmin(p->box[1], py - h);
+				p->box[2] = fmax(p->box[2], px + h), p->box[3] = fmax(p->box[3], py + h);
+			}
+			p->t_start = t;
+			for (int i = x->nsub - 1; i >= 0; i--)
+				if (sub && !strcmp(x->sub_col[i][0], sub)) {
+					snprintf(p->colour, 16, "%s", x->sub_col[i][1]);
+					break;
+				}
+			x->pend_id = (long)cJSON_GetObjectItem(a, "id")->valuedouble;
+		}
+	} else if (ev && !strcmp(ev, "executed") && x->pend_id >= 0 &&
+		   (long)cJSON_GetObjectItem(d, "id")->valuedouble == x->pend_id && x->n < 8192) {
+		x->pend.t_end = t;
+		x->l[x->n++] = x->pend;
+		x->pend_id = -1;
+	}
+}
+
 /*
  * How many strokes were laid on another colour's stroke less than dry_s after
  * it (their boxes, grown by half their brushes, meet); -1 when unreadable.
@@ -208,68 +300,18 @@ static double brush_half(const char *name)
  */
 static int wet_overlaps(const char *dir, double dry_s, int *n_strokes)
 {
-	char path[4200], *text = NULL, *save = NULL, sub_col[512][2][16] = { { { 0 } } };
-	struct laid *l = calloc(8192, sizeof(*l)), pend = { 0 };
-	long pend_id = -1;
-	int n = 0, nsub = 0, bad = 0;
+	static struct strokes_read x;
+	struct laid *l;
+	int bad = 0;
 
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-	if (!l || fs_read_file(path, 1 << 28, &text, NULL, NULL)) {
+	memset(&x, 0, sizeof(x));
+	x.pend_id = -1;
+	x.l = l = calloc(8192, sizeof(*l));
+	if (!l || journal_each(dir, read_stroke, &x)) {
 		free(l);
 		return -1;
 	}
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cJSON *o = cJSON_Parse(line);
-		const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "event"));
-		const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(o, "subtask"));
-		const cJSON *d = cJSON_GetObjectItem(o, "data");
-		double t = cJSON_GetObjectItem(o, "mono_ns") ? cJSON_GetObjectItem(o, "mono_ns")->valuedouble / 1e9 : 0;
-
-		if (ev && sub && !strcmp(ev, "subtask_start") && nsub < 512) {
-			const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(d, "colour"));
-
-			snprintf(sub_col[nsub][0], 16, "%s", sub);
-			snprintf(sub_col[nsub][1], 16, "%s", c ? c : "");
-			nsub++;
-		} else if (ev && !strcmp(ev, "decision")) {
-			const cJSON *a = cJSON_GetObjectItem(d, "action"), *pts = cJSON_GetObjectItem(a, "points_mm");
-			const char *v = cJSON_GetStringValue(
-				cJSON_GetObjectItem(cJSON_GetObjectItem(d, "decision"), "decision"));
-			const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(a, "type"));
-
-			pend_id = -1;
-			if (type && !strcmp(type, "stroke") && v && !strcmp(v, "allow") && cJSON_IsArray(pts)) {
-				double h = brush_half(cJSON_GetStringValue(cJSON_GetObjectItem(a, "brush")));
-				const cJSON *q;
-
-				memset(&pend, 0, sizeof(pend));
-				pend.box[0] = pend.box[1] = 1e9;
-				pend.box[2] = pend.box[3] = -1e9;
-				cJSON_ArrayForEach(q, pts)
-				{
-					double x = cJSON_GetArrayItem(q, 0)->valuedouble, y = cJSON_GetArrayItem(q, 1)->valuedouble;
-
-					pend.box[0] = fmin(pend.box[0], x - h), pend.box[1] = fmin(pend.box[1], y - h);
-					pend.box[2] = fmax(pend.box[2], x + h), pend.box[3] = fmax(pend.box[3], y + h);
-				}
-				pend.t_start = t;
-				for (int i = nsub - 1; i >= 0; i--)
-					if (sub && !strcmp(sub_col[i][0], sub)) {
-						snprintf(pend.colour, 16, "%s", sub_col[i][1]);
-						break;
-					}
-				pend_id = (long)cJSON_GetObjectItem(a, "id")->valuedouble;
-			}
-		} else if (ev && !strcmp(ev, "executed") && pend_id >= 0 &&
-			   (long)cJSON_GetObjectItem(d, "id")->valuedouble == pend_id && n < 8192) {
-			pend.t_end = t;
-			l[n++] = pend;
-			pend_id = -1;
-		}
-		cJSON_Delete(o);
-	}
-	free(text);
-	for (int j = 0; j < n; j++)
+	for (int j = 0; j < x.n; j++)
 		for (int i = 0; i < j; i++)
 			if (strcmp(l[i].colour, l[j].colour) && l[j].t_start < l[i].t_end + dry_s - 1.0 &&
 			    l[i].box[0] < l[j].box[2] && l[j].box[0] < l[i].box[2] && l[i].box[1] < l[j].box[3] &&
@@ -278,7 +320,7 @@ static int wet_overlaps(const char *dir, double dry_s, int *n_strokes)
 				break;
 			}
 	free(l);
-	*n_strokes = n;
+	*n_strokes = x.n;
 	return bad;
 }
 

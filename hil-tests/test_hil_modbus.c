@@ -31,7 +31,12 @@ static double now_s(void)
 /*
  * mbpoll on the target: RTU at 115200 8N1 (its defaults are 19200 and even
  * parity), 0-based addresses, one poll, a 5 s reply timeout (its default 1 s
- * is too short for QEMU on a loaded machine under the sanitizer suite).
+ * is too short for QEMU on a loaded machine under the sanitizer suite). A
+ * request that got no reply is sent again, at most twice, as a master does
+ * (HIL_RETRY for libmodbus): on a loaded machine a frame on its way into QEMU
+ * can pause longer than the firmware's frame gap (FW_FRAME_GAP_US), the
+ * firmware drops both halves and says nothing, and mbpoll times out. Sending
+ * again is safe: the firmware takes a segment it already queued as a retry.
  */
 static int mbpoll(const struct hil_target *t, const char *type, const char *ref, const char *count,
 		  const char *const *values, char **out)
@@ -49,7 +54,17 @@ static int mbpoll(const struct hil_target *t, const char *type, const char *ref,
 	while (values && *values && n < 39)
 		argv[n++] = *values++;
 	argv[n] = NULL;
-	rc = hil_run(argv, 20, out, &err);
+	for (int attempt = 0;; attempt++) {
+		rc = hil_run(argv, 20, out, &err);
+		if (rc == 0 || attempt == 2 || !err || !strstr(err, "timed out"))
+			break;
+		free(err);
+		err = NULL;
+		if (out) {
+			free(*out);
+			*out = NULL;
+		}
+	}
 	if (out && *out && err) {
 		/* mbpoll prints its errors on stderr: keep them with the output. */
 		size_t a = strlen(*out), b = strlen(err);

@@ -58,6 +58,8 @@ static int mbpoll(const struct hil_target *t, const char *type, const char *ref,
 		rc = hil_run(argv, 20, out, &err);
 		if (rc == 0 || attempt == 2 || !err || !strstr(err, "timed out"))
 			break;
+		fprintf(stderr, "mbpoll -t %s -r %s: no reply (attempt %d), sending again\n", type, ref,
+			attempt + 1);
 		free(err);
 		err = NULL;
 		if (out) {

@@ -234,11 +234,17 @@ TEST(exceptions_on_the_wire)
 		if (fd >= 0)
 			close(fd);
 		modbus_flush(mb);
-		/* One error, or two when QEMU's warped clock saw the frame arrive in two pieces. */
+		/*
+		 * One error on the native board, which reads the whole frame from
+		 * its pty at once. In QEMU the frame crosses a bridge and a warped
+		 * clock: on a loaded machine it can arrive in pieces further apart
+		 * than the frame gap, each dropped and counted, at most one a byte.
+		 */
 		{
 			uint32_t after = hil_in32(mb, FW_IR_CRC_ERRORS);
 
-			CHECK_MSG(after == before + 1 || (t.kind == HIL_QEMU && after == before + 2),
+			CHECK_MSG(after == before + 1 ||
+					  (t.kind == HIL_QEMU && after > before && after <= before + sizeof(bad)),
 				  "CRC errors %u -> %u", before, after);
 		}
 		CHECK(hil_in(mb, FW_IR_MAGIC) == FW_MAGIC);

@@ -414,7 +414,7 @@ static int load_correction(struct run *r, int round, bl_err *err)
 static int plan_next_round(struct run *r, bl_err *err)
 {
 	color_lab looks[PLAN_MAX_COLOURS];
-	double mean;
+	double hiding[PLAN_MAX_COLOURS], mean;
 	struct run_canvas c = { 0 };
 	struct plan_raster obs = { 0 };
 	struct plan_inputs in;
@@ -443,18 +443,27 @@ static int plan_next_round(struct run *r, bl_err *err)
 	 * Corrections are placed with each colour as its batches showed it on this
 	 * canvas, not as mixed: a light paint over the ground, a thin film, lands
 	 * elsewhere, and strokes planned with the mix's colour gain nothing there.
+	 * Once its coat is learnt (how far a stroke takes a cell from what was
+	 * there towards the mix), a colour is placed as the mix laid at that
+	 * coat: a pale paint over a pale ground then gets the strokes it needs,
+	 * where a look learnt over the gesso would not hold over another colour.
 	 */
 	for (int k = 0; k < r->plan.n_colours; k++) {
 		const struct run_colour *col = &r->st.colours[k];
 
 		looks[k] = r->plan.colours[k].lab;
-		if (col->canvas_cells > 0) {
+		hiding[k] = 1.0;
+		if (col->coat_weight > 0.0) {
+			/* A coat learnt: the mix hides that much of what is under it. */
+			hiding[k] = fmin(1.0, fmax(0.1, col->coat / po.opacity));
+		} else if (col->canvas_cells > 0) {
 			looks[k].L += col->canvas_offset.L;
 			looks[k].a += col->canvas_offset.a;
 			looks[k].b += col->canvas_offset.b;
 		}
 	}
 	po.looks = looks;
+	po.hiding = hiding;
 	r->st.cost.planner_calls++;
 	if ((rc = plan_correct(&r->plan, &in, &obs, &po, &corr, err)))
 		goto out;

@@ -125,6 +125,8 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddNumberToObject(s, "canvas_cells", (double)rc->canvas_cells);
 		cJSON_AddNumberToObject(s, "hide", rc->hide);
 		cJSON_AddNumberToObject(s, "hide_weight", rc->hide_weight);
+		cJSON_AddNumberToObject(s, "coat", rc->coat);
+		cJSON_AddNumberToObject(s, "coat_weight", rc->coat_weight);
 		cJSON_AddItemToArray(a, s);
 	}
 	cJSON_AddNumberToObject(o, "cells_used", (double)st->cells_used);
@@ -332,6 +334,8 @@ int run_state_load(struct run *r, bl_err *err)
 		rc2->canvas_cells = (long)v;
 		TRY(json_num(&c, "hide", JSON_REQUIRED, 0.0, 2.0, &rc2->hide, err));
 		TRY(json_num(&c, "hide_weight", JSON_REQUIRED, 0.0, 1e12, &rc2->hide_weight, err));
+		TRY(json_num(&c, "coat", JSON_REQUIRED, 0.0, 2.0, &rc2->coat, err));
+		TRY(json_num(&c, "coat_weight", JSON_REQUIRED, 0.0, 1e12, &rc2->coat_weight, err));
 		TRY(json_end(&c, err));
 		i++;
 	}

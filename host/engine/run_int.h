@@ -65,6 +65,13 @@ struct run_colour {
 	 */
 	double hide;
 	double hide_weight;
+	/*
+	 * Its coat: how far one of its batches took the cells it covered from what
+	 * was there towards the mix, 0..1 (the mean over cells whose colour
+	 * were more than 4 (Lab distance) from the mix); coat_weight counts them.
+	 */
+	double coat;
+	double coat_weight;
 };
 
 /* A dispense set under way (mix): persisted before the first action so none is ever repeated. */

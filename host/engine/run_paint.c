@@ -417,8 +417,8 @@ static void learn_canvas(struct run *r, const struct plan_subtask *s, const stru
 {
 	struct run_colour *col = &r->st.colours[s->colour];
 	const color_lab *pl = &run_plan(r)->colours[s->colour].lab;
-	double sum[3] = { 0, 0, 0 }, landed = 0.0;
-	long n = 0, n_landed = 0;
+	double sum[3] = { 0, 0, 0 }, landed = 0.0, coat = 0.0;
+	long n = 0, n_landed = 0, n_coat = 0;
 
 	for (size_t i = 0; i < s->n_cells; i++) {
 		const struct plan_cell *pc = &s->cells[i];
@@ -446,9 +446,19 @@ static void learn_canvas(struct run *r, const struct plan_subtask *s, const stru
 			landed += dot3(ds, dp) / n2;
 			n_landed++;
 		}
+		/* The coat also from paint near what it covers (pale on pale), unlike the look. */
+		if (cm.have_before && n2 > 16.0) {
+			coat += dot3(ds, dp) / n2;
+			n_coat++;
+		}
 	}
 	if (!n)
 		return;
+	/* A batch that hardly moved its cells (a dry brush) says nothing about the paint's coat. */
+	if (n_coat && coat / n_coat >= 0.15) {
+		col->coat = (col->coat * col->coat_weight + coat) / (col->coat_weight + n_coat);
+		col->coat_weight += n_coat;
+	}
 	/*
 	 * Only a paint that landed teaches its look (a thin film, a light paint
 	 * hiding poorly, a dark mix whose transparent part shows): strokes that
@@ -867,6 +877,8 @@ static int verify(struct run *r, const struct plan_subtask *s, const char *what,
 			     (double[]){ col->canvas_offset.L, col->canvas_offset.a, col->canvas_offset.b }, 3);
 		cJSON_AddNumberToObject(dj, "colour_canvas_cells", (double)col->canvas_cells);
 		cJSON_AddNumberToObject(dj, "colour_hide", col->hide_weight > 0.0 ? col->hide : 1.0);
+		if (col->coat_weight > 0.0)
+			cJSON_AddNumberToObject(dj, "colour_coat", col->coat);
 	}
 	cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
 	cJSON_AddNumberToObject(dj, "canvas_mean_de00", r->st.hist[r->st.n_hist - 1].mean_de00);

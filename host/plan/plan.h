@@ -76,6 +76,20 @@ struct plan_options {
 	 * predicted with these. NULL: the colours' own lab.
 	 */
 	const color_lab *looks;
+	/*
+	 * A stroke must bring nearer both the pixels and each cell_mm cell's
+	 * mean against the target's, as a checkpoint judges the canvas, and is
+	 * worth the lesser gain. Corrections set it: they are for the cells a
+	 * checkpoint found off, and must not buy a cell's mean with detail.
+	 */
+	int by_cell;
+	/*
+	 * Corrections only: how much of what is under it each colour's stroke
+	 * hides, as a share of opacity (learnt from its batches: a light paint
+	 * over a light ground hides little), indexed like the plan's colours.
+	 * NULL: every colour hides opacity.
+	 */
+	const double *hiding;
 };
 
 void plan_options_default(struct plan_options *o, const struct machine *m);

@@ -483,13 +483,8 @@ static int expect_init(struct expect_grid *e, const struct pm_grid *g, double ce
 		return bl_fail(err, BL_ENOMEM, "out of memory for expected results");
 	for (int y = 0; y < g->h; y++)
 		for (int x = 0; x < g->w; x++) {
-			int cx = (int)(((x + 0.5) / g->px_mm) / cell_mm),
-			    cy = (int)(((y + 0.5) / g->px_mm) / cell_mm);
-			int c;
+			int c = pm_cell_of(g, cell_mm, e->cols, e->rows, x, y);
 
-			cx = cx >= e->cols ? e->cols - 1 : cx;
-			cy = cy >= e->rows ? e->rows - 1 : cy;
-			c = cy * e->cols + cx;
 			e->cell_of[(size_t)y * g->w + x] = c;
 			e->cell_px[c]++;
 		}
@@ -748,6 +743,7 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	for (size_t i = 0; i < n;) {
 		int pass = strokes->s[i].pass, k = strokes->s[i].colour;
 		const struct machine_brush *br = &m->brushes[strokes->s[i].brush];
+		const float op = (float)(opt->opacity * (opt->hiding ? opt->hiding[k] : 1.0));
 		size_t gend = i;
 
 		while (gend < n && strokes->s[gend].pass == pass && strokes->s[gend].colour == k)
@@ -806,12 +802,12 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 					y1 = fmax(y1, st->xy[2 * v + 1] + 0.5 * br->width_mm);
 				}
 				/* The prediction, in the order the strokes will be painted. */
-				if ((rc = pm_fp_stroke(&fp, g, st->xy, st->n, br->width_mm, opt->opacity,
+				if ((rc = pm_fp_stroke(&fp, g, st->xy, st->n, br->width_mm, op,
 						       err)))
 					goto out_free;
 				pm_fp_apply(&fp, canvas, col[k]);
 				for (int v = 0; v < fp.n; v++)
-					if (fp.a[v] >= 0.5f * opt->opacity)
+					if (fp.a[v] >= 0.5f * op)
 						e.mark[fp.idx[v]] = batch_mark;
 				st->batch = (int)p->n_subtasks - 1;
 			}

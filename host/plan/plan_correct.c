@@ -14,14 +14,9 @@ static void cell_means(const struct pm_grid *g, const float *img, double cell_mm
 	memset(out, 0, sizeof(*out) * (size_t)cols * rows);
 	for (int y = 0; y < g->h; y++)
 		for (int x = 0; x < g->w; x++) {
-			int cx = (int)(((x + 0.5) / g->px_mm) / cell_mm),
-			    cy = (int)(((y + 0.5) / g->px_mm) / cell_mm);
 			const float *p = img + 3 * ((size_t)y * g->w + x);
-			double *o;
+			double *o = out[pm_cell_of(g, cell_mm, cols, rows, x, y)];
 
-			cx = cx >= cols ? cols - 1 : cx;
-			cy = cy >= rows ? rows - 1 : cy;
-			o = out[cy * cols + cx];
 			o[0] += p[0];
 			o[1] += p[1];
 			o[2] += p[2];
@@ -47,7 +42,11 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 	unsigned char *mask = NULL;
 	int cols, rows, rc = 0, n_open = 0;
 	size_t n;
+	struct plan_options o = *opt;
 
+	/* The cells were opened by their means, and their means are what the next checkpoint judges. */
+	o.by_cell = 1;
+	o.cell_mm = p->cell_mm;
 	memset(out, 0, sizeof(*out));
 	if (!observed || !observed->px || observed->w < 1 || observed->h < 1)
 		return bl_fail(err, BL_EINVAL, "the observed canvas is empty");
@@ -139,17 +138,12 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 	}
 	for (int y = 0; y < g.h; y++)
 		for (int x = 0; x < g.w; x++) {
-			int cx = (int)(((x + 0.5) / g.px_mm) / p->cell_mm),
-			    cy = (int)(((y + 0.5) / g.px_mm) / p->cell_mm);
-
-			cx = cx >= cols ? cols - 1 : cx;
-			cy = cy >= rows ? rows - 1 : cy;
-			mask[(size_t)y * g.w + x] = tm[cy * cols + cx][3] < 0.0;
+			mask[(size_t)y * g.w + x] = tm[pm_cell_of(&g, p->cell_mm, cols, rows, x, y)][3] < 0.0;
 		}
 	for (int c = 0; c < cols * rows; c++)
 		n_open += tm[c][3] < 0.0;
 	if (n_open > 0 &&
-	    (rc = pm_place_strokes(&g, &t, obs, mask, m, out->colours, out->n_colours, opt, &st, err)))
+	    (rc = pm_place_strokes(&g, &t, obs, mask, m, out->colours, out->n_colours, &o, &st, err)))
 		goto out_free;
 	rc = pm_build(out, &g, &t, obs, m, in->solver, opt, &st, err);
 

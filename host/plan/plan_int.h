@@ -103,6 +103,20 @@ int pm_resample(const struct plan_raster *src, const struct pm_grid *g, float *o
 /* The grid for a plan: the image rectangle at a resolution that keeps planning fast. */
 void pm_grid_for(struct pm_grid *g, const double image_mm[4]);
 
+/*
+ * The expected-result cell (of cell_mm, cols x rows from the grid's top-left
+ * corner, row by row) that grid pixel (x, y) counts in: by its centre, the
+ * last column and row taking what is left. Planning, corrections and the
+ * checkpoints' cells are the same.
+ */
+static inline int pm_cell_of(const struct pm_grid *g, double cell_mm, int cols, int rows, int x,
+			     int y)
+{
+	int cx = (int)(((x + 0.5) / g->px_mm) / cell_mm), cy = (int)(((y + 0.5) / g->px_mm) / cell_mm);
+
+	return (cy >= rows ? rows - 1 : cy) * cols + (cx >= cols ? cols - 1 : cx);
+}
+
 /* Fits a w x h image into the canvas keeping its aspect ratio, centred: x, y, w, h in canvas mm. */
 void pm_fit(const struct machine *m, int w, int h, double out[4]);
 

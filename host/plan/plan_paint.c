@@ -217,12 +217,139 @@ struct pass {
 	float (*col)[3];
 	int nc;
 	int brush;
-	double w_mm, lmax_mm, lmin_mm, step_mm, opacity;
+	double w_mm, lmax_mm, lmin_mm, step_mm;
+	double op[PLAN_MAX_COLOURS]; /* opacity of each colour's stroke */
 	double xlo, xhi, ylo, yhi; /* where a stroke's centre line may go, canvas mm */
 	struct pm_footprint fp;
 	double *buf;               /* scratch polyline */
 	int bufcap;
+	struct cell_sums *cells;   /* NULL: each pixel counts on its own */
 };
+
+/*
+ * The canvas as a checkpoint judges it (measure.h's meas_de_map): each
+ * cell_mm cell by the mean of its pixels against the target's mean. With
+ * these a stroke's gain is also counted on the cells it touches (gain_of).
+ */
+struct cell_sums {
+	int n;
+	int *of;            /* pixel to cell */
+	int *px;            /* pixels of each cell */
+	double (*sum)[3];   /* the canvas summed over each cell */
+	float (*want)[3];   /* the target's mean over each cell */
+	float *err;         /* distance of the cell's mean to want */
+	double (*delta)[3]; /* scratch: a stroke's change to each cell's sum */
+	int *touched;       /* scratch: the cells a stroke changes */
+	unsigned char *mark;
+};
+
+static void cell_sums_free(struct cell_sums *c)
+{
+	if (!c)
+		return;
+	free(c->of);
+	free(c->px);
+	free(c->sum);
+	free(c->want);
+	free(c->err);
+	free(c->delta);
+	free(c->touched);
+	free(c->mark);
+	free(c);
+}
+
+/* Cells of cell_mm from the grid's top-left corner, as plan_correct and the checkpoints count them. */
+static int cell_sums_new(const struct pm_grid *g, const struct pm_target *t, const float *canvas,
+			 double cell_mm, struct cell_sums **out, bl_err *err)
+{
+	int cols = (int)ceil(g->w / g->px_mm / cell_mm - 1e-9),
+	    rows = (int)ceil(g->h / g->px_mm / cell_mm - 1e-9);
+	struct cell_sums *c = calloc(1, sizeof(*c));
+	double (*tsum)[3] = NULL;
+
+	if (!c)
+		goto out_nomem;
+	c->n = cols * rows;
+	c->of = malloc((size_t)g->w * g->h * sizeof(*c->of));
+	c->px = calloc((size_t)c->n, sizeof(*c->px));
+	c->sum = calloc((size_t)c->n, sizeof(*c->sum));
+	c->want = calloc((size_t)c->n, sizeof(*c->want));
+	c->err = calloc((size_t)c->n, sizeof(*c->err));
+	c->delta = calloc((size_t)c->n, sizeof(*c->delta));
+	c->touched = calloc((size_t)c->n, sizeof(*c->touched));
+	c->mark = calloc((size_t)c->n, 1);
+	tsum = calloc((size_t)c->n, sizeof(*tsum));
+	if (!c->of || !c->px || !c->sum || !c->want || !c->err || !c->delta || !c->touched ||
+	    !c->mark || !tsum)
+		goto out_nomem;
+	for (int y = 0; y < g->h; y++)
+		for (int x = 0; x < g->w; x++) {
+			size_t i = (size_t)y * g->w + x;
+			int k = pm_cell_of(g, cell_mm, cols, rows, x, y);
+
+			c->of[i] = k;
+			c->px[k]++;
+			for (int q = 0; q < 3; q++) {
+				c->sum[k][q] += canvas[3 * i + q];
+				tsum[k][q] += t->lab[3 * i + q];
+			}
+		}
+	for (int k = 0; k < c->n; k++) {
+		float mean[3];
+
+		if (c->px[k] == 0)
+			continue;
+		for (int q = 0; q < 3; q++) {
+			c->want[k][q] = (float)(tsum[k][q] / c->px[k]);
+			mean[q] = (float)(c->sum[k][q] / c->px[k]);
+		}
+		c->err[k] = pm_dist_ref(c->want[k], mean);
+	}
+	free(tsum);
+	*out = c;
+	return 0;
+
+out_nomem:
+	free(tsum);
+	cell_sums_free(c);
+	return bl_fail(err, BL_ENOMEM, "out of memory for the cells");
+}
+
+/* What painting colour k over the footprint adds to each cell's sum; returns the cells touched. */
+static int cell_deltas(const struct pass *p, int k)
+{
+	struct cell_sums *c = p->cells;
+	const float *col = p->col[k];
+	int nt = 0;
+
+	for (int j = 0; j < p->fp.n; j++) {
+		size_t i = (size_t)p->fp.idx[j];
+		const float *px = p->canvas + 3 * i;
+		float a = p->fp.a[j];
+		int cc = c->of[i];
+
+		if (!c->mark[cc]) {
+			c->mark[cc] = 1;
+			c->touched[nt++] = cc;
+			c->delta[cc][0] = c->delta[cc][1] = c->delta[cc][2] = 0.0;
+		}
+		for (int q = 0; q < 3; q++)
+			c->delta[cc][q] += a * (col[q] - px[q]);
+	}
+	for (int q = 0; q < nt; q++)
+		c->mark[c->touched[q]] = 0;
+	return nt;
+}
+
+/* The distance of touched cell cc to its target with the stroke's delta added to its sum. */
+static float cell_err_after(const struct cell_sums *c, int cc)
+{
+	float mean[3];
+
+	for (int q = 0; q < 3; q++)
+		mean[q] = (float)((c->sum[cc][q] + c->delta[cc][q]) / c->px[cc]);
+	return pm_dist_ref(c->want[cc], mean);
+}
 
 static int pix(const struct pass *p, double x, double y)
 {
@@ -354,7 +481,7 @@ static inline float fixable(const struct pass *p, size_t i)
 static double gain_of(const struct pass *p, int k)
 {
 	const float *col = p->col[k];
-	double gain = 0.0;
+	double gain = 0.0, cells = 0.0;
 
 	for (int j = 0; j < p->fp.n; j++) {
 		size_t i = (size_t)p->fp.idx[j];
@@ -366,7 +493,21 @@ static double gain_of(const struct pass *p, int k)
 		nc[2] = c[2] + a * (col[2] - c[2]);
 		gain += p->err[i] - pm_dist(p->t, i, nc);
 	}
-	return gain;
+	if (!p->cells)
+		return gain;
+	/*
+	 * By cell, a stroke is worth the lesser of what it does for the cells'
+	 * means (weighted by their pixels: the same scale) and for the pixels: a
+	 * cell brought nearer by covering detail the brush cannot paint back, or
+	 * pixels brought nearer while their cell's mean goes further, is not a
+	 * correction.
+	 */
+	for (int q = 0, nt = cell_deltas(p, k); q < nt; q++) {
+		int cc = p->cells->touched[q];
+
+		cells += p->cells->px[cc] * (p->cells->err[cc] - cell_err_after(p->cells, cc));
+	}
+	return fmin(gain, cells);
 }
 
 struct hent {
@@ -536,7 +677,7 @@ static int run_pass(struct pass *p, int pass_no, int budget, double min_gain_px,
 					continue;
 				n = make_stroke(p, sx, sy, k, &len);
 				evals++;
-				if ((rc = pm_fp_stroke(&p->fp, g, p->buf, n, p->w_mm, p->opacity, err)))
+				if ((rc = pm_fp_stroke(&p->fp, g, p->buf, n, p->w_mm, p->op[k], err)))
 					goto out_free;
 				gn = gain_of(p, k);
 				if (gn > best_gain) {
@@ -589,8 +730,19 @@ static int run_pass(struct pass *p, int pass_no, int budget, double min_gain_px,
 				free(st.xy);
 				goto out_free;
 			}
-			if ((rc = pm_fp_stroke(&p->fp, g, st.xy, st.n, p->w_mm, p->opacity, err)))
+			if ((rc = pm_fp_stroke(&p->fp, g, st.xy, st.n, p->w_mm, p->op[best_k], err)))
 				goto out_free;
+		}
+		if (p->cells) {
+			int nt = cell_deltas(p, best_k);
+
+			for (int q = 0; q < nt; q++) {
+				int cc = p->cells->touched[q];
+
+				p->cells->err[cc] = cell_err_after(p->cells, cc);
+				for (int r = 0; r < 3; r++)
+					p->cells->sum[cc][r] += p->cells->delta[cc][r];
+			}
 		}
 		pm_fp_apply(&p->fp, p->canvas, p->col[best_k]);
 		stamp++;
@@ -673,7 +825,8 @@ int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const f
 	p.mask = mask;
 	p.col = col;
 	p.nc = n_colours;
-	p.opacity = opt->opacity;
+	for (int c = 0; c < n_colours; c++)
+		p.op[c] = opt->opacity * (opt->hiding ? opt->hiding[c] : 1.0);
 	p.canvas = malloc(n * 3 * sizeof(float));
 	p.err = malloc(n * sizeof(float));
 	p.tb = malloc(n * 3 * sizeof(float));
@@ -697,6 +850,8 @@ int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const f
 		}
 		p.floor_err[i] = best < p.err[i] ? best : p.err[i];
 	}
+	if (opt->by_cell && (rc = cell_sums_new(g, t, p.canvas, opt->cell_mm, &p.cells, err)))
+		goto out_free;
 
 	nb = brush_order(m, order);
 	for (int b = 0; b < nb; b++)
@@ -762,6 +917,7 @@ out_free:
 	free(p.tan);
 	free(p.floor_err);
 	free(p.buf);
+	cell_sums_free(p.cells);
 	return rc;
 }
 

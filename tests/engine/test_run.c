@@ -379,6 +379,29 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 	}
 	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
 	CHECK(final_mean(dir) > 0 && final_mean(dir) < 20);
+	/* Each colour's coat is learnt from its batches and kept in state.json, none to whole. */
+	{
+		char *text = NULL;
+		cJSON *s, *c;
+		int learnt = 0;
+
+		snprintf(path, sizeof(path), "%s/state.json", dir);
+		CHECK(fs_read_file(path, 1 << 24, &text, NULL, NULL) == 0);
+		s = text ? cJSON_Parse(text) : NULL;
+		CHECK(s != NULL);
+		cJSON_ArrayForEach(c, cJSON_GetObjectItem(s, "colours")) {
+			double coat = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "coat"));
+
+			if (cJSON_GetNumberValue(cJSON_GetObjectItem(c, "coat_weight")) <= 0.0)
+				continue;
+			learnt++;
+			CHECK_MSG(coat >= 0.15 && coat <= 1.2, "colour %s coat %.2f",
+				  cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")), coat);
+		}
+		CHECK_MSG(learnt > 0, "no colour's coat was learnt");
+		cJSON_Delete(s);
+		free(text);
+	}
 	/* Wet paint is kept stroke by stroke: no stroke lands on another colour's stroke still wet (1200 s). */
 	CHECK_MSG(wet_overlaps(dir, 1200.0, &n) == 0, "strokes laid on wet paint of another colour");
 	CHECK(n > 10);

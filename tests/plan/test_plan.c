@@ -5,6 +5,7 @@
 #include "arm/action.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "plan/plan_int.h"
 #include "plan_fixture.h"
 #include "safety/gate.h"
 #include "test.h"
@@ -463,6 +464,134 @@ TEST(correction_names_unfixable_cells)
 }
 
 
+/*
+ * The stroke placer over a 120 x 80 mm grid at a pixel a millimetre, grey
+ * paints only: target and start canvas L* by column (x), colours of L* cols[],
+ * strokes placed with o.by_cell as given. Fills the painted canvas's L* by
+ * pixel; 0 or -1.
+ */
+static int place_grey(float (*target_l)(int x), float (*start_l)(int x), const double *cols,
+		      int n_cols, int by_cell, float *painted, int *strokes)
+{
+	struct machine *m = fixture_machine();
+	struct pm_grid g = { 120, 80, 1.0, 0.0, 0.0 };
+	struct pm_target t = { 0 };
+	struct pm_strokes st = { 0 };
+	struct pm_footprint fp;
+	struct plan_colour pc[4];
+	struct plan_options o;
+	size_t n = (size_t)g.w * g.h;
+	float *lab = malloc(n * 3 * sizeof(float)), *canvas = malloc(n * 3 * sizeof(float));
+	bl_err err = { 0 };
+	int rc = -1;
+
+	memset(pc, 0, sizeof(pc));
+	for (int k = 0; k < n_cols; k++)
+		pc[k].lab = (color_lab){ cols[k], 0.0, 0.0 };
+	plan_options_default(&o, m);
+	o.max_strokes = 60;
+	o.by_cell = by_cell;
+	if (!lab || !canvas || pm_fp_init(&fp, &g, &err))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		int x = (int)(i % (size_t)g.w);
+
+		lab[3 * i] = target_l(x);
+		canvas[3 * i] = start_l(x);
+		lab[3 * i + 1] = lab[3 * i + 2] = canvas[3 * i + 1] = canvas[3 * i + 2] = 0.0f;
+	}
+	if (pm_target_init(&t, &g, lab, &err) ||
+	    pm_place_strokes(&g, &t, canvas, NULL, m, pc, n_cols, &o, &st, &err))
+		goto out_fp;
+	*strokes = (int)st.n;
+	for (size_t k = 0; k < st.n; k++) {
+		float c[3] = { (float)cols[st.s[k].colour], 0.0f, 0.0f };
+
+		if (pm_fp_stroke(&fp, &g, st.s[k].xy, st.s[k].n, m->brushes[st.s[k].brush].width_mm,
+				 o.opacity, &err))
+			goto out_fp;
+		pm_fp_apply(&fp, canvas, c);
+	}
+	for (size_t i = 0; i < n; i++)
+		painted[i] = canvas[3 * i];
+	rc = 0;
+out_fp:
+	if (rc)
+		fprintf(stderr, "%s\n", err.msg);
+	pm_fp_free(&fp);
+out:
+	pm_strokes_free(&st);
+	pm_target_free(&t);
+	free(lab);
+	free(canvas);
+	return rc;
+}
+
+/* Mean over the 10 mm cells of |L* of the cell's mean - want|. */
+static double cells_off(const float *l, double want)
+{
+	double off = 0.0;
+
+	for (int cy = 0; cy < 8; cy++)
+		for (int cx = 0; cx < 12; cx++) {
+			double sum = 0.0;
+
+			for (int y = 10 * cy; y < 10 * cy + 10; y++)
+				for (int x = 10 * cx; x < 10 * cx + 10; x++)
+					sum += l[y * 120 + x];
+			off += fabs(sum / 100.0 - want) / 96.0;
+		}
+	return off;
+}
+
+static float stripes(int x) { return x % 2 ? 90.0f : 20.0f; }
+static float light(int x) { (void)x; return 90.0f; }
+static float lines(int x) { return x % 4 == 0 ? 20.0f : 95.0f; }
+static float lines_dim(int x) { return x % 4 == 0 ? 20.0f : 85.0f; }
+
+TEST(corrections_judge_a_cell_by_its_mean)
+{
+	static float l[120 * 80];
+	const double dark_grey[] = { 20.0, 55.0 }, dark_white[] = { 20.0, 95.0 };
+	double off_px, off_cell, line_px = 0.0, line_cell = 0.0;
+	int n_px = -1, n_cell = -1;
+
+	/*
+	 * Stripes of L* 20 and 90 a millimetre wide, finer than any brush, over
+	 * a light canvas: each 10 mm cell's mean is 35 from the target's 55, and
+	 * a mid grey brings it there, but it takes from one stripe nearly what it
+	 * gives the other. Judged by cells too, the grey paints them (6 off
+	 * where pixel by pixel leaves them 18 off).
+	 */
+	CHECK(place_grey(stripes, light, dark_grey, 2, 0, l, &n_px) == 0);
+	off_px = cells_off(l, 55.0);
+	CHECK(place_grey(stripes, light, dark_grey, 2, 1, l, &n_cell) == 0);
+	off_cell = cells_off(l, 55.0);
+	fprintf(stderr, "stripes: pixel by pixel %d strokes, cells off by %.1f L*; by cell %d, %.1f\n",
+		n_px, off_px, n_cell, off_cell);
+	CHECK_MSG(off_cell < 10.0, "by cell the cells are still off by %.1f L*", off_cell);
+	CHECK_MSG(off_px > 2.0 * off_cell, "pixel by pixel %.1f, by cell %.1f", off_px, off_cell);
+
+	/*
+	 * Dark lines a millimetre wide every 4 mm on a ground 10 L* too dim: white
+	 * would bring the cells' means nearer only by covering the lines, which a
+	 * brush cannot paint back. A stroke is worth the lesser of what it does
+	 * for the cells' means and for the pixels, so the lines stay (judged by
+	 * the cells' means alone, they were painted over to L* 53).
+	 */
+	CHECK(place_grey(lines, lines_dim, dark_white, 2, 1, l, &n_cell) == 0);
+	for (int y = 0; y < 80; y++)
+		for (int x = 0; x < 120; x += 4)
+			line_cell += l[y * 120 + x] / (80.0 * 30.0);
+	CHECK(place_grey(lines, lines_dim, dark_white, 2, 0, l, &n_px) == 0);
+	for (int y = 0; y < 80; y++)
+		for (int x = 0; x < 120; x += 4)
+			line_px += l[y * 120 + x] / (80.0 * 30.0);
+	fprintf(stderr, "lines: by cell %d strokes, lines at L* %.1f; pixel by pixel %d, %.1f\n",
+		n_cell, line_cell, n_px, line_px);
+	CHECK_MSG(line_cell < 30.0, "by cell the lines were painted over (L* %.1f)", line_cell);
+}
+
 /* The observed canvas: the target with L* raised by dl over a 60 x 40 mm patch of the grass. */
 static void lighter_patch(const struct plan *p, struct plan_raster *obs, float dl)
 {
@@ -473,7 +602,8 @@ static void lighter_patch(const struct plan *p, struct plan_raster *obs, float d
 			obs->px[3 * ((size_t)y * obs->w + x)] += dl;
 }
 
-static int correct_with(struct plan_raster *obs, const color_lab *looks, struct plan *c)
+static int correct_with(struct plan_raster *obs, const color_lab *looks, const double *hiding,
+			struct plan *c)
 {
 	struct plan *p = cached_plan();
 	struct machine *m = fixture_machine();
@@ -488,6 +618,7 @@ static int correct_with(struct plan_raster *obs, const color_lab *looks, struct 
 	plan_options_default(&o, m);
 	o.max_strokes = 100;
 	o.looks = looks;
+	o.hiding = hiding;
 	in.machine = m;
 	in.solver = &fake_solver;
 	in.target = &t;
@@ -506,7 +637,7 @@ TEST(correction_opens_cells_off_by_half_the_tolerance)
 	/* A patch off by about 4 CIEDE2000 (between half the tolerance of 6 and the whole): corrected. */
 	CHECK(fixture_target(0, TW, TH, &obs) == 0);
 	lighter_patch(p, &obs, 5.0f);
-	CHECK(correct_with(&obs, NULL, &c) == 0);
+	CHECK(correct_with(&obs, NULL, NULL, &c) == 0);
 	CHECK_MSG(c.n_strokes > 0, "no strokes for a patch off by 5 L*");
 	CHECK(c.n_unfixable == 0);
 	plan_free(&c);
@@ -514,7 +645,7 @@ TEST(correction_opens_cells_off_by_half_the_tolerance)
 	/* Off by about 1.5 (under half the tolerance): left alone. */
 	CHECK(fixture_target(0, TW, TH, &obs) == 0);
 	lighter_patch(p, &obs, 1.5f);
-	CHECK(correct_with(&obs, NULL, &c) == 0);
+	CHECK(correct_with(&obs, NULL, NULL, &c) == 0);
 	CHECK_MSG(c.n_strokes == 0, "%d strokes for a patch off by 1.5 L*", c.n_strokes);
 	plan_free(&c);
 	plan_raster_free(&obs);
@@ -529,7 +660,7 @@ TEST(correction_places_strokes_with_the_colours_looks)
 	CHECK(fixture_target(0, TW, TH, &obs) == 0);
 	lighter_patch(p, &obs, 8.0f);
 	/* With the colours as mixed, the patch is repainted... */
-	CHECK(correct_with(&obs, NULL, &c) == 0);
+	CHECK(correct_with(&obs, NULL, NULL, &c) == 0);
 	CHECK(c.n_strokes > 0);
 	plan_free(&c);
 	/* ...but if every colour shows on this canvas as 30 L* lighter, no stroke would bring it closer. */
@@ -537,12 +668,38 @@ TEST(correction_places_strokes_with_the_colours_looks)
 		looks[k] = p->colours[k].lab;
 		looks[k].L = fmin(100.0, looks[k].L + 30.0);
 	}
-	CHECK(correct_with(&obs, looks, &c) == 0);
+	CHECK(correct_with(&obs, looks, NULL, &c) == 0);
 	CHECK_MSG(c.n_strokes == 0, "%d strokes placed with looks that make it worse", c.n_strokes);
 	/* The corrective plan keeps the colours as mixed: looks only place and predict strokes. */
 	for (int k = 0; k < p->n_colours; k++)
 		CHECK(color_de00(&c.colours[k].lab, &p->colours[k].lab) < 1e-9);
 	plan_free(&c);
+	plan_raster_free(&obs);
+}
+
+TEST(correction_lays_each_colour_at_its_coat)
+{
+	struct plan *p = cached_plan(), full, thin;
+	struct plan_raster obs;
+	double hiding[PLAN_MAX_COLOURS];
+
+	CHECK(fixture_target(0, TW, TH, &obs) == 0);
+	lighter_patch(p, &obs, 8.0f);
+	CHECK(correct_with(&obs, NULL, NULL, &full) == 0);
+	/* Colours that move a cell a third of the way to themselves, as a pale paint over a pale ground. */
+	for (int k = 0; k < p->n_colours; k++)
+		hiding[k] = 0.35;
+	CHECK(correct_with(&obs, NULL, hiding, &thin) == 0);
+	fprintf(stderr, "full hiding: %d strokes, predicted %.2f; a third: %d strokes, predicted %.2f\n",
+		full.n_strokes, full.mean_de00, thin.n_strokes, thin.mean_de00);
+	CHECK(full.n_strokes > 0 && thin.n_strokes > 0);
+	/* Both are predicted to close the patch... */
+	CHECK(full.mean_de00 < 1.0 && thin.mean_de00 < 1.0);
+	/* ...but at a third of a coat each stroke does less, and it takes more of them (coats). */
+	CHECK_MSG(thin.n_strokes > full.n_strokes + full.n_strokes / 2,
+		  "%d strokes at a third of a coat, %d at a whole", thin.n_strokes, full.n_strokes);
+	plan_free(&full);
+	plan_free(&thin);
 	plan_raster_free(&obs);
 }
 
@@ -657,5 +814,7 @@ TEST_MAIN(T(strokes_inside_canvas), T(actions_pass_gate), T(json_round_trip),
 	  T(same_inputs_same_plan), T(order_and_subtasks), T(prediction_reproduces),
 	  T(beats_grid_baseline), T(more_strokes_better), T(blank_target_needs_nothing),
 	  T(bad_options_refused), T(correction_paints_the_damage),
-	  T(correction_names_unfixable_cells), T(correction_opens_cells_off_by_half_the_tolerance),
-	  T(correction_places_strokes_with_the_colours_looks), T(loader_is_strict), T(dip_from_mixing_cell))
+	  T(correction_names_unfixable_cells), T(corrections_judge_a_cell_by_its_mean),
+	  T(correction_opens_cells_off_by_half_the_tolerance),
+	  T(correction_places_strokes_with_the_colours_looks),
+	  T(correction_lays_each_colour_at_its_coat), T(loader_is_strict), T(dip_from_mixing_cell))

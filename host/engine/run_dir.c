@@ -334,8 +334,9 @@ int run_state_load(struct run *r, bl_err *err)
 		rc2->canvas_cells = (long)v;
 		TRY(json_num(&c, "hide", JSON_REQUIRED, 0.0, 2.0, &rc2->hide, err));
 		TRY(json_num(&c, "hide_weight", JSON_REQUIRED, 0.0, 1e12, &rc2->hide_weight, err));
-		TRY(json_num(&c, "coat", JSON_REQUIRED, 0.0, 2.0, &rc2->coat, err));
-		TRY(json_num(&c, "coat_weight", JSON_REQUIRED, 0.0, 1e12, &rc2->coat_weight, err));
+		/* A state from before coats were learnt has none: the colour's look places its corrections. */
+		TRY(json_num(&c, "coat", JSON_OPTIONAL, 0.0, 2.0, &rc2->coat, err));
+		TRY(json_num(&c, "coat_weight", JSON_OPTIONAL, 0.0, 1e12, &rc2->coat_weight, err));
 		TRY(json_end(&c, err));
 		i++;
 	}

@@ -723,6 +723,7 @@ TEST(a_damaged_state_is_refused_on_resume)
 		  "retry.actions[0]" },
 		{ "\"next\":\t", "\"next\":\t9000", "next" },
 		{ "\"well\":\t\"w2\"", "\"well\":\t\"w9\"", "wells[1].well" },
+		{ "\"coat\":\t", "\"coat\":\t-", "colours[0].coat" },
 	};
 	const char *dir = run_dir("damaged");
 	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
@@ -760,6 +761,40 @@ TEST(a_damaged_state_is_refused_on_resume)
  * how to answer it (a request the mixing loop made, not only a stroke's);
  * once answered, it is no longer listed.
  */
+TEST(a_state_from_before_coats_were_learnt_resumes)
+{
+	const char *dir = run_dir("nocoat");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", "--fault", "power_loss_after=60", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char path[4200], *text = NULL, *out = NULL;
+	cJSON *st, *c;
+	int stripped = 0;
+
+	CHECK(test_brushloop(args, NULL, NULL) == 86);
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
+	st = text ? cJSON_Parse(text) : NULL;
+	CHECK(st != NULL);
+	/* As an older brushloop wrote it: no coat in any colour. */
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(st, "colours")) {
+		stripped += cJSON_GetObjectItem(c, "coat") != NULL;
+		cJSON_DeleteItemFromObject(c, "coat");
+		cJSON_DeleteItemFromObject(c, "coat_weight");
+	}
+	CHECK(stripped > 0);
+	free(text);
+	text = cJSON_Print(st);
+	cJSON_Delete(st);
+	CHECK(text && fs_write_atomic(path, text, strlen(text), NULL) == 0);
+	free(text);
+	CHECK(test_brushloop(rargs, &out, NULL) == 0);
+	free(out);
+	st = status_of(dir);
+	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
+	cJSON_Delete(st);
+}
+
 TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 {
 	const char *dir = run_dir("stir-asks");
@@ -995,7 +1030,8 @@ TEST(bad_input_is_refused_with_exit_2)
 TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
-	  T(a_damaged_state_is_refused_on_resume), T(a_mix_action_that_waits_for_the_operator_is_listed),
+	  T(a_damaged_state_is_refused_on_resume), T(a_state_from_before_coats_were_learnt_resumes),
+	  T(a_mix_action_that_waits_for_the_operator_is_listed),
 	  T(a_well_that_runs_low_pauses_for_a_refill), T(estimate_gives_every_cost_and_a_bound_above_it),
 	  T(estimate_names_the_wells_a_run_must_refill),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),

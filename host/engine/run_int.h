@@ -66,9 +66,9 @@ struct run_colour {
 	double hide;
 	double hide_weight;
 	/*
-	 * Its coat: how far one of its batches took the cells it covered from what
-	 * was there towards the mix, 0..1 (the mean over cells whose colour
-	 * were more than 4 (Lab distance) from the mix); coat_weight counts them.
+	 * Its coat: how far its batches took the cells they covered from what was
+	 * there towards the mix, 0..1 (the mean over cells whose colour before was
+	 * more than 4 from the mix in Lab); coat_weight counts those cells.
 	 */
 	double coat;
 	double coat_weight;

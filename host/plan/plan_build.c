@@ -743,7 +743,7 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	for (size_t i = 0; i < n;) {
 		int pass = strokes->s[i].pass, k = strokes->s[i].colour;
 		const struct machine_brush *br = &m->brushes[strokes->s[i].brush];
-		const float op = (float)(opt->opacity * (opt->hiding ? opt->hiding[k] : 1.0));
+		const float op = (float)pm_opacity(opt, k);
 		size_t gend = i;
 
 		while (gend < n && strokes->s[gend].pass == pass && strokes->s[gend].colour == k)

@@ -117,6 +117,12 @@ static inline int pm_cell_of(const struct pm_grid *g, double cell_mm, int cols, 
 	return (cy >= rows ? rows - 1 : cy) * cols + (cx >= cols ? cols - 1 : cx);
 }
 
+/* The opacity of colour k's stroke: the model's, times the share it hides when learnt (corrections). */
+static inline double pm_opacity(const struct plan_options *opt, int k)
+{
+	return opt->opacity * (opt->hiding ? opt->hiding[k] : 1.0);
+}
+
 /* Fits a w x h image into the canvas keeping its aspect ratio, centred: x, y, w, h in canvas mm. */
 void pm_fit(const struct machine *m, int w, int h, double out[4]);
 

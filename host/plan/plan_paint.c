@@ -826,7 +826,7 @@ int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const f
 	p.col = col;
 	p.nc = n_colours;
 	for (int c = 0; c < n_colours; c++)
-		p.op[c] = opt->opacity * (opt->hiding ? opt->hiding[c] : 1.0);
+		p.op[c] = pm_opacity(opt, c);
 	p.canvas = malloc(n * 3 * sizeof(float));
 	p.err = malloc(n * sizeof(float));
 	p.tb = malloc(n * 3 * sizeof(float));

@@ -49,6 +49,19 @@ static cJSON *status_of(const char *dir)
 	return o;
 }
 
+/* The run's state.json, parsed; NULL when it cannot be read or parsed. */
+static cJSON *state_of(const char *dir)
+{
+	char path[4200], *text = NULL;
+	cJSON *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	if (fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0 && text)
+		o = cJSON_Parse(text);
+	free(text);
+	return o;
+}
+
 /* Each line of the run's journal, parsed (NULL when it does not parse), to fn; -1 without a journal. */
 static int journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx)
 {
@@ -381,13 +394,9 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 	CHECK(final_mean(dir) > 0 && final_mean(dir) < 20);
 	/* Each colour's coat is learnt from its batches and kept in state.json, none to whole. */
 	{
-		char *text = NULL;
-		cJSON *s, *c;
+		cJSON *s = state_of(dir), *c;
 		int learnt = 0;
 
-		snprintf(path, sizeof(path), "%s/state.json", dir);
-		CHECK(fs_read_file(path, 1 << 24, &text, NULL, NULL) == 0);
-		s = text ? cJSON_Parse(text) : NULL;
 		CHECK(s != NULL);
 		cJSON_ArrayForEach(c, cJSON_GetObjectItem(s, "colours")) {
 			double coat = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "coat"));
@@ -400,7 +409,6 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 		}
 		CHECK_MSG(learnt > 0, "no colour's coat was learnt");
 		cJSON_Delete(s);
-		free(text);
 	}
 	/* Wet paint is kept stroke by stroke: no stroke lands on another colour's stroke still wet (1200 s). */
 	CHECK_MSG(wet_overlaps(dir, 1200.0, &n) == 0, "strokes laid on wet paint of another colour");
@@ -586,14 +594,7 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 	}
 	snprintf(path, sizeof(path), "%s/machine.json", dir);
 	CHECK(machine_load(path, &m, &err) == 0);
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	{
-		char *text = NULL;
-
-		CHECK(fs_read_file(path, 1 << 24, &text, NULL, NULL) == 0);
-		st = cJSON_Parse(text);
-		free(text);
-	}
+	st = state_of(dir);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(st, "colours")) {
 		const cJSON *ml = cJSON_GetObjectItem(it, "cell_ml");
 
@@ -772,9 +773,7 @@ TEST(a_state_from_before_coats_were_learnt_resumes)
 	int stripped = 0;
 
 	CHECK(test_brushloop(args, NULL, NULL) == 86);
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
-	st = text ? cJSON_Parse(text) : NULL;
+	st = state_of(dir);
 	CHECK(st != NULL);
 	/* As an older brushloop wrote it: no coat in any colour. */
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(st, "colours")) {
@@ -783,8 +782,8 @@ TEST(a_state_from_before_coats_were_learnt_resumes)
 		cJSON_DeleteItemFromObject(c, "coat_weight");
 	}
 	CHECK(stripped > 0);
-	free(text);
 	text = cJSON_Print(st);
+	snprintf(path, sizeof(path), "%s/state.json", dir);
 	cJSON_Delete(st);
 	CHECK(text && fs_write_atomic(path, text, strlen(text), NULL) == 0);
 	free(text);

@@ -70,6 +70,15 @@ struct mix_obs {
 	color_lab measured;
 };
 
+/*
+ * How far learning may take a paint from its model, in natural logs: its
+ * strength (the mean of the log gains of K and S) and its balance (half
+ * their difference). Beyond that it is not a batch of that paint. A gain
+ * of K or S lies within the sum of the two.
+ */
+#define MIX_LEARN_STRENGTH_MAX 1.5
+#define MIX_LEARN_BALANCE_MAX 1.0
+
 struct mix_learn {
 	int n_paints;
 	double log_k[MIX_MAX_PAINTS];

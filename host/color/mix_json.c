@@ -137,6 +137,7 @@ cJSON *mix_learn_json(const struct mix_model *m, const struct mix_learn *l)
 int mix_learn_from_json(const struct mix_model *m, const cJSON *node, const char *file,
 			struct mix_learn *l, bl_err *err)
 {
+	const double gain_max = MIX_LEARN_STRENGTH_MAX + MIX_LEARN_BALANCE_MAX;
 	json_obj root, gains;
 	const cJSON *arr, *it;
 	size_t n, k = 0;
@@ -157,10 +158,11 @@ int mix_learn_from_json(const struct mix_model *m, const cJSON *node, const char
 			return json_fail(&gains, it->string, err, BL_EINVAL,
 					 "is not a paint of the palette");
 		rc = json_child(&gains, it->string, JSON_REQUIRED, &p, err);
+		/* As far as learning may take a gain, and no further: a run's own state reads back. */
 		if (rc == 0)
-			rc = json_num(&p, "log_k", JSON_REQUIRED, -2.0, 2.0, &l->log_k[i], err);
+			rc = json_num(&p, "log_k", JSON_REQUIRED, -gain_max, gain_max, &l->log_k[i], err);
 		if (rc == 0)
-			rc = json_num(&p, "log_s", JSON_REQUIRED, -2.0, 2.0, &l->log_s[i], err);
+			rc = json_num(&p, "log_s", JSON_REQUIRED, -gain_max, gain_max, &l->log_s[i], err);
 		if (rc == 0)
 			rc = json_end(&p, err);
 		if (rc)

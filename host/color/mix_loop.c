@@ -179,10 +179,10 @@ static int learn_refit(const struct mix_model *m, struct mix_learn *l, bl_err *e
 
 				if (!used[i])
 					continue;
-				/* Beyond a factor e^1.5 in strength or e^1 in balance it is not a batch. */
 				if (col_g[i] >= 0)
-					gi = fmax(-1.5, fmin(1.5, gi + gg[col_g[i]]));
-				hi = fmax(-1.0, fmin(1.0, hi + gg[col_h[i]]));
+					gi = fmax(-MIX_LEARN_STRENGTH_MAX,
+						  fmin(MIX_LEARN_STRENGTH_MAX, gi + gg[col_g[i]]));
+				hi = fmax(-MIX_LEARN_BALANCE_MAX, fmin(MIX_LEARN_BALANCE_MAX, hi + gg[col_h[i]]));
 				l->log_k[i] = gi + hi;
 				l->log_s[i] = gi - hi;
 			}

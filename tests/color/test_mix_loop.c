@@ -521,8 +521,55 @@ TEST(step_refuses_bad_measurements)
 	CHECK(job.attempts == 0 && learn.n_obs == 0);
 }
 
+/*
+ * A paint that never reaches the cell (its well ran dry: the pump drew air)
+ * is learnt as far as learning goes, and that learning reads back: a run
+ * paused after it must resume. Beyond those bounds a gain is refused.
+ */
+TEST(a_paint_learnt_to_its_bound_reads_back)
+{
+	static struct mix_model m;
+	static struct mix_learn learn, back;
+	int units[MIX_MAX_PAINTS] = { 0 };
+	double amt[MIX_MAX_PAINTS] = { 0 };
+	int yellow;
+	color_lab white;
+	cJSON *lj, *g;
+	bl_err err;
+
+	fx_model(&m);
+	yellow = mix_model_find(&m, "yellow oxide");
+	CHECK(yellow >= 0);
+	amt[m.white] = 29;
+	mix_predict(&m, NULL, amt, &white);
+	mix_learn_init(&learn, m.n_paints);
+	units[m.white] = 29;
+	for (int k = 1; k <= 6; k++) {
+		/* k units of yellow dispensed each time, and the camera sees white. */
+		units[yellow] = k;
+		CHECK(mix_learn_observe(&m, &learn, units, &white, &err) == 0);
+	}
+	printf("yellow oxide learnt at log_k %.3f log_s %.3f\n", learn.log_k[yellow],
+	       learn.log_s[yellow]);
+	CHECK_MSG(learn.log_k[yellow] < -2.0, "log_k %.3f: the test wants a gain past the old bound",
+		  learn.log_k[yellow]);
+	CHECK(learn.log_k[yellow] >= -(MIX_LEARN_STRENGTH_MAX + MIX_LEARN_BALANCE_MAX) - 1e-12);
+	lj = mix_learn_json(&m, &learn);
+	CHECK_MSG(mix_learn_from_json(&m, lj, "state.json", &back, &err) == 0, "%s", err.msg);
+	CHECK_NEAR(back.log_k[yellow], learn.log_k[yellow], 1e-12);
+	CHECK_NEAR(back.log_s[yellow], learn.log_s[yellow], 1e-12);
+	g = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(lj, "gains"), "yellow oxide"),
+				"log_k");
+	CHECK(g != NULL);
+	cJSON_SetNumberValue(g, -(MIX_LEARN_STRENGTH_MAX + MIX_LEARN_BALANCE_MAX) - 0.1);
+	CHECK(mix_learn_from_json(&m, lj, "state.json", &back, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "log_k");
+	cJSON_Delete(lj);
+}
+
 TEST_MAIN(T(correction_converges_on_a_perturbed_batch), T(run_resumes_without_repeating_a_dispense),
 	  T(learning_carries_to_unmeasured_mixes),
 	  T(fresh_cell_when_adding_cannot_reach), T(done_and_out_of_gamut),
 	  T(attempt_limit_gives_up), T(state_round_trips_and_resumes),
-	  T(step_refuses_bad_measurements), T(a_job_not_begun_round_trips))
+	  T(step_refuses_bad_measurements), T(a_job_not_begun_round_trips),
+	  T(a_paint_learnt_to_its_bound_reads_back))

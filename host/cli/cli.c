@@ -322,15 +322,19 @@ const struct cli_command cli_commands[] = {
 	  "continues a run that stopped.\n",
 	  cli_run_main },
 	{ "resume", "continue a run after a crash, a pause or a brake",
-	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--refilled WELLS]\n"
-	  "                            [--fault KEY=VALUE]... [--attended] [--quiet]\n"
+	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--substitute COLOUR=NEW]...\n"
+	  "                            [--refilled WELLS] [--fault KEY=VALUE]... [--attended]\n"
+	  "                            [--quiet]\n"
 	  "\n"
 	  "Continues the run in DIR from its state.json and journal: the arm is homed again,\n"
 	  "a dispense the journal shows may have run is never repeated, a paint batch whose\n"
 	  "completion is unknown is observed first and its interrupted stroke not repeated.\n"
 	  "Answered operator requests (brushloop approve, brushloop grant) are picked up.\n"
 	  "--accept-mix c3,c5 (or all) accepts the nearest mix the run could reach for those\n"
-	  "colours, whose strokes then go ahead. The run counts the paint left in each well\n"
+	  "colours, whose strokes then go ahead. --substitute c3=lab:80,0,10 (srgb:R,G,B,\n"
+	  "#rrggbb, or c3=c1: as colour c1 is planned) mixes colour c3 as that colour instead,\n"
+	  "in a clean cell, and paints and corrects with it; it must be within the palette's\n"
+	  "reach (`brushloop mix COLOUR` tells). The run counts the paint left in each well\n"
 	  "(full at the start) and pauses before a mix would draw one below its reserve;\n"
 	  "--refilled w1,w3 (or all) says a person has filled those wells again (on the\n"
 	  "simulator, the simulated wells are filled). Exit status as for run.\n",

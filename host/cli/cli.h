@@ -69,6 +69,8 @@ struct cli_run_paths {
 };
 int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need_target,
 		  struct run_options *o, struct cli_run_paths *paths, int *json);
+/* An operator's answer (--accept-mix, --refilled, --substitute) given to a command other than resume: usage, exit 2. */
+int cli_run_no_answers(const struct cli_command *cmd, const struct run_options *o);
 /* Says where a run directory and its STATUS.md and canvas are; the exit status for rc. */
 int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet);
 

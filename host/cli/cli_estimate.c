@@ -29,6 +29,8 @@ int cli_estimate_main(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if ((rc = cli_run_no_answers(cmd, &o)))
+		return rc;
 	if (run_estimate(&o, &e, &err))
 		return cli_fail(&err);
 	if (json)

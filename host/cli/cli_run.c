@@ -33,6 +33,7 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		{ "attended", no_argument, NULL, 'A' },
 		{ "accept-mix", required_argument, NULL, 'a' },
 		{ "refilled", required_argument, NULL, 'R' },
+		{ "substitute", required_argument, NULL, 'S' },
 		{ "accept-nearest", no_argument, NULL, 'N' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -91,6 +92,11 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		case 'R':
 			o->refilled = optarg;
 			break;
+		case 'S':
+			if (o->n_substitute >= RUN_MAX_SUBSTITUTES)
+				return cli_usage(cmd, "at most %d --substitute options", RUN_MAX_SUBSTITUTES);
+			o->substitute[o->n_substitute++] = optarg;
+			break;
 		case 'N':
 			o->accept_nearest = 1;
 			break;
@@ -130,6 +136,15 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 	return 0;
 }
 
+int cli_run_no_answers(const struct cli_command *cmd, const struct run_options *o)
+{
+	const char *which = o->accept_mix ? "--accept-mix" : o->refilled ? "--refilled"
+			  : o->n_substitute ? "--substitute" : NULL;
+
+	return which ? cli_usage(cmd, "%s answers a paused run: use it with `brushloop resume`", which)
+		     : 0;
+}
+
 int cli_run_main(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_find("run");
@@ -141,10 +156,8 @@ int cli_run_main(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (o.accept_mix)
-		return cli_usage(cmd, "--accept-mix answers a paused run: use it with `brushloop resume`");
-	if (o.refilled)
-		return cli_usage(cmd, "--refilled answers a paused run: use it with `brushloop resume`");
+	if ((rc = cli_run_no_answers(cmd, &o)))
+		return rc;
 	if (!o.out_dir) {
 		/* runs/NAME-YYYYmmdd-HHMMSS under the current directory */
 		const char *base = strrchr(o.target, '/') ? strrchr(o.target, '/') + 1 : o.target;

@@ -397,6 +397,32 @@ static int run_subtask(struct run *r, bl_err *err)
 	}
 }
 
+/*
+ * The operator's substitutes in the plans under way: a substituted colour is
+ * mixed as, predicted as and corrected with the colour the operator named.
+ * plan.json keeps what was planned; state.json keeps the substitutes, so
+ * every process of the run applies them after loading its plans.
+ */
+static void apply_substitutes(struct run *r)
+{
+	struct plan *plans[2] = { &r->plan, &r->corr };
+
+	for (int c = 0; c < r->st.n_colours && c < r->plan.n_colours; c++) {
+		if (!r->st.colours[c].substituted)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			struct plan *p = plans[k];
+
+			/* want too: a correction round's top-ups are solved from it. */
+			if (c < p->n_colours)
+				p->colours[c].lab = p->colours[c].want = r->st.colours[c].substitute;
+			for (size_t i = 0; i < p->n_subtasks; i++)
+				if (p->subtasks[i].type == PLAN_MIX && p->subtasks[i].colour == c)
+					p->subtasks[i].mix.lab = r->st.colours[c].substitute;
+		}
+	}
+}
+
 /* ---- corrections and the end ---- */
 
 static int load_correction(struct run *r, int round, bl_err *err)
@@ -485,6 +511,8 @@ static int plan_next_round(struct run *r, bl_err *err)
 	plan_free(&r->corr);
 	r->corr = corr;
 	memset(&corr, 0, sizeof(corr));
+	/* Its mixes aim at the substitutes exactly, as when a later process loads it. */
+	apply_substitutes(r);
 	r->st.round++;
 	r->st.rounds_planned = r->st.round;
 	run_retry_clear(&r->st.retry);
@@ -964,32 +992,154 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
-/* Colours the operator accepted on the command line ("c3,c5" or "all"). */
-static int accept_mixes(struct run *r, const char *list, bl_err *err)
+/* Whether a list of colours from the command line ("c3,c5" or "all") names colour name. */
+static int list_names(const char *list, const char *name)
 {
 	char buf[512], *save = NULL;
 
 	if (!list)
 		return 0;
 	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int found = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, "all") || !strcmp(t, name))
+			return 1;
+	return 0;
+}
 
-		for (int c = 0; c < r->plan.n_colours; c++)
-			if (!strcmp(t, "all") || !strcmp(t, r->plan.colours[c].name)) {
-				found = 1;
-				if (r->st.colours[c].escalated && !r->st.colours[c].accepted) {
-					int rc;
+/* Colours the operator accepted on the command line (answers_check read the names). */
+static int accept_mixes(struct run *r, const char *list, bl_err *err)
+{
+	for (int c = 0; c < r->plan.n_colours; c++) {
+		struct run_colour *col = &r->st.colours[c];
+		int rc;
 
-					/* The operator's decision is journaled, or not taken. */
-					if ((rc = run_event(r, "mix_accepted",
-							    cJSON_CreateString(r->plan.colours[c].name), err)))
-						return rc;
-					r->st.colours[c].accepted = 1;
-				}
-			}
-		if (!found)
-			return bl_fail(err, BL_EINVAL, "--accept-mix: the plan has no colour '%s'", t);
+		if (!list_names(list, r->plan.colours[c].name) || !col->escalated || col->accepted)
+			continue;
+		/* The operator's decision is journaled, or not taken. */
+		if ((rc = run_event(r, "mix_accepted", cJSON_CreateString(r->plan.colours[c].name), err)))
+			return rc;
+		col->accepted = 1;
+	}
+	return 0;
+}
+
+/* A plan colour by name: its index, or -1. */
+static int colour_index(const struct plan *p, const char *name)
+{
+	for (int c = 0; c < p->n_colours; c++)
+		if (!strcmp(p->colours[c].name, name))
+			return c;
+	return -1;
+}
+
+/* An operator's substitute, checked: colour c is to be mixed as lab. */
+struct run_substitute {
+	int colour;
+	color_lab lab;
+	double predicted_de00;
+	const char *spec;
+};
+
+/*
+ * One --substitute "cK=COLOUR", checked before anything moves or is written:
+ * colour cK, whose mix waits for the operator, is to be mixed instead as
+ * COLOUR (lab:/srgb:/#rrggbb, or another colour of the plan by name: mixed
+ * as that one is). COLOUR must be within the palette's reach in whole units,
+ * as the loop dispenses, or the loop would only give up again: the message
+ * names the nearest it mixes.
+ */
+static int substitute_check(struct run *r, const char *spec, struct run_substitute *out,
+			    bl_err *err)
+{
+	char name[CFG_NAME_MAX];
+	const char *eq = strchr(spec, '=');
+	const struct run_colour *col;
+	struct mix_solution sol;
+	int other, rc;
+
+	if (!eq || eq == spec || !eq[1] || (size_t)(eq - spec) >= sizeof(name))
+		return bl_fail(err, BL_EINVAL, "--substitute '%s': expected COLOUR=NEW, as c3=lab:80,0,10 "
+			       "or c3=c1", spec);
+	memcpy(name, spec, (size_t)(eq - spec));
+	name[eq - spec] = '\0';
+	out->spec = spec;
+	if ((out->colour = colour_index(&r->plan, name)) < 0)
+		return bl_fail(err, BL_EINVAL, "--substitute %s: the plan has no colour '%s'", spec, name);
+	col = &r->st.colours[out->colour];
+	if (!col->escalated || col->accepted)
+		return bl_fail(err, BL_EINVAL, "--substitute %s: colour %s does not wait for the operator "
+			       "(only a mix the loop gave up on is substituted)", spec, name);
+	if ((other = colour_index(&r->plan, eq + 1)) >= 0) {
+		if (other == out->colour)
+			return bl_fail(err, BL_EINVAL, "--substitute %s: a colour in place of itself", spec);
+		out->lab = r->plan.colours[other].lab;
+	} else if ((rc = color_parse(eq + 1, &out->lab, err))) {
+		return bl_err_prefix(err, "--substitute %s", spec);
+	}
+	if ((rc = mix_solve(&r->mixer.model, &r->st.learn, &out->lab, &r->mixer.lim, &sol, err)))
+		return bl_err_prefix(err, "--substitute %s", spec);
+	if (!(sol.recipe.de00 <= r->mixer.lim.tol_de00))
+		return bl_fail(err, BL_EINVAL, "--substitute %s: lab:%.2f,%.2f,%.2f is beyond the "
+			       "palette's reach (the nearest it mixes is lab:%.2f,%.2f,%.2f, %.2f CIEDE2000 "
+			       "away; tolerance %.2f)", spec, out->lab.L, out->lab.a, out->lab.b,
+			       sol.recipe.predicted.L, sol.recipe.predicted.a, sol.recipe.predicted.b,
+			       sol.recipe.de00, r->mixer.lim.tol_de00);
+	out->predicted_de00 = sol.recipe.de00;
+	return 0;
+}
+
+/* Takes a checked substitute: journaled, or not taken. The colour's mix is then tried again. */
+static int substitute_take(struct run *r, const struct run_substitute *sb, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[sb->colour];
+	const color_lab *was = &r->plan.colours[sb->colour].lab;
+	cJSON *d = cJSON_CreateObject();
+	int rc;
+
+	cJSON_AddStringToObject(d, "colour", r->plan.colours[sb->colour].name);
+	cJSON_AddStringToObject(d, "as", strchr(sb->spec, '=') + 1);
+	cJSON_AddItemToObject(d, "planned_lab", cJSON_CreateDoubleArray((double[]){ was->L, was->a, was->b }, 3));
+	cJSON_AddItemToObject(d, "lab", cJSON_CreateDoubleArray((double[]){ sb->lab.L, sb->lab.a, sb->lab.b }, 3));
+	cJSON_AddNumberToObject(d, "predicted_de00", sb->predicted_de00);
+	if ((rc = run_event(r, "mix_substituted", d, err)))
+		return rc;
+	col->substituted = 1;
+	col->substitute = sb->lab;
+	col->escalated = 0;
+	col->verified = 0;
+	apply_substitutes(r);
+	return 0;
+}
+
+/*
+ * The operator's answers on the command line, checked before the arm is
+ * homed or a line is journaled, so a mistyped answer changes nothing; subs
+ * receives the substitutes, checked.
+ */
+static int answers_check(struct run *r, const struct run_options *o, struct run_substitute *subs,
+			 bl_err *err)
+{
+	char buf[512], *save = NULL;
+
+	if (o->accept_mix) {
+		snprintf(buf, sizeof(buf), "%s", o->accept_mix);
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, "all") && colour_index(&r->plan, t) < 0)
+				return bl_fail(err, BL_EINVAL, "--accept-mix: the plan has no colour '%s'", t);
+	}
+	for (int i = 0; i < o->n_substitute; i++) {
+		int rc = substitute_check(r, o->substitute[i], &subs[i], err);
+
+		if (rc)
+			return rc;
+		for (int k = 0; k < i; k++)
+			if (subs[k].colour == subs[i].colour)
+				return bl_fail(err, BL_EINVAL, "--substitute %s: colour %s is substituted "
+					       "twice", o->substitute[i], r->plan.colours[subs[i].colour].name);
+		if (list_names(o->accept_mix, r->plan.colours[subs[i].colour].name))
+			return bl_fail(err, BL_EINVAL, "--substitute %s: --accept-mix %s answers colour %s "
+				       "too; give it one answer", o->substitute[i], o->accept_mix,
+				       r->plan.colours[subs[i].colour].name);
 	}
 	return 0;
 }
@@ -1037,6 +1187,7 @@ static int state_fits_plan(struct run *r, bl_err *err)
 
 int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 {
+	struct run_substitute subs[RUN_MAX_SUBSTITUTES];
 	struct run *r = run_new(o, dirpath, err);
 	char p[RUN_PATH_MAX], pal[RUN_PATH_MAX];
 	int rc;
@@ -1064,10 +1215,13 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		goto out;
 	if ((rc = state_fits_plan(r, err)))
 		goto out;
+	apply_substitutes(r);
 	if (!strcmp(r->st.state, "finished")) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);
 		goto out;
 	}
+	if ((rc = answers_check(r, o, subs, err)))
+		goto out;
 	r->opt.open_loop = r->st.open_loop;
 	r->wall_s0 = r->st.wall_s;
 	if ((rc = open_world(r, 0, err)))
@@ -1095,7 +1249,12 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	snprintf(r->st.state, sizeof(r->st.state), "running");
 	r->st.reason[0] = '\0';
 	r->st.brake[0] = '\0';
-	if ((rc = accept_mixes(r, o->accept_mix, err)) || (rc = run_wells_refilled(r, o->refilled, err)))
+	if ((rc = accept_mixes(r, o->accept_mix, err)))
+		goto out;
+	for (int i = 0; i < o->n_substitute; i++)
+		if ((rc = substitute_take(r, &subs[i], err)))
+			goto out;
+	if ((rc = run_wells_refilled(r, o->refilled, err)))
 		goto out;
 	rc = drive(r, 0, err);
 out:

@@ -9,6 +9,7 @@
 #include "base/err.h"
 
 #define RUN_MAX_FAULTS 16
+#define RUN_MAX_SUBSTITUTES 32
 
 /* How a run is started (run_start) or continued (run_resume: only the switches marked so count). */
 struct run_options {
@@ -29,6 +30,8 @@ struct run_options {
 	int accept_nearest;        /* run: the operator accepts beforehand the nearest mix the loop reaches */
 	const char *accept_mix;    /* resume: colours whose nearest reachable mix the operator accepts ("c3,c5", "all") */
 	const char *refilled;      /* resume: wells the operator has refilled ("w1,w3", "all") */
+	int n_substitute;          /* resume: colours the operator substitutes, "c3=lab:80,0,10" or "c3=c1" */
+	const char *substitute[RUN_MAX_SUBSTITUTES];
 	long stop_after_actions;   /* tests: pause as if signalled after this many arm actions (0: never) */
 };
 

@@ -115,6 +115,8 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddBoolToObject(s, "verified", rc->verified);
 		cJSON_AddBoolToObject(s, "accepted", rc->accepted);
 		cJSON_AddBoolToObject(s, "escalated", rc->escalated);
+		if (rc->substituted)
+			cJSON_AddItemToObject(s, "substitute", lab_json(&rc->substitute));
 		cJSON_AddItemToObject(s, "measured_lab", lab_json(&rc->measured));
 		cJSON_AddNumberToObject(s, "measured_de00", rc->measured_de00);
 		cJSON_AddNumberToObject(s, "mixes", rc->mixes);
@@ -224,10 +226,11 @@ int run_state_save(struct run *r, bl_err *err)
 	return rc;
 }
 
-static int lab_read(json_obj *o, const char *key, color_lab *c, bl_err *err)
+/* Returns as json_vec: 1 when an optional key is absent (c untouched). */
+static int lab_read_opt(json_obj *o, const char *key, int flags, color_lab *c, bl_err *err)
 {
 	double v[3];
-	int rc = json_vec(o, key, JSON_REQUIRED, 3, -300, 300, v, err);
+	int rc = json_vec(o, key, flags, 3, -300, 300, v, err);
 
 	if (rc == 0) {
 		c->L = v[0];
@@ -235,6 +238,11 @@ static int lab_read(json_obj *o, const char *key, color_lab *c, bl_err *err)
 		c->b = v[2];
 	}
 	return rc;
+}
+
+static int lab_read(json_obj *o, const char *key, color_lab *c, bl_err *err)
+{
+	return lab_read_opt(o, key, JSON_REQUIRED, c, err);
 }
 
 #define TRY(x)                   \
@@ -323,6 +331,9 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_bool(&c, "verified", JSON_REQUIRED, &rc2->verified, err));
 		TRY(json_bool(&c, "accepted", JSON_REQUIRED, &rc2->accepted, err));
 		TRY(json_bool(&c, "escalated", JSON_REQUIRED, &rc2->escalated, err));
+		/* Present only when the operator substituted the colour. */
+		TRY(lab_read_opt(&c, "substitute", JSON_OPTIONAL, &rc2->substitute, err));
+		rc2->substituted = rc == 0;
 		TRY(lab_read(&c, "measured_lab", &rc2->measured, err));
 		TRY(json_num(&c, "measured_de00", JSON_REQUIRED, -1, 1000, &rc2->measured_de00, err));
 		TRY(json_i32(&c, "mixes", JSON_REQUIRED, 0, 1000000, &rc2->mixes, err));
@@ -582,7 +593,7 @@ int run_status_write(struct run *r, bl_err *err)
 		int any = 0;
 
 		for (int c = 0; c < st->n_colours; c++)
-			any |= st->colours[c].escalated;
+			any |= st->colours[c].escalated && !st->colours[c].accepted;
 		if (!any)
 			sb_printf(&sb, "Nothing.\n");
 	}
@@ -600,14 +611,20 @@ int run_status_write(struct run *r, bl_err *err)
 			      st->deferred[i].request, st->deferred[i].subtask, st->deferred[i].round,
 			      st->deferred[i].why, r->dir, st->deferred[i].request, r->dir);
 	for (int c = 0; c < st->n_colours; c++)
-		if (st->colours[c].escalated)
-			sb_printf(&sb, "- colour %s could not be mixed within %.1f CIEDE2000 (best "
-				      "measured %.2f, lab %.1f %.1f %.1f): accept the nearest with "
-				      "`brushloop resume %s --accept-mix %s`; its strokes wait.\n",
-				      r->plan.colours[c].name, r->m.tolerances.mix_de00,
+		if (st->colours[c].escalated && !st->colours[c].accepted) {
+			const char *n = r->plan.colours[c].name;
+			const color_lab *w = &r->plan.colours[c].lab;
+
+			sb_printf(&sb, "- colour %s (lab %.1f %.1f %.1f) could not be mixed within %.1f "
+				      "CIEDE2000 (best measured %.2f, lab %.1f %.1f %.1f): accept the "
+				      "nearest with `brushloop resume %s --accept-mix %s`, or name another "
+				      "colour to mix in its place with `brushloop resume %s --substitute "
+				      "%s=lab:L,a,b` (or `%s=c1`, as colour c1); its strokes wait.\n",
+				      n, w->L, w->a, w->b, r->m.tolerances.mix_de00,
 				      st->colours[c].measured_de00, st->colours[c].measured.L,
-				      st->colours[c].measured.a, st->colours[c].measured.b, r->dir,
-				      r->plan.colours[c].name);
+				      st->colours[c].measured.a, st->colours[c].measured.b, r->dir, n,
+				      r->dir, n, n);
+		}
 
 	sb_printf(&sb, "\n## Subtasks (%s)\n\n| subtask | what | status | attempts | "
 		      "verdict CIEDE2000 | note |\n|---|---|---|---|---|---|\n",

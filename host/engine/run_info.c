@@ -99,6 +99,10 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 		cJSON_AddStringToObject(m, "cell", cJSON_GetStringValue(get(it, "cell")));
 		cJSON_AddBoolToObject(m, "verified", cJSON_IsTrue(get(it, "verified")));
 		cJSON_AddBoolToObject(m, "escalated", cJSON_IsTrue(get(it, "escalated")));
+		cJSON_AddBoolToObject(m, "accepted", cJSON_IsTrue(get(it, "accepted")));
+		/* The colour the operator named in place of the planned one, if any. */
+		if (get(it, "substitute"))
+			cJSON_AddItemToObject(m, "substitute", cJSON_Duplicate(get(it, "substitute"), 1));
 		cJSON_AddNumberToObject(m, "measured_de00", num(it, "measured_de00", -1));
 		cJSON_AddNumberToObject(m, "mixes", num(it, "mixes", 0));
 		cJSON_AddNumberToObject(m, "attempts", num(it, "attempts", 0));

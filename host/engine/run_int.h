@@ -46,6 +46,13 @@ struct run_colour {
 	int verified;             /* its mix was measured within tolerance (or accepted) */
 	int accepted;             /* the operator accepted the nearest reachable colour */
 	int escalated;            /* the mix gave up; waiting for the operator */
+	/*
+	 * The operator's substitute (resume --substitute): the colour is mixed,
+	 * predicted and corrected as this Lab in place of the plan's, which
+	 * plan.json keeps.
+	 */
+	int substituted;
+	color_lab substitute;
 	color_lab measured;       /* the last measurement of its cell */
 	double measured_de00;
 	int mixes, attempts, cells;
@@ -211,6 +218,14 @@ struct run {
 	unsigned char *last_rgb; /* the last rectified canvas (for operator previews) */
 	float *last_lab;         /* the last canvas observation, Lab, last_w x last_h */
 	float *before_lab;       /* the canvas before the paint pass under way (NULL: not seen) */
+	/*
+	 * Whose base before_lab is (round, subtask), and whether it was seen
+	 * part way through the batch (a process resumed mid-batch or mid-retry):
+	 * such a base judges the batch but teaches nothing.
+	 */
+	int before_round;
+	size_t before_sub;
+	int before_partial;
 	float *alpha;            /* the batch under way's footprint in the planner's model (plan_batch_alpha) */
 	int alpha_w, alpha_h, alpha_round;
 	size_t alpha_sub;

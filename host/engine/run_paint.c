@@ -747,22 +747,26 @@ static int plan_retry(struct run *r, const struct plan_subtask *s, const double 
 /*
  * The canvas before a batch, to judge it on the change it makes: the last
  * observation (every batch and checkpoint ends with one), or a fresh one in a
- * process that has not looked yet. A first pass resumed part way has none,
- * nor has a retry in a process that did not see the first pass begin: they
- * are judged against the planner's prediction alone.
+ * process that has not looked yet. A retry keeps its first pass's base. A
+ * first pass resumed part way, or a retry in a process that did not see the
+ * first pass begin, takes the canvas as it is now: where strokes already laid
+ * the paint, its cells are expected to stay paint. (The planner's prediction
+ * would not do: a batch deferred for the operator is painted after the
+ * colours planned to go over it.) Such a base judges, but teaches nothing.
  */
 static int snapshot_before(struct run *r, const struct plan_subtask *s, const char *name, bl_err *err)
 {
 	struct run_sub *sub = &r->st.sub[r->st.next];
+	int partial = retrying(r) || sub->action_next > 0;
 	size_t bytes;
 	float *keep;
 
-	/* A retry aims at the batch's own end condition: the canvas before its first pass stays the base. */
-	if (retrying(r))
+	if (retrying(r) && r->before_lab && r->before_round == r->st.round &&
+	    r->before_sub == r->st.next)
 		return 0;
 	free(r->before_lab);
 	r->before_lab = NULL;
-	if (r->st.open_loop || sub->action_next > 0)
+	if (r->st.open_loop)
 		return 0;
 	if (!r->last_lab) {
 		struct run_canvas c = { 0 };
@@ -781,6 +785,9 @@ static int snapshot_before(struct run *r, const struct plan_subtask *s, const ch
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	memcpy(keep, r->last_lab, bytes);
 	r->before_lab = keep;
+	r->before_round = r->st.round;
+	r->before_sub = r->st.next;
+	r->before_partial = partial;
 	return 0;
 }
 
@@ -886,7 +893,7 @@ static int verify(struct run *r, const struct plan_subtask *s, const char *what,
 	cJSON_AddStringToObject(dj, "verdict", *verdict <= s->tolerance_de00 ? "pass" : "fail");
 	cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
 	/* Judged first, then learnt from: an end condition never moves while its subtask runs. */
-	if (learn || *verdict <= s->tolerance_de00) {
+	if ((learn || *verdict <= s->tolerance_de00) && !r->before_partial) {
 		learn_canvas(r, s, &c, r->before_lab);
 		learn_hiding(r, s, &c, r->before_lab);
 	}

@@ -872,6 +872,219 @@ TEST(a_well_that_runs_low_pauses_for_a_refill)
 	cJSON_Delete(st);
 }
 
+/* What the journal shows after the operator substituted a colour. */
+struct substituted {
+	int seen;                   /* mix_substituted lines */
+	double planned[3], lab[3];  /* the colour as planned, and as the operator named it */
+	int aimed_at_plan;          /* mixes measured after it against the planned colour */
+	int aimed_at_lab, passed;   /* ... against the substitute, and within tolerance */
+};
+
+static int lab_is(const cJSON *a, const double v[3])
+{
+	for (int i = 0; i < 3; i++)
+		if (!cJSON_IsNumber(cJSON_GetArrayItem(a, i)) ||
+		    fabs(cJSON_GetArrayItem(a, i)->valuedouble - v[i]) > 1e-6)
+			return 0;
+	return cJSON_GetArraySize(a) == 3;
+}
+
+static void read_substituted(const cJSON *line, void *ctx)
+{
+	struct substituted *s = ctx;
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(line, "event"));
+	const cJSON *d = cJSON_GetObjectItem(line, "data");
+
+	if (!ev)
+		return;
+	if (!strcmp(ev, "mix_substituted")) {
+		s->seen++;
+		for (int i = 0; i < 3; i++) {
+			s->planned[i] = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "planned_lab"), i)->valuedouble;
+			s->lab[i] = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "lab"), i)->valuedouble;
+		}
+	} else if (s->seen && !strcmp(ev, "mix_measured")) {
+		const cJSON *t = cJSON_GetObjectItem(d, "target_lab");
+
+		s->aimed_at_plan += lab_is(t, s->planned);
+		if (lab_is(t, s->lab)) {
+			s->aimed_at_lab++;
+			s->passed += !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "verdict")), "pass");
+		}
+	}
+}
+
+/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
+static char *run_file(const char *dir, const char *name)
+{
+	char path[4200], *text = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
+		return NULL;
+	return text;
+}
+
+/*
+ * A colour the loop cannot mix (its yellow well ran dry: the pump drew air)
+ * waits for the operator, who may name another colour to mix in its place:
+ * it is mixed in a clean cell, verified, painted, and every later mix of it
+ * (the corrections' top-ups too) aims at the substitute. A mistyped answer is
+ * refused with exit 2 before anything moves or is written.
+ */
+TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
+{
+	const char *dir = run_dir("substitute");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", "60", "--quiet",
+			       "--fault", "dry_well=w4", NULL };
+	char spec[64], other[16], name[32], *md, *state0, *journal0, *err = NULL;
+	struct substituted sub = { 0 };
+	const char *waiting = NULL;
+	cJSON *st, *plan_st = NULL;
+	double want[3] = { 0 };
+	int rc, k = -1;
+
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 3, "the run with a dry well exited %d, not 3 (waiting)", rc);
+	st = state_of(dir);
+	CHECK(st != NULL);
+	for (int c = 0; st && c < cJSON_GetArraySize(cJSON_GetObjectItem(st, "colours")); c++) {
+		const cJSON *col = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "colours"), c);
+
+		if (cJSON_IsTrue(cJSON_GetObjectItem(col, "escalated")) && !waiting) {
+			snprintf(name, sizeof(name), "%s", cJSON_GetStringValue(cJSON_GetObjectItem(col, "name")));
+			waiting = name;
+			k = c;
+		}
+	}
+	CHECK_MSG(waiting != NULL, "no colour waits for the operator");
+	if (!waiting) {
+		cJSON_Delete(st);
+		return;
+	}
+	md = run_file(dir, "STATUS.md");
+	snprintf(spec, sizeof(spec), "--substitute %s=lab:L,a,b", waiting);
+	CHECK_STR_CONTAINS(md, spec);
+	free(md);
+	/* In its place: the plan's first colour (its lightest, white on this target), or its second. */
+	snprintf(other, sizeof(other), "%s", k == 0 ? "c2" : "c1");
+	{
+		char *text = run_file(dir, "plan.json");
+		const cJSON *cols;
+
+		plan_st = text ? cJSON_Parse(text) : NULL;
+		free(text);
+		cols = cJSON_GetObjectItem(plan_st, "colours");
+		for (int c = 0; c < cJSON_GetArraySize(cols); c++)
+			if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, c), "name")),
+				    other))
+				for (int i = 0; i < 3; i++)
+					want[i] = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, c),
+											 "lab"), i)->valuedouble;
+	}
+	CHECK(want[0] > 0.0);
+
+	/* Mistyped answers: refused, naming what is wrong; nothing moves, nothing is written. */
+	state0 = run_file(dir, "state.json");
+	journal0 = run_file(dir, "journal.jsonl");
+	{
+		static const char *const bad[][2] = {
+			{ "c99=c1", "no colour 'c99'" },
+			{ "=c1", "expected COLOUR=NEW" },
+			{ "WAIT=lab:nan,0,0", "not finite" },
+			{ "WAIT=lab:5,0,0", "beyond the palette's reach" },
+			{ "WAIT=WAIT", "in place of itself" },
+			{ "OTHER=lab:50,0,0", "does not wait for the operator" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			char a[128], *p;
+			const char *rargs[] = { "resume", dir, "--quiet", "--substitute", a, NULL };
+
+			snprintf(a, sizeof(a), "%s", bad[i][0]);
+			/* WAIT and OTHER stand for the waiting colour and one that does not wait. */
+			while ((p = strstr(a, "WAIT")) || (p = strstr(a, "OTHER"))) {
+				char rest[128];
+				int n = *p == 'W' ? 4 : 5;
+
+				snprintf(rest, sizeof(rest), "%s", p + n);
+				snprintf(p, sizeof(a) - (size_t)(p - a), "%s%s", *p == 'W' ? waiting : other, rest);
+			}
+			rc = test_brushloop(rargs, NULL, &err);
+			CHECK_MSG(rc == 2, "--substitute %s exited %d, not 2", a, rc);
+			CHECK_STR_CONTAINS(err, bad[i][1]);
+			free(err);
+			err = NULL;
+		}
+	}
+	{
+		char both[64];
+		const char *unknown[] = { "resume", dir, "--quiet", "--accept-mix", "c99", NULL };
+		const char *twice[] = { "resume", dir, "--quiet", "--accept-mix", "all", "--substitute", both, NULL };
+
+		snprintf(both, sizeof(both), "%s=%s", waiting, other);
+		CHECK(test_brushloop(unknown, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "no colour 'c99'");
+		free(err);
+		CHECK(test_brushloop(twice, NULL, &err) == 2);
+		CHECK_STR_CONTAINS(err, "give it one answer");
+		free(err);
+		err = NULL;
+	}
+	{
+		char *s1 = run_file(dir, "state.json"), *j1 = run_file(dir, "journal.jsonl");
+
+		CHECK_MSG(s1 && state0 && !strcmp(s1, state0), "a refused answer changed state.json");
+		CHECK_MSG(j1 && journal0 && !strcmp(j1, journal0), "a refused answer wrote to the journal");
+		free(s1);
+		free(j1);
+	}
+	free(state0);
+	free(journal0);
+
+	/*
+	 * The answer: the waiting colour mixed as the other one, and the dry well
+	 * refilled. Killed after two more mixes are measured, the run is resumed
+	 * with no answer: the substitute is in state.json and holds.
+	 */
+	{
+		const char *rargs[] = { "resume", dir, "--quiet", "--substitute", spec, "--refilled", "w4", NULL };
+		const char *again[] = { "resume", dir, "--quiet", NULL };
+		int measured = journal_count(dir, "\"event\":\"mix_measured\"");
+		pid_t pid;
+
+		snprintf(spec, sizeof(spec), "%s=%s", waiting, other);
+		pid = start(rargs);
+		CHECK(pid > 0);
+		CHECK_MSG(kill_at(pid, dir, "\"event\":\"mix_measured\"", measured + 2) == 0,
+			  "resume --substitute %s ended before it was killed", spec);
+		rc = test_brushloop(again, NULL, NULL);
+		CHECK_MSG(rc == 0, "resumed after the kill, the run exited %d", rc);
+	}
+	CHECK(journal_each(dir, read_substituted, &sub) == 0);
+	fprintf(stderr, "%s substituted by %s: %d mixes measured against the substitute (%d within "
+		"tolerance), %d against the planned colour\n", waiting, other, sub.aimed_at_lab,
+		sub.passed, sub.aimed_at_plan);
+	CHECK(sub.seen == 1);
+	CHECK(sub.lab[0] == want[0] && sub.lab[1] == want[1] && sub.lab[2] == want[2]);
+	CHECK_MSG(sub.passed >= 1, "no mix of the substitute was verified");
+	CHECK_MSG(sub.aimed_at_plan == 0, "%d mixes still aimed at the planned colour", sub.aimed_at_plan);
+	cJSON_Delete(st);
+	st = status_of(dir);
+	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
+	{
+		const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "mixes"), k);
+
+		CHECK(m && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "colour")), waiting));
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "verified")));
+		CHECK(!cJSON_IsTrue(cJSON_GetObjectItem(m, "escalated")));
+		CHECK(lab_is(cJSON_GetObjectItem(m, "substitute"), want));
+	}
+	CHECK(dispenses_repeated(dir, &rc) == 0);
+	cJSON_Delete(st);
+	cJSON_Delete(plan_st);
+}
+
 static double cost_of(const cJSON *e, const char *which, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(e, which), key);
@@ -1031,7 +1244,9 @@ TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_s
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
 	  T(a_damaged_state_is_refused_on_resume), T(a_state_from_before_coats_were_learnt_resumes),
 	  T(a_mix_action_that_waits_for_the_operator_is_listed),
-	  T(a_well_that_runs_low_pauses_for_a_refill), T(estimate_gives_every_cost_and_a_bound_above_it),
+	  T(a_well_that_runs_low_pauses_for_a_refill),
+	  T(an_operator_substitutes_a_colour_the_loop_cannot_mix),
+	  T(estimate_gives_every_cost_and_a_bound_above_it),
 	  T(estimate_names_the_wells_a_run_must_refill),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
 	  T(bad_input_is_refused_with_exit_2))

@@ -206,6 +206,13 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 					 "the canvas does not lie inside work_area");
 	}
 	BL_TRY(load_markers(&o, &m->canvas, err));
+	rc = json_vec(&o, "lab", JSON_OPTIONAL, 3, -128.0, 128.0, m->canvas.lab, err);
+	if (rc < 0)
+		return rc;
+	m->canvas.has_lab = rc == 0;
+	if (m->canvas.has_lab && !(m->canvas.lab[0] >= 0.0 && m->canvas.lab[0] <= 100.0))
+		return json_fail(&o, "lab", err, BL_EINVAL, "L* %g is not within 0..100",
+				 m->canvas.lab[0]);
 	BL_TRY(json_end(&o, err));
 
 	BL_TRY(load_station_list(&z, "wells", m->wells, CFG_MAX_WELLS, &m->n_wells, m, err));
@@ -963,9 +970,13 @@ char *machine_summary(const struct machine *m)
 	sb_printf(&sb, "  work area: x %g..%g, y %g..%g, z %g..%g mm\n",
 		  m->work_min_mm[0], m->work_max_mm[0], m->work_min_mm[1], m->work_max_mm[1],
 		  m->work_min_mm[2], m->work_max_mm[2]);
-	sb_printf(&sb, "  canvas: %g x %g mm at (%g, %g), surface z %g mm\n",
-		  m->canvas.size_mm[0], m->canvas.size_mm[1], m->canvas.origin_mm[0],
-		  m->canvas.origin_mm[1], m->canvas.surface_z_mm);
+	sb_printf(&sb, "  canvas: %g x %g mm at (%g, %g), surface z %g mm", m->canvas.size_mm[0],
+		  m->canvas.size_mm[1], m->canvas.origin_mm[0], m->canvas.origin_mm[1],
+		  m->canvas.surface_z_mm);
+	if (m->canvas.has_lab)
+		sb_printf(&sb, ", reads lab %g %g %g", m->canvas.lab[0], m->canvas.lab[1],
+			  m->canvas.lab[2]);
+	sb_printf(&sb, "\n");
 	sb_printf(&sb, "  stations: %d wells, %d mixing cells, water, wipe, park at (%g, %g, %g) mm\n",
 		  m->n_wells, m->n_cells, m->park_mm[0], m->park_mm[1], m->park_mm[2]);
 	if (m->n_keep_out)

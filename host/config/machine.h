@@ -69,6 +69,13 @@ struct machine_canvas {
 	double surface_z_mm;  /* z where the brush touches the canvas */
 	double marker_size_mm;   /* corner markers (vision/canvas.h): side of the ink square */
 	double marker_offset_mm; /* their centres' distance outside each corner, along x and y */
+	/*
+	 * The blank canvas as the calibrated camera reads it, Lab D50 (optional):
+	 * plan and estimate start their prediction from it; a run observes the
+	 * canvas before planning and starts from what it sees.
+	 */
+	int has_lab;
+	double lab[3];
 };
 
 struct machine_brush {

@@ -11,8 +11,10 @@ void plan_options_default(struct plan_options *o, const struct machine *m)
 	memset(o, 0, sizeof(*o));
 	o->colours = 0; /* as many as the target needs, at most one a mixing cell */
 	o->max_strokes = 1000;
-	/* A primed white canvas as the camera sees it under D50. */
-	o->canvas_lab = (color_lab){ 95.0, 0.0, 2.0 };
+	/* The machine's canvas as its camera reads it, else a primed white canvas under D50. */
+	o->canvas_lab = m->canvas.has_lab
+				? (color_lab){ m->canvas.lab[0], m->canvas.lab[1], m->canvas.lab[2] }
+				: (color_lab){ 95.0, 0.0, 2.0 };
 	o->opacity = 0.95;
 	o->press_mm = 0.5;
 	o->stroke_speed_mm_s = fmin(100.0, 0.5 * m->limits.soft.speed_mm_s);

@@ -194,6 +194,9 @@ static const struct mutation machine_cases[] = {
 	{ "travel_z_mm", "500", "machine.json: travel_z_mm: 500 lies outside work_area z" },
 	{ "zones.canvas.size_mm", "[900, 300]", "machine.json: zones.canvas: the canvas does not lie inside work_area" },
 	{ "zones.canvas.origin_mm", "[260, \"100\"]", "machine.json: zones.canvas.origin_mm[1]: must be a number, not a string" },
+	{ "zones.canvas.lab", "[120, 0, 0]", "machine.json: zones.canvas.lab: L* 120 is not within 0..100" },
+	{ "zones.canvas.lab", "[88, 0]", "machine.json: zones.canvas.lab: must be an array of 3 numbers" },
+	{ "zones.canvas.lab", "[88, 0, 300]", "machine.json: zones.canvas.lab[2]: 300 is out of range" },
 	{ "zones.wells[0].radius_mm", "0", "machine.json: zones.wells[0].radius_mm: 0 is out of range" },
 	{ "zones.wells[1].name", "\"w1\"", "machine.json: zones: the name 'w1' is used twice" },
 	{ "zones.wells", "[]", "machine.json: zones.wells: needs at least one entry" },
@@ -265,6 +268,8 @@ TEST(example_machine_passes)
 	CHECK(machine_find_well(&m, "w13") != NULL);
 	CHECK(machine_find_cell(&m, "w13") == NULL);
 	CHECK_NEAR(m.limits.soft.speed_mm_s, 250, 0);
+	/* The gesso as the example's camera reads it: what plan and estimate start from. */
+	CHECK(m.canvas.has_lab && m.canvas.lab[0] > 80.0 && m.canvas.lab[0] < 95.0);
 }
 
 /* Files that are not JSON at all, or not the JSON we expect. */

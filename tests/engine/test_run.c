@@ -1137,6 +1137,53 @@ TEST(estimate_gives_every_cost_and_a_bound_above_it)
 	cJSON_Delete(eo);
 }
 
+/*
+ * The estimate prices the plan a run paints: it plans over the machine's
+ * canvas as its camera reads it (zones.canvas.lab), the run over the canvas
+ * it observes; on the example machine both plans have the same colours,
+ * mixes and batches. (Over the planner's default canvas, L* 95, flat-shapes
+ * at 300 strokes was priced at 6 colours and 11 mixes where the run mixed 7 and 14.)
+ */
+TEST(the_estimate_prices_the_plan_a_run_paints)
+{
+	const char *dir = run_dir("estimate-plan");
+	const char *est[] = { "estimate", target(), "--max-strokes", "60", "--json", NULL };
+	const char *run[] = { "run", target(), "--max-strokes", "60", "--open-loop", "--quiet", "--out", dir,
+			      NULL };
+	char *out = NULL, *text;
+	cJSON *e, *p;
+	int n[3] = { 0 };
+
+	CHECK(test_brushloop(est, &out, NULL) == 0);
+	e = out ? cJSON_Parse(out) : NULL;
+	free(out);
+	CHECK(test_brushloop(run, NULL, NULL) == 0);
+	text = run_file(dir, "plan.json");
+	p = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	CHECK(e != NULL && p != NULL);
+	if (!e || !p)
+		goto out;
+	for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItem(p, "subtasks")); i++) {
+		const char *t = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "subtasks"), i), "type"));
+
+		n[0] += t && !strcmp(t, "mix");
+		n[1] += t && !strcmp(t, "paint");
+	}
+	n[2] = cJSON_GetArraySize(cJSON_GetObjectItem(p, "colours"));
+	fprintf(stderr, "run's plan: %d colours, %d mixes, %d batches; estimate's: %g, %g, %g\n", n[2],
+		n[0], n[1], cJSON_GetObjectItem(e, "colours")->valuedouble,
+		cJSON_GetObjectItem(e, "mixes")->valuedouble,
+		cJSON_GetObjectItem(e, "paint_batches")->valuedouble);
+	CHECK(cJSON_GetObjectItem(e, "colours")->valuedouble == n[2]);
+	CHECK(cJSON_GetObjectItem(e, "mixes")->valuedouble == n[0]);
+	CHECK(cJSON_GetObjectItem(e, "paint_batches")->valuedouble == n[1]);
+out:
+	cJSON_Delete(e);
+	cJSON_Delete(p);
+}
+
 /* A well too small for what the plan draws is named before the run, with its refills. */
 TEST(estimate_names_the_wells_a_run_must_refill)
 {
@@ -1247,6 +1294,6 @@ TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_s
 	  T(a_well_that_runs_low_pauses_for_a_refill),
 	  T(an_operator_substitutes_a_colour_the_loop_cannot_mix),
 	  T(estimate_gives_every_cost_and_a_bound_above_it),
-	  T(estimate_names_the_wells_a_run_must_refill),
+	  T(estimate_names_the_wells_a_run_must_refill), T(the_estimate_prices_the_plan_a_run_paints),
 	  T(kill_9_at_five_moments_then_resume), T(power_loss_at_five_moments_then_resume),
 	  T(bad_input_is_refused_with_exit_2))

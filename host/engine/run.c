@@ -1106,6 +1106,7 @@ static int substitute_take(struct run *r, const struct run_substitute *sb, bl_er
 	col->substituted = 1;
 	col->substitute = sb->lab;
 	col->escalated = 0;
+	/* A top-up that gave up leaves its colour verified: the substitute is mixed fresh, not into it. */
 	col->verified = 0;
 	apply_substitutes(r);
 	return 0;

@@ -49,26 +49,39 @@ static cJSON *status_of(const char *dir)
 	return o;
 }
 
+/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
+static char *run_file(const char *dir, const char *name)
+{
+	char path[4200], *text = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
+		return NULL;
+	return text;
+}
+
+/* The run's JSON file name, parsed; NULL when it cannot be read or parsed. */
+static cJSON *run_json(const char *dir, const char *name)
+{
+	char *text = run_file(dir, name);
+	cJSON *o = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	return o;
+}
+
 /* The run's state.json, parsed; NULL when it cannot be read or parsed. */
 static cJSON *state_of(const char *dir)
 {
-	char path[4200], *text = NULL;
-	cJSON *o = NULL;
-
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	if (fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0 && text)
-		o = cJSON_Parse(text);
-	free(text);
-	return o;
+	return run_json(dir, "state.json");
 }
 
 /* Each line of the run's journal, parsed (NULL when it does not parse), to fn; -1 without a journal. */
 static int journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx)
 {
-	char path[4200], *text = NULL, *save = NULL;
+	char *text = run_file(dir, "journal.jsonl"), *save = NULL;
 
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
+	if (!text)
 		return -1;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		cJSON *o = cJSON_Parse(line);
@@ -180,13 +193,11 @@ static int done_subtasks_worked_again(const char *dir)
 /* How many times pat stands in the run's journal (0 when there is none yet). */
 static int journal_count(const char *dir, const char *pat)
 {
-	char path[4200], *text = NULL;
+	char *text = run_file(dir, "journal.jsonl");
 	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL) == 0)
-		for (const char *p = text; (p = strstr(p, pat)); p++)
-			n++;
+	for (const char *p = text; p && (p = strstr(p, pat)); p++)
+		n++;
 	free(text);
 	return n;
 }
@@ -656,7 +667,7 @@ static void stirs_ask(cJSON *m)
  */
 static char *paused_run(const char *dir, const char *machine_name, void (*edit)(cJSON *m))
 {
-	char machine[4200], path[4200], *md = NULL;
+	char machine[4200], *md = NULL;
 	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", "--machine", machine, NULL };
 	int rc;
@@ -664,8 +675,8 @@ static char *paused_run(const char *dir, const char *machine_name, void (*edit)(
 	CHECK(machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "a run on %s exited %d, not 3 (paused)", machine_name, rc);
-	snprintf(path, sizeof(path), "%s/STATUS.md", dir);
-	CHECK(fs_read_file(path, 1 << 20, &md, NULL, NULL) == 0);
+	md = run_file(dir, "STATUS.md");
+	CHECK(md != NULL);
 	return md;
 }
 
@@ -914,17 +925,6 @@ static void read_substituted(const cJSON *line, void *ctx)
 	}
 }
 
-/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
-static char *run_file(const char *dir, const char *name)
-{
-	char path[4200], *text = NULL;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
-		return NULL;
-	return text;
-}
-
 /*
  * A colour the loop cannot mix (its yellow well ran dry: the pump drew air)
  * waits for the operator, who may name another colour to mix in its place:
@@ -969,11 +969,9 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 	/* In its place: the plan's first colour (its lightest, white on this target), or its second. */
 	snprintf(other, sizeof(other), "%s", k == 0 ? "c2" : "c1");
 	{
-		char *text = run_file(dir, "plan.json");
 		const cJSON *cols;
 
-		plan_st = text ? cJSON_Parse(text) : NULL;
-		free(text);
+		plan_st = run_json(dir, "plan.json");
 		cols = cJSON_GetObjectItem(plan_st, "colours");
 		for (int c = 0; c < cJSON_GetArraySize(cols); c++)
 			if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, c), "name")),
@@ -1150,7 +1148,7 @@ TEST(the_estimate_prices_the_plan_a_run_paints)
 	const char *est[] = { "estimate", target(), "--max-strokes", "60", "--json", NULL };
 	const char *run[] = { "run", target(), "--max-strokes", "60", "--open-loop", "--quiet", "--out", dir,
 			      NULL };
-	char *out = NULL, *text;
+	char *out = NULL;
 	cJSON *e, *p;
 	int n[3] = { 0 };
 
@@ -1158,9 +1156,7 @@ TEST(the_estimate_prices_the_plan_a_run_paints)
 	e = out ? cJSON_Parse(out) : NULL;
 	free(out);
 	CHECK(test_brushloop(run, NULL, NULL) == 0);
-	text = run_file(dir, "plan.json");
-	p = text ? cJSON_Parse(text) : NULL;
-	free(text);
+	p = run_json(dir, "plan.json");
 	CHECK(e != NULL && p != NULL);
 	if (!e || !p)
 		goto out;

@@ -35,6 +35,7 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		{ "refilled", required_argument, NULL, 'R' },
 		{ "substitute", required_argument, NULL, 'S' },
 		{ "accept-nearest", no_argument, NULL, 'N' },
+		{ "refill-ok", no_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -99,6 +100,9 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 			break;
 		case 'N':
 			o->accept_nearest = 1;
+			break;
+		case 'F':
+			o->refill_ok = 1;
 			break;
 		case 'j':
 			if (!json)

@@ -424,6 +424,28 @@ static int load_tolerances(json_obj *root, struct machine *m, bl_err *err)
 	return json_end(&o, err);
 }
 
+/* Optional; after tolerances, whose mix_de00 is its floor. */
+static int load_unattended(json_obj *root, struct machine *m, bl_err *err)
+{
+	struct machine_unattended *u = &m->unattended;
+	json_obj o;
+	int rc;
+
+	u->accept_within_de00 = MACHINE_ACCEPT_WITHIN_DE00;
+	rc = json_child(root, "unattended", JSON_OPTIONAL, &o, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1)
+		return 0;
+	BL_TRY(json_num(&o, "accept_within_de00", JSON_OPTIONAL, 0.0, 50.0, &u->accept_within_de00,
+			err));
+	if (u->accept_within_de00 > 0.0 && u->accept_within_de00 < m->tolerances.mix_de00)
+		return json_fail(&o, "accept_within_de00", err, BL_EINVAL,
+				 "%g is below tolerances.mix_de00 %g (0 accepts nothing)",
+				 u->accept_within_de00, m->tolerances.mix_de00);
+	return json_end(&o, err);
+}
+
 static int load_mixing(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_mixing *x = &m->mixing;
@@ -894,6 +916,7 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(load_limits(root, m, err));
 	BL_TRY(load_safety(root, m, err));
 	BL_TRY(load_tolerances(root, m, err));
+	BL_TRY(load_unattended(root, m, err));
 	BL_TRY(load_mixing(root, m, err));
 	BL_TRY(load_painting(root, m, err));
 	BL_TRY(load_camera(root, m, err));
@@ -990,6 +1013,9 @@ char *machine_summary(const struct machine *m)
 		  m->limits.hard.speed_mm_s, m->limits.hard.accel_mm_s2, m->limits.hard.move_mm);
 	sb_printf(&sb, "  tolerances: mix %g, paint %g CIEDE2000\n",
 		  m->tolerances.mix_de00, m->tolerances.paint_de00);
+	sb_printf(&sb, "  unattended: a colour the paints cannot reach is accepted within %g CIEDE2000%s\n",
+		  m->unattended.accept_within_de00,
+		  m->unattended.accept_within_de00 > 0.0 ? "" : " (never)");
 	sb_printf(&sb, "  mixing: %g ml a unit, %g..%g ml a cell, up to %d paints\n",
 		  m->mixing.dispense_unit_ml, m->mixing.cell_min_ml, m->mixing.cell_max_ml,
 		  m->mixing.max_paints);

@@ -14,6 +14,7 @@
 #define CFG_MAX_KEEP_OUT 16
 #define CFG_MAX_CONTROLS 16
 #define CFG_MAX_OPERATOR_KINDS 16
+#define MACHINE_ACCEPT_WITHIN_DE00 5.0 /* unattended.accept_within_de00 when the file does not say */
 
 enum machine_arm_backend { MACHINE_ARM_SIM, MACHINE_ARM_MODBUS, MACHINE_ARM_GCODE };
 enum machine_kin_type { MACHINE_KIN_CARTESIAN, MACHINE_KIN_SCARA };
@@ -117,6 +118,16 @@ struct machine_safety {
 struct machine_tolerances {
 	double mix_de00;      /* a mixed colour against its target */
 	double paint_de00;    /* a painted region against its prediction */
+};
+
+/* What a run nobody watches may decide alone. */
+struct machine_unattended {
+	/*
+	 * A colour no recipe brings within tolerances.mix_de00 is accepted at
+	 * its nearest measured mix when that is at most this far from its
+	 * target (CIEDE2000); beyond it a person decides. 0: never.
+	 */
+	double accept_within_de00;
 };
 
 struct machine_mixing {
@@ -254,6 +265,7 @@ struct machine {
 	struct machine_limits limits;
 	struct machine_safety safety;
 	struct machine_tolerances tolerances;
+	struct machine_unattended unattended;
 	struct machine_mixing mixing;
 	struct machine_painting painting;
 	struct machine_camera camera;

@@ -927,6 +927,9 @@ int run_start(const struct run_options *o, bl_err *err)
 		if ((rc = load_calibration(r, err)))
 			goto out;
 	}
+	/* Paint for the whole night, checked before the run directory exists: a refusal leaves nothing. */
+	if (!o->refill_ok && (rc = run_supply_check(o, &r->m, err)))
+		goto out;
 	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_path(r, "frames", frames, sizeof(frames), err)) ||
 	    (rc = fs_mkdirs(frames, err)))
 		goto out;

@@ -28,6 +28,7 @@ struct run_options {
 	int progress_live;         /* run and resume: a live line (terminal) rather than plain lines */
 	int attended;              /* run and resume: ask at the terminal instead of deferring */
 	int accept_nearest;        /* run: the operator accepts beforehand the nearest mix the loop reaches */
+	int refill_ok;             /* run: start although the wells cannot supply the plan (it pauses to refill) */
 	const char *accept_mix;    /* resume: colours whose nearest reachable mix the operator accepts ("c3,c5", "all") */
 	const char *refilled;      /* resume: wells the operator has refilled ("w1,w3", "all") */
 	int n_substitute;          /* resume: colours the operator substitutes, "c3=lab:80,0,10" or "c3=c1" */
@@ -36,6 +37,15 @@ struct run_options {
 };
 
 void run_options_init(struct run_options *o);
+
+/*
+ * Whether the machine's wells, full, hold the paint the plan for o is
+ * expected to need (the estimate's, retries included) and the reserve a
+ * pump cannot draw: 0, or BL_EINVAL naming every well that falls short and
+ * the ml it lacks.
+ */
+struct machine;
+int run_supply_check(const struct run_options *o, const struct machine *m, bl_err *err);
 
 /*
  * Plans target, creates the run directory and paints until the plan and its

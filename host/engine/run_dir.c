@@ -114,6 +114,7 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddNumberToObject(s, "cell_ml", rc->cell_ml);
 		cJSON_AddBoolToObject(s, "verified", rc->verified);
 		cJSON_AddBoolToObject(s, "accepted", rc->accepted);
+		cJSON_AddBoolToObject(s, "accepted_within", rc->accepted_within);
 		cJSON_AddBoolToObject(s, "escalated", rc->escalated);
 		if (rc->substituted)
 			cJSON_AddItemToObject(s, "substitute", lab_json(&rc->substitute));
@@ -330,6 +331,7 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_num(&c, "cell_ml", JSON_REQUIRED, -1e6, 1e6, &rc2->cell_ml, err));
 		TRY(json_bool(&c, "verified", JSON_REQUIRED, &rc2->verified, err));
 		TRY(json_bool(&c, "accepted", JSON_REQUIRED, &rc2->accepted, err));
+		TRY(json_bool(&c, "accepted_within", JSON_OPTIONAL, &rc2->accepted_within, err));
 		TRY(json_bool(&c, "escalated", JSON_REQUIRED, &rc2->escalated, err));
 		/* Present only when the operator substituted the colour. */
 		TRY(lab_read_opt(&c, "substitute", JSON_OPTIONAL, &rc2->substitute, err));
@@ -517,6 +519,28 @@ static const char *sub_what(const struct plan *p, size_t i, char *buf, size_t n)
 	return buf;
 }
 
+/* The colours the machine file's rule accepted, so a person sees in the morning what was decided. */
+static void status_accepted_within(strbuf *sb, const struct run *r)
+{
+	const struct run_state *st = &r->st;
+	int n = 0;
+
+	for (int c = 0; c < st->n_colours; c++) {
+		const struct run_colour *rc2 = &st->colours[c];
+		const color_lab *t = &r->plan.colours[c].lab;
+
+		if (!rc2->accepted_within)
+			continue;
+		if (!n++)
+			sb_printf(sb, "\n## Accepted without a person (unattended.accept_within_de00 %g)\n\n"
+				      "| colour | target lab | reached lab | CIEDE2000 |\n|---|---|---|---|\n",
+				  r->m.unattended.accept_within_de00);
+		sb_printf(sb, "| %s | %.1f %.1f %.1f | %.1f %.1f %.1f | %.2f |\n",
+			  r->plan.colours[c].name, t->L, t->a, t->b, rc2->measured.L, rc2->measured.a,
+			  rc2->measured.b, rc2->measured_de00);
+	}
+}
+
 int run_status_write(struct run *r, bl_err *err)
 {
 	const struct run_state *st = &r->st;
@@ -626,6 +650,7 @@ int run_status_write(struct run *r, bl_err *err)
 				      r->dir, n, n);
 		}
 
+	status_accepted_within(&sb, r);
 	sb_printf(&sb, "\n## Subtasks (%s)\n\n| subtask | what | status | attempts | "
 		      "verdict CIEDE2000 | note |\n|---|---|---|---|---|---|\n",
 		      st->round ? "correction plan" : "plan.json");

@@ -301,3 +301,41 @@ out:
 	free(r);
 	return rc;
 }
+
+int run_supply_check(const struct run_options *o, const struct machine *m, bl_err *err)
+{
+	const cJSON *w;
+	cJSON *e = NULL;
+	strbuf sb;
+	int short_wells = 0, rc;
+
+	if ((rc = run_estimate(o, &e, err)))
+		return rc;
+	sb_init(&sb);
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "wells")) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(w, "well"));
+		const struct machine_station *st = name ? machine_find_well(m, name) : NULL;
+		double need = cJSON_GetNumberValue(cJSON_GetObjectItem(w, "expected_ml"));
+		double reserve, lack;
+
+		if (!st)
+			continue;
+		reserve = run_well_reserve_ml(m, (int)(st - m->wells));
+		lack = need + reserve - st->capacity_ml;
+		if (lack <= 0.0)
+			continue;
+		sb_printf(&sb, "%s well %s (%s) holds %.1f ml, the plan is expected to need %.1f ml "
+			      "of it and %.1f ml it cannot draw: %.1f ml to add",
+			  short_wells++ ? ";" : "", name,
+			  cJSON_GetStringValue(cJSON_GetObjectItem(w, "paint")), st->capacity_ml, need,
+			  reserve, ceil(lack * 10.0) / 10.0);
+	}
+	if (short_wells)
+		rc = bl_fail(err, BL_EINVAL, "%s: the wells cannot supply the plan for %s:%s. Give those "
+			     "wells room for that much more (zones.wells[].capacity_ml), or start with "
+			     "`--refill-ok` and refill them when the run pauses for it", m->file,
+			     o->target, sb.s ? sb.s : " (out of memory)");
+	sb_free(&sb);
+	cJSON_Delete(e);
+	return rc;
+}

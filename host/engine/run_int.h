@@ -45,6 +45,7 @@ struct run_colour {
 	double cell_ml;           /* paint left in it, estimated: dispensed less dips */
 	int verified;             /* its mix was measured within tolerance (or accepted) */
 	int accepted;             /* the operator accepted the nearest reachable colour */
+	int accepted_within;      /* accepted by unattended.accept_within_de00, not by a person */
 	int escalated;            /* the mix gave up; waiting for the operator */
 	/*
 	 * The operator's substitute (resume --substitute): the colour is mixed,

@@ -574,6 +574,23 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			 col->measured_de00, last.reason);
 		return run_event(r, "mix_accepted_nearest", dj, err);
 	}
+	if (r->m.unattended.accept_within_de00 > 0.0 &&
+	    col->measured_de00 <= r->m.unattended.accept_within_de00) {
+		/* The machine file's rule, set before the run: near enough needs nobody. */
+		col->accepted = 1;
+		col->accepted_within = 1;
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note), "accepted at %.2f (unattended.accept_within_de00 "
+			 "%g): %.100s", col->measured_de00, r->m.unattended.accept_within_de00,
+			 last.reason);
+		cJSON_AddStringToObject(dj, "colour", r->plan.colours[s->colour].name);
+		json_add_vec(dj, "target_lab", (double[]){ s->mix.lab.L, s->mix.lab.a, s->mix.lab.b }, 3);
+		json_add_vec(dj, "reached_lab", (double[]){ col->measured.L, col->measured.a,
+							    col->measured.b }, 3);
+		cJSON_AddNumberToObject(dj, "de00", col->measured_de00);
+		cJSON_AddNumberToObject(dj, "accept_within_de00", r->m.unattended.accept_within_de00);
+		return run_event(r, "mix_accepted_within", dj, err);
+	}
 	/* Given up: an operator may accept the nearest reachable colour; unattended, carry on. */
 	col->escalated = 1;
 	sub->status = RUN_SUB_DEFERRED;

@@ -647,10 +647,67 @@ static int machine_edited(const char *name, void (*edit)(cJSON *m), char *out, s
 	return 0;
 }
 
-/* A tolerance no mix reaches: every colour is escalated and its strokes deferred. */
+/* A tolerance no mix reaches, and no rule that accepts without a person (unattended.accept_within_de00 0). */
 static void tight_mixes(cJSON *m)
 {
 	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.3);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"),
+						 "accept_within_de00"), 0.0);
+}
+
+/* A tolerance no mix reaches, and a rule that accepts any reached colour within 50. */
+static void tight_mixes_accepted(cJSON *m)
+{
+	tight_mixes(m);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"),
+						 "accept_within_de00"), 50.0);
+}
+
+/* A tolerance no mix reaches, and a rule that accepts nothing beyond it. */
+static void tight_mixes_accepted_at_tolerance(cJSON *m)
+{
+	tight_mixes(m);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"),
+						 "accept_within_de00"), 0.3);
+}
+
+/*
+ * unattended.accept_within_de00: a colour that misses its tolerance but lies
+ * within the rule is accepted without a person, journaled and listed in
+ * STATUS.md, and the run finishes; beyond the rule it waits for a person.
+ */
+TEST(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits)
+{
+	const char *dir = run_dir("accept-within");
+	const char *far = run_dir("accept-beyond");
+	char machine[4200], *md;
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--machine", machine, NULL };
+	int rc;
+
+	CHECK(machine_edited("m-accept.json", tight_mixes_accepted, machine, sizeof(machine)) == 0);
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 0, "a run whose colours all lie within accept_within_de00 exited %d, not 0", rc);
+	CHECK(journal_count(dir, "\"event\":\"mix_accepted_within\"") >= 1);
+	CHECK(journal_count(dir, "\"event\":\"mix_escalated\"") == 0);
+	md = run_file(dir, "STATUS.md");
+	CHECK(md != NULL);
+	CHECK_MSG(md && strstr(md, "## Accepted without a person (unattended.accept_within_de00 50)"),
+		  "STATUS.md does not list the accepted colours");
+	CHECK(md && strstr(md, "| c1 | "));
+	free(md);
+
+	CHECK(machine_edited("m-beyond.json", tight_mixes_accepted_at_tolerance, machine,
+			     sizeof(machine)) == 0);
+	args[3] = far;
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 3, "a run whose colours lie beyond accept_within_de00 exited %d, not 3", rc);
+	CHECK(journal_count(far, "\"event\":\"mix_accepted_within\"") == 0);
+	CHECK(journal_count(far, "\"event\":\"mix_escalated\"") >= 1);
+	md = run_file(far, "STATUS.md");
+	CHECK(md && !strstr(md, "Accepted without a person"));
+	CHECK(md && strstr(md, "could not be mixed within"));
+	free(md);
 }
 
 /* Every stir asks a person. */
@@ -669,7 +726,7 @@ static char *paused_run(const char *dir, const char *machine_name, void (*edit)(
 {
 	char machine[4200], *md = NULL;
 	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
-			       "--accept-nearest", "--machine", machine, NULL };
+			       "--accept-nearest", "--refill-ok", "--machine", machine, NULL };
 	int rc;
 
 	CHECK(machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
@@ -838,6 +895,31 @@ static void small_white_well(cJSON *m)
 	cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "zones"), "wells"), 0);
 
 	cJSON_ReplaceItemInObjectCaseSensitive(w, "capacity_ml", cJSON_CreateNumber(1.3));
+}
+
+/*
+ * Wells that cannot supply the plan refuse the run before anything moves or
+ * is written, naming each well and the ml it lacks; --refill-ok starts it.
+ */
+TEST(a_run_its_wells_cannot_supply_is_refused_before_it_starts)
+{
+	const char *dir = run_dir("supply");
+	char machine[4200], *err = NULL;
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--machine", machine, NULL };
+	struct stat sb;
+	int rc;
+
+	CHECK(machine_edited("m-supply.json", small_white_well, machine, sizeof(machine)) == 0);
+	rc = test_brushloop(args, NULL, &err);
+	CHECK_MSG(rc == 2, "a run its white well cannot supply exited %d, not 2", rc);
+	CHECK_STR_CONTAINS(err, "the wells cannot supply the plan");
+	CHECK_STR_CONTAINS(err, "well w1 (white) holds 1.3 ml");
+	CHECK_STR_CONTAINS(err, "ml to add");
+	CHECK_STR_CONTAINS(err, "--refill-ok");
+	CHECK_MSG(!strstr(err, "well w2 "), "a well that suffices is named: %s", err);
+	free(err);
+	CHECK_MSG(stat(dir, &sb) != 0, "the refused run left %s behind", dir);
 }
 
 /*
@@ -1282,7 +1364,7 @@ TEST(bad_input_is_refused_with_exit_2)
 	}
 }
 
-TEST_MAIN(T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
+TEST_MAIN(T(a_run_its_wells_cannot_supply_is_refused_before_it_starts), T(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits), T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
 	  T(a_damaged_state_is_refused_on_resume), T(a_state_from_before_coats_were_learnt_resumes),

@@ -516,7 +516,8 @@ static int load_camera(json_obj *root, struct machine *m, bl_err *err)
 	}
 	BL_TRY(json_i32(&o, "width", JSON_REQUIRED, 16, 16384, &c->width, err));
 	BL_TRY(json_i32(&o, "height", JSON_REQUIRED, 16, 16384, &c->height, err));
-	BL_TRY(json_i32(&o, "average_frames", JSON_OPTIONAL, 1, 64, &c->average_frames, err));
+	BL_TRY(json_i32(&o, "average_frames", JSON_OPTIONAL, 1, MACHINE_MAX_AVERAGE_FRAMES,
+			&c->average_frames, err));
 	BL_TRY(json_i32(&o, "discard_frames", JSON_OPTIONAL, 0, 100, &c->discard_frames, err));
 	BL_TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
 	rc = json_int(&o, "max_pixels", JSON_OPTIONAL, 1024, 400000000LL, &v, err);

@@ -2,6 +2,9 @@
 #ifndef BL_CONFIG_MACHINE_H
 #define BL_CONFIG_MACHINE_H
 
+/* The most frames a verification averages (camera.average_frames). */
+#define MACHINE_MAX_AVERAGE_FRAMES 64
+
 #include <stddef.h>
 
 #include "base/err.h"
@@ -152,7 +155,7 @@ struct machine_camera {
 	int backend;              /* enum machine_cam_backend */
 	char device[CFG_PATH_MAX];/* /dev/videoN, or for replay a folder or list file */
 	int width, height;        /* px */
-	int average_frames;       /* frames averaged for a verification */
+	int average_frames;       /* frames averaged for a verification, 1..MACHINE_MAX_AVERAGE_FRAMES */
 	int discard_frames;       /* frames thrown away after a control change */
 	int timeout_ms;           /* one capture */
 	int allow_auto;           /* measure even with automatic controls (not recommended) */

@@ -156,6 +156,8 @@ static void run_close(struct run *r)
 	r->last_rgb = NULL;
 	free(r->last_lab);
 	r->last_lab = NULL;
+	free(r->target_lab);
+	r->target_lab = NULL;
 	free(r->before_lab);
 	r->before_lab = NULL;
 	free(r->alpha);

@@ -231,6 +231,8 @@ struct run {
 	int alpha_w, alpha_h, alpha_round;
 	size_t alpha_sub;
 	int last_w, last_h;
+	float *target_lab;       /* the target as Lab at target_w x target_h (the picture's box), once */
+	int target_w, target_h;
 };
 
 /* The plan under way. */

@@ -129,11 +129,13 @@ static int lamp_begin(struct run *r, const struct vis_geometry *g, const char *n
  * (a camera error: the breaker counts it), averaged per channel. The average
  * is saved in frames/ as what the verdict rests on.
  */
+_Static_assert(MACHINE_MAX_AVERAGE_FRAMES * 255 <= UINT16_MAX, "a frame sum fits 16 bits");
+
 static int average_frames(struct run *r, const char *what, struct img *avg, char *frame,
 			  size_t frame_n, bl_err *err)
 {
 	int n = r->m.camera.average_frames > 0 ? r->m.camera.average_frames : 1, got = 0, rc;
-	uint32_t *sum = NULL;
+	uint16_t *sum = NULL;
 	size_t px = 0;
 
 	memset(avg, 0, sizeof(*avg));
@@ -178,13 +180,20 @@ static int average_frames(struct run *r, const char *what, struct img *avg, char
 				sum[i] = avg->px[i];
 		} else {
 			for (size_t i = 0; i < px; i++)
-				sum[i] += im.px[i];
+				sum[i] = (uint16_t)(sum[i] + im.px[i]);
 		}
 		img_free(&im);
 		got++;
 	}
-	for (size_t i = 0; i < px; i++)
-		avg->px[i] = (unsigned char)((sum[i] + (uint32_t)n / 2) / (uint32_t)n);
+	{
+		/* A table of the rounded quotients: a division a byte is most of an average's time. */
+		unsigned char q[MACHINE_MAX_AVERAGE_FRAMES * 255 + 1];
+
+		for (int t = 0; t <= 255 * n; t++)
+			q[t] = (unsigned char)((t + n / 2) / n);
+		for (size_t i = 0; i < px; i++)
+			avg->px[i] = q[sum[i]];
+	}
 	r->st.cost.verifications++;
 	{
 		char name[96];
@@ -465,29 +474,49 @@ int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct
 	return 0;
 }
 
+/*
+ * The target in Lab at the picture box's size: the same for every
+ * observation of a run (the box does not move), so made once; the resize and
+ * the profile's transform cost more than the comparison itself.
+ */
+static int target_lab(struct run *r, int w, int h, bl_err *err)
+{
+	float *tl;
+	int rc;
+
+	if (r->target_lab && r->target_w == w && r->target_h == h)
+		return 0;
+	tl = malloc((size_t)w * h * 3 * sizeof(float));
+	if (!tl)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if ((rc = meas_target_lab(&r->target_img, r->target_copy, w, h, tl, err))) {
+		free(tl);
+		return rc;
+	}
+	free(r->target_lab);
+	r->target_lab = tl;
+	r->target_w = w;
+	r->target_h = h;
+	return 0;
+}
+
 int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
 			 bl_err *err)
 {
 	struct plan_raster obs = { 0 };
 	struct meas_map map = { 0 };
-	float *tl = NULL;
 	int rc;
 
 	if ((rc = run_canvas_to_raster(r, c, &obs, err)))
 		return rc;
-	tl = malloc((size_t)obs.w * obs.h * 3 * sizeof(float));
-	if (!tl) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	if ((rc = meas_target_lab(&r->target_img, r->target_copy, obs.w, obs.h, tl, err)) ||
-	    (rc = meas_de_map(obs.px, tl, obs.w, obs.h, 1.0, r->plan.cell_mm, 4, &map, err)))
+	if ((rc = target_lab(r, obs.w, obs.h, err)) ||
+	    (rc = meas_de_map(obs.px, r->target_lab, obs.w, obs.h, 1.0, r->plan.cell_mm, 4, &map,
+			      err)))
 		goto out_free;
 	*mean = map.mean;
 	*p95 = map.p95;
 out_free:
 	meas_map_free(&map);
-	free(tl);
 	plan_raster_free(&obs);
 	return rc;
 }

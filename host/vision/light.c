@@ -118,12 +118,57 @@ double vis_light_at(const struct vis_light *l, double x, double y)
 	return wsum > 0.0 ? sum / wsum : 0.0;
 }
 
+/*
+ * The map's gain along row y, for every x: the same bilinear weights as
+ * vis_light_at, gathered a row at a time (the two grid rows first, then
+ * across), so a frame costs a few operations a pixel, not four clamped
+ * lookups. s and w are scratch of l->cols each.
+ */
+static void light_row(const struct vis_light *l, int y, int width, float *s, float *w, float *out)
+{
+	double gy = (y + 0.5) * l->rows / l->height - 0.5, fy;
+	int r0 = (int)floor(gy), ra, rb;
+
+	fy = gy - r0;
+	ra = r0 < 0 ? 0 : r0 >= l->rows ? l->rows - 1 : r0;
+	rb = r0 + 1 < 0 ? 0 : r0 + 1 >= l->rows ? l->rows - 1 : r0 + 1;
+	for (int c = 0; c < l->cols; c++) {
+		float ga = l->gain[ra * l->cols + c], gb = l->gain[rb * l->cols + c];
+		double sum = 0.0, wsum = 0.0;
+
+		/* A cell the map does not know (0) weighs nothing, as in vis_light_at. */
+		if (ga > 0.0f && fy < 1.0) {
+			sum += (1.0 - fy) * ga;
+			wsum += 1.0 - fy;
+		}
+		if (gb > 0.0f && fy > 0.0) {
+			sum += fy * gb;
+			wsum += fy;
+		}
+		s[c] = (float)sum;
+		w[c] = (float)wsum;
+	}
+	for (int x = 0; x < width; x++) {
+		double gx = (x + 0.5) * l->cols / l->width - 0.5, fx;
+		int c0 = (int)floor(gx), ca, cb;
+		double sum, wsum;
+
+		fx = gx - c0;
+		ca = c0 < 0 ? 0 : c0 >= l->cols ? l->cols - 1 : c0;
+		cb = c0 + 1 < 0 ? 0 : c0 + 1 >= l->cols ? l->cols - 1 : c0 + 1;
+		sum = (1.0 - fx) * s[ca] + fx * s[cb];
+		wsum = (1.0 - fx) * w[ca] + fx * w[cb];
+		out[x] = wsum > 0.0 ? (float)(sum / wsum) : 0.0f;
+	}
+}
+
 int vis_light_apply(const struct vis_light *l, const double lamp[3], struct img *im, bl_err *err)
 {
 	enum { ENC = 4096 };
 	static const double unchanged[3] = { 1.0, 1.0, 1.0 };
-	float dec[256];
+	float dec[256], inv_lamp[3], *row_gain, *scratch;
 	unsigned char *enc;
+	int rc = 0;
 
 	if (l && (im->w != l->width || im->h != l->height))
 		return bl_fail(err, BL_EINVAL, "%s: a light map for %dx%d frames, but this frame is %dx%d",
@@ -136,29 +181,43 @@ int vis_light_apply(const struct vis_light *l, const double lamp[3], struct img 
 	if (!l && lamp == unchanged)
 		return 0;
 	enc = malloc(ENC + 1);
-	if (!enc)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
+	row_gain = malloc(((size_t)im->w + 2 * (l ? (size_t)l->cols : 0)) * sizeof(float));
+	if (!enc || !row_gain) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	scratch = row_gain + im->w;
 	for (int i = 0; i < 256; i++)
 		dec[i] = (float)meas_srgb_to_linear(i / 255.0);
 	for (int i = 0; i <= ENC; i++)
 		enc[i] = (unsigned char)lround(255.0 * meas_linear_to_srgb((double)i / ENC));
+	for (int k = 0; k < 3; k++)
+		inv_lamp[k] = (float)(1.0 / lamp[k]);
+	for (int x = 0; x < im->w && !l; x++)
+		row_gain[x] = 1.0f;
 	for (int y = 0; y < im->h; y++) {
 		unsigned char *row = im->px + (size_t)y * im->w * 3;
 
+		if (l)
+			light_row(l, y, im->w, scratch, scratch + l->cols, row_gain);
 		for (int x = 0; x < im->w; x++) {
-			double g = l ? vis_light_at(l, x, y) : 1.0;
+			float g = row_gain[x], ig;
 
-			if (g <= 0.0)
+			if (g <= 0.0f)
 				continue;
+			ig = 1.0f / g;
 			for (int k = 0; k < 3; k++) {
-				double v = dec[row[3 * x + k]] / (g * lamp[k]);
+				/* v >= 0, so adding a half and truncating rounds it as lround did. */
+				float v = dec[row[3 * x + k]] * ig * inv_lamp[k];
 
-				row[3 * x + k] = v >= 1.0 ? 255 : enc[(int)lround(v * ENC)];
+				row[3 * x + k] = v >= 1.0f ? 255 : enc[(int)(v * ENC + 0.5f)];
 			}
 		}
 	}
+out_free:
+	free(row_gain);
 	free(enc);
-	return 0;
+	return rc;
 }
 
 /* ---- the lamp ---- */

@@ -369,7 +369,64 @@ out:
 	bench_close(b);
 }
 
-TEST_MAIN(T(station_regions_lie_inside_the_stations), T(the_light_map_brings_stations_to_the_truth),
+
+/*
+ * vis_light_apply divides each pixel by the map's gain there as vis_light_at
+ * defines it (bilinear between cell centres, cells the map does not know left
+ * out) and by the lamp: a map with unknown cells, an odd size and a frame of
+ * every code, against that definition pixel by pixel.
+ */
+TEST(the_light_map_divides_each_pixel_by_its_gain)
+{
+	enum { W = 97, H = 61, ENC = 4096 };
+	static const double lamp[3] = { 0.93, 1.0, 1.07 };
+	struct vis_light l = { W, H, 7, 5, NULL, "test map" };
+	struct img im = { 0 }, ref = { 0 };
+	bl_err err = { 0 };
+	int worst = 0, skipped = 0, unknown = 0;
+
+	l.gain = calloc(35, sizeof(*l.gain));
+	CHECK(l.gain != NULL);
+	if (!l.gain)
+		return;
+	for (int i = 0; i < 35; i++)
+		l.gain[i] = i % 11 == 3 ? 0.0f : (float)(0.6 + 0.02 * ((i * 7) % 23));
+	l.gain[0] = l.gain[1] = l.gain[7] = l.gain[8] = 0.0f; /* a corner it does not know */
+	CHECK(img_alloc(&im, W, H, &err) == 0 && img_alloc(&ref, W, H, &err) == 0);
+	for (size_t i = 0; i < (size_t)W * H * 3; i++)
+		im.px[i] = ref.px[i] = (unsigned char)((i * 37 + i / 5) & 255);
+	CHECK(vis_light_apply(&l, lamp, &im, &err) == 0);
+	for (int y = 0; y < H; y++)
+		for (int x = 0; x < W; x++) {
+			double g = vis_light_at(&l, x, y);
+
+			if (g <= 0.0) {
+				unknown++;
+				for (int k = 0; k < 3; k++)
+					skipped += im.px[3 * ((size_t)y * W + x) + k] !=
+						   ref.px[3 * ((size_t)y * W + x) + k];
+				continue;
+			}
+			for (int k = 0; k < 3; k++) {
+				size_t i = 3 * ((size_t)y * W + x) + k;
+				double v = meas_srgb_to_linear(ref.px[i] / 255.0) / (g * lamp[k]);
+				int want = v >= 1.0 ? 255 : (int)lround(255.0 * meas_linear_to_srgb(
+							   lround(v * ENC) / (double)ENC));
+				int d = abs(want - (int)im.px[i]);
+
+				worst = d > worst ? d : worst;
+			}
+		}
+	CHECK_MSG(worst <= 1, "a pixel differs by %d codes from the map's definition", worst);
+	CHECK_MSG(unknown > 0 && skipped == 0, "%d pixels where the map knows nothing, %d changed",
+		  unknown, skipped);
+	img_free(&im);
+	img_free(&ref);
+	free(l.gain);
+}
+
+TEST_MAIN(T(station_regions_lie_inside_the_stations),
+	  T(the_light_map_divides_each_pixel_by_its_gain), T(the_light_map_brings_stations_to_the_truth),
 	  T(a_station_outside_the_frame_is_refused), T(the_lamp_keeps_stations_true_through_a_night),
 	  T(things_over_a_few_board_points_move_the_lamp_nothing),
 	  T(the_lamp_refuses_what_it_cannot_follow))

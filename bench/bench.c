@@ -17,6 +17,7 @@ const struct bench_case bench_cases[] = {
 	{ "arm.kin_scara_inverse_ns", "ns", 7, bench_arm_kin_scara },
 	{ "sim.render_720p_ms", "ms", 21, bench_sim_render },
 	{ "sim.overnight_s", "s", 3, bench_sim_overnight },
+	{ "sim.night_real_s", "s", 3, bench_sim_night_real },
 	{ "plan.strokes_2000_s", "s", 5, bench_plan_strokes },
 	{ NULL, NULL, 0, NULL },
 };

@@ -33,6 +33,7 @@ int bench_calib_camera(double *value, bl_err *err);
 int bench_arm_kin_scara(double *value, bl_err *err);
 int bench_sim_render(double *value, bl_err *err);
 int bench_sim_overnight(double *value, bl_err *err);
+int bench_sim_night_real(double *value, bl_err *err);
 int bench_plan_strokes(double *value, bl_err *err);
 
 #endif

@@ -140,7 +140,7 @@ int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, s
 		if (rc)
 			goto out_world;
 	}
-	s->arm = (struct arm){ &sim_arm_ops, s, &s->m, clock };
+	s->arm = (struct arm){ .ops = &sim_arm_ops, .priv = s, .m = &s->m, .clock = clock };
 	s->camera = (struct camera){ &sim_camera_ops, s, &s->m, clock };
 	*out = s;
 	return 0;

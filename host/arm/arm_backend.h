@@ -28,6 +28,12 @@ struct arm {
 	void *priv;                 /* the backend's state */
 	const struct machine *m;
 	clk *clock;
+	/*
+	 * Set by the gate before motion (may be NULL): how many stop signals came.
+	 * A backend that streams (gcode) polls it and holds at once, instead of
+	 * after the action, and returns BL_EPAUSED.
+	 */
+	int (*signalled)(void);
 };
 
 #endif

@@ -63,6 +63,10 @@ static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 		/* The firmware's range (firmware/include/regmap.h). */
 		BL_TRY(json_i32(&o, "watchdog_ms", JSON_OPTIONAL, 20, 60000, &c->watchdog_ms, err));
 	}
+	/* GRBL's machine space lies below its homing switches: no default can be right. */
+	if (m->arm_backend == MACHINE_ARM_GCODE)
+		BL_TRY(json_vec(&o, "grbl_offset_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+				c->grbl_offset_mm, err));
 	BL_TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
 	return json_end(&o, err);
 }

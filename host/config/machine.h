@@ -34,6 +34,8 @@ struct machine_connection {
 	int timeout_ms;          /* response timeout of one request */
 	int watchdog_ms;         /* modbus: host watchdog set in the firmware; silence longer than
 				    this while the arm moves stops it */
+	/* gcode: brushloop's machine position = GRBL's machine position (MPos) + this, mm */
+	double grbl_offset_mm[3];
 };
 
 /*

@@ -31,7 +31,10 @@ static struct shadow *sh(struct arm *a)
 static int shadow_home(struct arm *a, bl_err *err)
 {
 	struct shadow *s = sh(a);
-	int rc = s->real->ops->home(s->real, err);
+	int rc;
+
+	s->real->signalled = a->signalled;
+	rc = s->real->ops->home(s->real, err);
 
 	if (rc)
 		return rc;
@@ -44,7 +47,10 @@ static int shadow_execute(struct arm *a, const struct arm_action *act, const str
 {
 	struct shadow *s = sh(a);
 	struct sim_exec_info info;
-	int rc = s->real->ops->execute(s->real, act, path, err);
+	int rc;
+
+	s->real->signalled = a->signalled;
+	rc = s->real->ops->execute(s->real, act, path, err);
 
 	if (rc)
 		return rc; /* the real arm did not complete it: the world does not either */

@@ -917,6 +917,7 @@ int gate_execute(struct gate *g, struct arm *arm, const struct arm_action *a,
 			goto out_path;
 	}
 
+	arm->signalled = gate_signals_count; /* a streaming backend holds at the first signal */
 	xrc = arm->ops->execute(arm, a, &path, &xerr);
 	d->executed = xrc == 0;
 	if (xrc == 0)
@@ -992,6 +993,7 @@ int gate_home(struct gate *g, struct arm *arm, struct gate_decision *d, bl_err *
 		return rc;
 	if (d->verdict == GATE_OPERATOR && (rc = seek_authority(g, arm, &a, NULL, NULL, d, err)))
 		return rc;
+	arm->signalled = gate_signals_count;
 	xrc = arm->ops->home(arm, &xerr);
 	d->executed = xrc == 0;
 	if (xrc == 0)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "test.h"
 
 extern char **environ;
@@ -376,4 +377,54 @@ int hil_run(const char *const *argv, int timeout_s, char **out, char **err)
 	if (err)
 		*err = slurp(ep);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const char *hil_machine_file(const char *name, const char *port, const char *tty)
+{
+	static char path[4096];
+	char src[4096], prof[4096], *text = NULL, *at, *out;
+	size_t len;
+	bl_err err = { 0 };
+	const char *rel = "../examples/calibration/sim-camera.icc";
+
+	snprintf(src, sizeof(src), "%s/hil-tests/%s", hil_env("BRUSHLOOP_SRC"), name);
+	snprintf(prof, sizeof(prof), "%s/examples/calibration/sim-camera.icc", hil_env("BRUSHLOOP_SRC"));
+	if (fs_read_file(src, 1 << 20, &text, &len, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+	out = calloc(1, len + strlen(tty) + strlen(prof) + 1);
+	at = strstr(text, port);
+	if (!out || !at || !strstr(text, rel)) {
+		fprintf(stderr, "%s: no port %s or profile %s to point elsewhere\n", src, port, rel);
+		exit(1);
+	}
+	sprintf(out, "%.*s%s", (int)(at - text), text, tty);
+	at += strlen(port);
+	{
+		char *r = strstr(at, rel);
+
+		sprintf(out + strlen(out), "%.*s%s%s", (int)(r - at), at, prof, r + strlen(rel));
+	}
+	snprintf(path, sizeof(path), "%s/%s", test_tmpdir(), name);
+	if (fs_write_atomic(path, out, strlen(out), &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+	free(out);
+	free(text);
+	return path;
+}
+
+int hil_count(const char *journal, const char *needle)
+{
+	char *text = NULL;
+	int n = 0;
+
+	if (fs_read_file(journal, 1 << 28, &text, NULL, NULL))
+		return -1;
+	for (char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	free(text);
+	return n;
 }

@@ -36,6 +36,16 @@ int hil_stop(struct hil_target *t);
 /* The example modbus machine, its port pointed at the target. */
 void hil_machine(const struct hil_target *t, struct machine *m);
 
+/*
+ * hil-tests/NAME (a machine file whose camera is the simulator's) written to
+ * the test's directory with its port PORT pointed at tty and its camera
+ * profile by full path; returns the copy's path (static storage).
+ */
+const char *hil_machine_file(const char *name, const char *port, const char *tty);
+
+/* How many times needle occurs in a file (-1: unreadable). */
+int hil_count(const char *path, const char *needle);
+
 /* A raw libmodbus RTU master on the target (slave 1, 1 s timeout). */
 modbus_t *hil_modbus(const struct hil_target *t);
 

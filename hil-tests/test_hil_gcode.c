@@ -1,4 +1,5 @@
 /* test_hil_gcode.c: the gcode backend against a GRBL-protocol peer on a pty: character counting, real-time commands, alarms. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -623,8 +624,100 @@ TEST(gcode_without_homing_switches_and_wrong_peers)
 	hil_stop(&t);
 }
 
+/*
+ * A whole `brushloop run` through the gcode backend: the arm is grbl-peer
+ * (machine time 50 times the wall clock), paint and camera the simulator's
+ * following it (hil-tests/machine-gcode-shadow.json). GRBL boots locked: the
+ * run homes it (a homing request where safety.confirm_homing says so) instead
+ * of stopping on an "ALARM:0".
+ */
+TEST(a_small_painting_through_grbl)
+{
+	struct peer pr;
+	char dir[4200], target[4200], journal[4300], *out = NULL, *err = NULL, *stats;
+	const char *machine;
+	int rc;
+
+	peer_start(&pr, "50", NULL);
+	machine = hil_machine_file("machine-gcode-shadow.json", "/tmp/brushloop-grbl", pr.tty);
+	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir());
+	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", hil_env("BRUSHLOOP_SRC"));
+	{
+		const char *argv[] = { hil_env("BRUSHLOOP"), "run", target, "--machine", machine,
+				       "--out", dir, "--max-strokes", "6", "--colours", "2",
+				       "--accept-nearest", "--quiet", NULL };
+
+		rc = hil_run(argv, 100, &out, &err);
+	}
+	CHECK_MSG(rc == 0, "run exited %d: %s%s", rc, out ? out : "", err ? err : "");
+	CHECK_STR_CONTAINS(out, "state: finished");
+	free(out);
+	free(err);
+	snprintf(journal, sizeof(journal), "%s/journal.jsonl", dir);
+	CHECK(hil_count(journal, "\"kind\":\"stroke\",\"segments\"") >= 6);
+	CHECK(hil_count(journal, "\"result\":\"done\"") > 20);
+	CHECK(hil_count(journal, "\"event\":\"fault\"") == 0);
+	stats = peer_stop(&pr);
+	CHECK_MSG(stat_of(stats, "overflows=") == 0 && stat_of(stats, "blocks=") > 50, "%s", stats);
+	free(stats);
+}
+
+/* A first SIGINT mid-run: '!' at once, "Hold:0" confirmed, the run pauses (exit 3), no safety stop. */
+TEST(a_signal_pauses_a_grbl_run)
+{
+	struct peer pr;
+	char dir[4200], target[4200], journal[4300], log[4300], *stats;
+	const char *machine;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status = 0, done = 0;
+	int64_t sig_ns;
+
+	peer_start(&pr, "2", NULL);
+	machine = hil_machine_file("machine-gcode-shadow.json", "/tmp/brushloop-grbl", pr.tty);
+	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir());
+	snprintf(journal, sizeof(journal), "%s/journal.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/run.log", test_tmpdir());
+	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", hil_env("BRUSHLOOP_SRC"));
+	{
+		const char *argv[] = { hil_env("BRUSHLOOP"), "run", target, "--machine", machine,
+				       "--out", dir, "--max-strokes", "6", "--colours", "2",
+				       "--accept-nearest", NULL };
+
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+		CHECK(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	/* Into the painting: some actions done, motion under way. */
+	for (int i = 0; i < 600 && hil_count(journal, "\"result\":\"done\"") < 2; i++)
+		sleep_ms(50);
+	sleep_ms(150);
+	sig_ns = clk_real_ns();
+	kill(pid, SIGINT);
+	for (int i = 0; i < 400 && !done; i++) {
+		done = waitpid(pid, &status, WNOHANG) == pid;
+		if (!done)
+			sleep_ms(50);
+	}
+	if (!done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	CHECK_MSG(done && WIFEXITED(status) && WEXITSTATUS(status) == 3, "run ended %d", status);
+	CHECK_MSG(since_s(sig_ns) < 8.0, "paused %.1f s after the signal", since_s(sig_ns));
+	CHECK(hil_count(journal, "\"event\":\"held\"") == 1);
+	CHECK(hil_count(journal, "\"event\":\"stop\"") == 0);
+	CHECK(hil_count(journal, "\"event\":\"fault\"") == 0);
+	stats = peer_stop(&pr);
+	CHECK_MSG(stat_of(stats, "holds=") >= 1, "%s", stats);
+	free(stats);
+}
+
 TEST_MAIN(T(gcode_streams_by_character_counting), T(gcode_ok_waits_for_the_planner),
 	  T(gcode_alarm_is_a_fault_until_homed), T(gcode_soft_limit_in_motion_decelerates_then_alarms),
 	  T(gcode_hold_resume_and_reset), T(gcode_a_signal_holds_at_once),
 	  T(gcode_refused_line_waits_for_the_queue), T(gcode_coordinates_mapped_and_checked_at_connect),
-	  T(gcode_machine_file_needs_the_mapping), T(gcode_without_homing_switches_and_wrong_peers))
+	  T(gcode_machine_file_needs_the_mapping), T(gcode_without_homing_switches_and_wrong_peers),
+	  T(a_small_painting_through_grbl), T(a_signal_pauses_a_grbl_run))

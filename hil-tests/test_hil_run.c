@@ -10,57 +10,6 @@
 #include "hil.h"
 #include "test.h"
 
-/* hil-tests/machine-modbus-shadow.json with its port on the target and its profile by full path. */
-static const char *machine_for(const struct hil_target *t)
-{
-	static char path[4096];
-	char src[4096], prof[4096], *text = NULL, *at, *out;
-	size_t len;
-	bl_err err = { 0 };
-	const char *port = "/tmp/brushloop-fw", *rel = "../examples/calibration/sim-camera.icc";
-
-	snprintf(src, sizeof(src), "%s/hil-tests/machine-modbus-shadow.json", hil_env("BRUSHLOOP_SRC"));
-	snprintf(prof, sizeof(prof), "%s/examples/calibration/sim-camera.icc", hil_env("BRUSHLOOP_SRC"));
-	if (fs_read_file(src, 1 << 20, &text, &len, &err)) {
-		fprintf(stderr, "%s\n", err.msg);
-		exit(1);
-	}
-	out = calloc(1, len + strlen(t->tty) + strlen(prof) + 1);
-	at = strstr(text, port);
-	if (!out || !at || !strstr(text, rel)) {
-		fprintf(stderr, "%s: no port %s or profile %s to point elsewhere\n", src, port, rel);
-		exit(1);
-	}
-	sprintf(out, "%.*s%s", (int)(at - text), text, t->tty);
-	at += strlen(port);
-	{
-		char *r = strstr(at, rel);
-
-		sprintf(out + strlen(out), "%.*s%s%s", (int)(r - at), at, prof, r + strlen(rel));
-	}
-	snprintf(path, sizeof(path), "%s/machine.json", test_tmpdir());
-	if (fs_write_atomic(path, out, strlen(out), &err)) {
-		fprintf(stderr, "%s\n", err.msg);
-		exit(1);
-	}
-	free(out);
-	free(text);
-	return path;
-}
-
-static int count_events(const char *journal, const char *needle)
-{
-	char *text = NULL;
-	int n = 0;
-
-	if (fs_read_file(journal, 1 << 28, &text, NULL, NULL))
-		return -1;
-	for (char *p = text; (p = strstr(p, needle)); p++)
-		n++;
-	free(text);
-	return n;
-}
-
 /* The blank canvas the run saw first, against the target, as `brushloop measure` compares them. */
 static double blank_mean(const char *dir, const char *target)
 {
@@ -95,7 +44,7 @@ TEST(a_small_painting_over_the_serial_line)
 	int rc;
 
 	hil_start(&t, fw_args);
-	machine = machine_for(&t);
+	machine = hil_machine_file("machine-modbus-shadow.json", "/tmp/brushloop-fw", t.tty);
 	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir());
 	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", hil_env("BRUSHLOOP_SRC"));
 	{
@@ -113,10 +62,10 @@ TEST(a_small_painting_over_the_serial_line)
 	snprintf(canvas, sizeof(canvas), "%s/final-canvas.png", dir);
 	CHECK(stat(canvas, &sb) == 0);
 	/* The gate let strokes through to the modbus arm, and each was done. */
-	CHECK(count_events(journal, "\"kind\":\"stroke\",\"segments\"") >= 6);
-	CHECK(count_events(journal, "\"result\":\"done\"") > 20);
+	CHECK(hil_count(journal, "\"kind\":\"stroke\",\"segments\"") >= 6);
+	CHECK(hil_count(journal, "\"result\":\"done\"") > 20);
 	/* The camera saw paint: the verdicts and the final canvas rest on the shadow world. */
-	CHECK(count_events(journal, "\"event\":\"verified\"") >= 1);
+	CHECK(hil_count(journal, "\"event\":\"verified\"") >= 1);
 	{
 		const char *argv[] = { hil_env("BRUSHLOOP"), "status", dir, "--json", NULL };
 		cJSON *st;

@@ -77,6 +77,7 @@ struct gc {
 	double wco[3];
 	int have_wco;
 	int homed;
+	int executing;                 /* in execute: a stop signal holds (homing runs on) */
 	/* $10 bit 0, $20, $22, $23, $27, $130..$132, read at connect */
 	int s10, s20, s22, s23;
 	double s27, travel[3];
@@ -429,7 +430,7 @@ static int alarm_error(struct gc *p, bl_err *err)
 
 static int signalled(struct arm *a)
 {
-	return a->signalled && a->signalled() > 0;
+	return priv(a)->executing && a->signalled && a->signalled() > 0;
 }
 
 /* '!' and its confirmation: "Hold:0" (GRBL's complete hold), polled at a bounded rate. */
@@ -773,14 +774,15 @@ static int gc_execute(struct arm *a, const struct arm_action *act, const struct 
 		return alarm_error(p, err);
 	if (!strncmp(p->state, "Hold", 4) || p->q_acked < p->q_n)
 		return bl_fail(err, BL_EPAUSED, "gcode %s: held: resume it first", p->where);
+	p->executing = 1;
 	if (signalled(a))
-		return hold_now(a, err);
-	rc = stream_path(a, path, &est, err);
-	if (rc == BL_EIO)
-		return settle_after(a, rc, err);
-	if (rc)
-		return rc;
-	return wait_idle(a, 0, "streaming", err);
+		rc = hold_now(a, err);
+	else if ((rc = stream_path(a, path, &est, err)) == BL_EIO)
+		rc = settle_after(a, rc, err);
+	else if (rc == 0)
+		rc = wait_idle(a, 0, "streaming", err);
+	p->executing = 0;
+	return rc;
 }
 
 static int gc_hold(struct arm *a, bl_err *err)

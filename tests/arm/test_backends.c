@@ -70,7 +70,7 @@ TEST(watchdog_key_is_checked)
 	gcode = replace(text, "\"backend\": \"modbus\"", "\"backend\": \"gcode\"");
 	free(bad);
 	bad = gcode;
-	gcode = replace(bad, "\"address\": 1, ", "");
+	gcode = replace(bad, "\"address\": 1, ", "\"grbl_offset_mm\": [710, 510, 155], ");
 	args[2] = test_write_file("gcode.json", gcode);
 	CHECK(test_brushloop(args, NULL, &err_text) == 2);
 	CHECK_STR_CONTAINS(err_text, "watchdog_ms");

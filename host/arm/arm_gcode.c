@@ -381,7 +381,7 @@ static int pump(struct gc *p, int ms, bl_err *err)
 /*
  * Asks for a status report ('?', outside the counted buffer) and waits for
  * it, asking again when it does not come: a reset loses a '?' sent during it.
- * At most one query every GC_POLL_MS, whoever calls.
+ * Unless GRBL said Idle last, at most one query every GC_POLL_MS, whoever calls.
  */
 static int query(struct gc *p, bl_err *err)
 {
@@ -390,7 +390,8 @@ static int query(struct gc *p, bl_err *err)
 	int64_t gap = clk_real_ns() - p->last_query_ns;
 	int rc;
 
-	if (gap < (int64_t)GC_POLL_MS * 1000000)
+	/* Polling a machine in motion or held is what needs a bound; an idle one answers once. */
+	if (strcmp(p->state, "Idle") && gap < (int64_t)GC_POLL_MS * 1000000)
 		clk_sleep_ns(clk_monotonic(), (int64_t)GC_POLL_MS * 1000000 - gap);
 	for (int tries = 0; clk_real_ns() < end; tries++) {
 		int64_t try_end = clk_real_ns() + (int64_t)try_ms * 1000000;

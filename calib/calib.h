@@ -439,10 +439,17 @@ struct calib_set {
 	struct vis_canvas canvas;
 	int has_arm;
 	struct calib_arm arm;
+	int has_light;
+	struct vis_light light;        /* calibration.light_map */
 	char missing[256];             /* "camera_profile, arm" or "" */
 	char warnings[512];            /* recorded errors beyond the machine's thresholds */
 };
 
+/*
+ * The one validator of the calibration files a machine names: each through
+ * its own kind's loader (an ICC profile, a canvas, an arm registration, a
+ * light map), so `config check` and a run refuse the same files.
+ */
 int calib_load_machine(const struct machine *m, struct calib_set *out, bl_err *err);
 void calib_set_free(struct calib_set *s);
 

@@ -62,6 +62,14 @@ int calib_load_machine(const struct machine *m, struct calib_set *s, bl_err *err
 	} else {
 		add(s->missing, sizeof(s->missing), "arm");
 	}
+	if (c->light_map[0]) {
+		rc = vis_light_load(c->light_map, &s->light, err);
+		if (rc) {
+			calib_set_free(s);
+			return bl_err_prefix(err, "%s: calibration.light_map", m->file);
+		}
+		s->has_light = 1;
+	}
 	return 0;
 }
 
@@ -69,4 +77,7 @@ void calib_set_free(struct calib_set *s)
 {
 	meas_profile_close(s->profile);
 	s->profile = NULL;
+	if (s->has_light)
+		vis_light_free(&s->light);
+	s->has_light = 0;
 }

@@ -155,8 +155,9 @@ static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 		return rc;
 	a->id = (long)id;
 	BL_TRY(json_num(o, "speed_mm_s", JSON_REQUIRED, 0.0, ARM_MAX_SPEED_MM_S, &a->speed_mm_s, err));
-	if (a->speed_mm_s <= 0.0)
-		return json_fail(o, "speed_mm_s", err, BL_EINVAL, "must be positive");
+	if (a->speed_mm_s < ARM_MIN_SPEED_MM_S)
+		return json_fail(o, "speed_mm_s", err, BL_EINVAL, "must be at least %g mm/s, not %g",
+				 ARM_MIN_SPEED_MM_S, a->speed_mm_s);
 	zones_defaulted = read_zones(o, a, err);
 	if (zones_defaulted < 0)
 		return zones_defaulted;

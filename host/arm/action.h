@@ -46,6 +46,8 @@ extern const char *const arm_zone_names[];  /* "travel", "canvas", ... NULL-term
 #define ARM_MAX_POINTS 100000       /* points in one stroke polyline */
 #define ARM_MAX_COORD_MM 100000.0   /* |coordinate| */
 #define ARM_MAX_SPEED_MM_S 100000.0
+/* Slowest tool speed: 1e-300 mm/s would "move" for 1e302 s; 0.1 mm/s crosses a metre in under 3 h. */
+#define ARM_MIN_SPEED_MM_S 0.1
 #define ARM_MAX_UNITS 10000         /* dispense units in one action */
 #define ARM_MAX_MS 3600000          /* stir or wash time */
 

@@ -22,7 +22,8 @@ int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl
 	*out = NULL;
 	if (len)
 		*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO with no writer would wait forever before the check below. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return bl_fail(err, BL_EINVAL, "%s: cannot open: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
@@ -33,13 +34,21 @@ int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl
 		rc = bl_fail(err, BL_EINVAL, "%s: is a directory", path);
 		goto out_close;
 	}
+	/* A FIFO, a device or a socket is no file of ours: it may never end, or never start. */
+	if (!S_ISREG(st.st_mode)) {
+		rc = bl_fail(err, BL_EINVAL, "%s: is not a regular file (%s)", path,
+			     S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" :
+			     S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" :
+			     "not a plain file");
+		goto out_close;
+	}
 	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max_bytes) {
 		rc = bl_fail(err, BL_EINVAL, "%s: file is %lld bytes, more than the limit of %zu",
 			     path, (long long)st.st_size, max_bytes);
 		goto out_close;
 	}
-	/* Regular files are read in one allocation; pipes grow up to the limit. */
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	/* One allocation; a file that grows while it is read grows it up to the limit. */
+	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (!buf) {
 		rc = bl_fail(err, BL_ENOMEM, "%s: out of memory", path);

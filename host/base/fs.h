@@ -7,9 +7,10 @@
 #include "base/err.h"
 
 /*
- * Reads a whole file into a NUL-terminated buffer (freed by the caller).
- * Refuses files larger than max_bytes before reading them, so a huge or
- * endless file (a FIFO, /dev/zero) cannot exhaust memory.
+ * Reads a whole regular file into a NUL-terminated buffer (freed by the
+ * caller). Refuses files larger than max_bytes before reading them, and
+ * anything but a regular file (a FIFO, /dev/zero, a socket) without waiting
+ * on it, so an endless or silent source can neither exhaust memory nor hang.
  */
 int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl_err *err);
 

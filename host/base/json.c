@@ -23,6 +23,84 @@ static void line_col(const char *text, const char *at, int *line, int *col)
 	}
 }
 
+/*
+ * Where text (valid JSON) escapes a NUL inside a string, or NULL. cJSON decodes
+ * "\u0000" into a NUL that ends the C string, so "round-6\u0000evil" would read
+ * as "round-6" and nobody would see the rest.
+ */
+static const char *escaped_nul(const char *text)
+{
+	int in_str = 0;
+
+	for (const char *p = text; *p; p++) {
+		if (!in_str) {
+			in_str = *p == '"';
+		} else if (*p == '"') {
+			in_str = 0;
+		} else if (*p == '\\') {
+			if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+				return p;
+			if (p[1])
+				p++;
+		}
+	}
+	return NULL;
+}
+
+/* Decodes one UTF-8 sequence strictly (no overlong forms, surrogates or values past U+10FFFF); 0 when invalid. */
+static int utf8_next(const unsigned char *s, unsigned *cp)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
+		(s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	static const unsigned min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	unsigned v;
+
+	if (n == 0)
+		return 0;
+	v = n == 1 ? s[0] : s[0] & (0x7fu >> n);
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3fu);
+	}
+	if (v < min[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+/* Marks that reorder what a terminal shows (U+202E makes "gpj.exe" print as "exe.jpg"). */
+static int bidi_control(unsigned cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+int json_text_check(const char *s, char *why, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned cp;
+		int len = utf8_next(p, &cp);
+
+		if (len == 0) {
+			snprintf(why, n, "is not valid UTF-8 (byte %zu)", (size_t)(p - (const unsigned char *)s));
+			return BL_EINVAL;
+		}
+		if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+			snprintf(why, n, "contains a control character (U+%04X)", cp);
+			return BL_EINVAL;
+		}
+		if (bidi_control(cp)) {
+			snprintf(why, n, "contains a bidirectional control character (U+%04X)", cp);
+			return BL_EINVAL;
+		}
+		p += len;
+	}
+	return 0;
+}
+
 int json_parse_text(const char *text, const char *name, cJSON **root, bl_err *err)
 {
 	const char *end = NULL;
@@ -52,6 +130,14 @@ int json_parse_text(const char *text, const char *name, cJSON **root, bl_err *er
 		}
 		return bl_fail(err, BL_EINVAL, "%s: not valid JSON at line %d, column %d", name,
 			       line, col);
+	}
+	end = escaped_nul(text);
+	if (end) {
+		cJSON_Delete(r);
+		line_col(text, end, &line, &col);
+		return bl_fail(err, BL_EINVAL,
+			       "%s: not valid JSON for brushloop at line %d, column %d: \\u0000 (a NUL) "
+			       "in a string would cut it short", name, line, col);
 	}
 	*root = r;
 	return 0;
@@ -130,9 +216,14 @@ int json_obj_open(const cJSON *node, const char *file, const char *path, json_ob
 		return json_fail(o, NULL, err, BL_EINVAL, "must be an object, not %s",
 				 type_name(node));
 	for (a = node->child; a; a = a->next) {
+		char why[96];
+
 		if (++n > JSON_MAX_KEYS)
 			return json_fail(o, NULL, err, BL_EINVAL, "more than %d keys",
 					 JSON_MAX_KEYS);
+		/* Keys name things too (camera controls, wells): the same rule as string values. */
+		if (json_text_check(a->string, why, sizeof(why)))
+			return json_fail(o, NULL, err, BL_EINVAL, "a key %s", why);
 		/* cJSON keeps duplicate keys and returns the first: the second would be ignored. */
 		for (b = node->child; b != a; b = b->next)
 			if (strcmp(a->string, b->string) == 0)
@@ -250,20 +341,27 @@ int json_bool(json_obj *o, const char *key, int flags, int *out, bl_err *err)
 int json_str(json_obj *o, const char *key, int flags, char *buf, size_t n, bl_err *err)
 {
 	const cJSON *c;
-	size_t len;
 	int rc = lookup(o, key, flags, &c, err);
 
 	if (rc)
 		return rc;
+	return json_str_value(o, key, c, buf, n, err);
+}
+
+int json_str_value(json_obj *o, const char *key, const cJSON *c, char *buf, size_t n,
+		   bl_err *err)
+{
+	char why[96];
+	size_t len;
+
 	if (!cJSON_IsString(c))
 		return json_fail(o, key, err, BL_EINVAL, "must be a string, not %s", type_name(c));
 	len = strlen(c->valuestring);
 	if (len >= n)
 		return json_fail(o, key, err, BL_EINVAL, "is %zu characters, longer than %zu",
 				 len, n - 1);
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)c->valuestring[i] < 0x20)
-			return json_fail(o, key, err, BL_EINVAL, "contains a control character");
+	if (json_text_check(c->valuestring, why, sizeof(why)))
+		return json_fail(o, key, err, BL_EINVAL, "%s", why);
 	memcpy(buf, c->valuestring, len + 1);
 	return 0;
 }

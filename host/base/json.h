@@ -51,7 +51,17 @@ int json_int(json_obj *o, const char *key, int flags, long long lo, long long hi
 /* json_int into an int, for the common case of counts and small settings. */
 int json_i32(json_obj *o, const char *key, int flags, int lo, int hi, int *out, bl_err *err);
 int json_bool(json_obj *o, const char *key, int flags, int *out, bl_err *err);
+/*
+ * Strings are one rule everywhere: at most n - 1 bytes of valid UTF-8 with no
+ * control character (C0, DEL, C1) and no bidirectional control (U+202E and
+ * the like), so a name prints on a terminal as what it is.
+ */
 int json_str(json_obj *o, const char *key, int flags, char *buf, size_t n, bl_err *err);
+/* The same for a string node already found (an array item); key names it in messages. */
+int json_str_value(json_obj *o, const char *key, const cJSON *c, char *buf, size_t n,
+		   bl_err *err);
+/* 0 when s is valid UTF-8 without control or bidirectional characters, else BL_EINVAL and why. */
+int json_text_check(const char *s, char *why, size_t n);
 /* One of names (a NULL-terminated list); *out is the index. */
 int json_enum(json_obj *o, const char *key, int flags, const char *const *names, int *out,
 	      bl_err *err);

@@ -863,7 +863,10 @@ int cli_mix_main(int argc, char **argv)
 	if (max_paints)
 		lim.max_paints = (int)max_paints;
 	if (volume_ml > 0.0) {
-		lim.min_units = (int)(volume_ml / lim.unit_ml + 1.0 - 1e-9);
+		/* Compared as a double first: 1e9 ml in units does not fit an int. */
+		double units = volume_ml / lim.unit_ml + 1.0 - 1e-9;
+
+		lim.min_units = units > lim.max_units ? lim.max_units + 1 : (int)units;
 		if (lim.min_units > lim.max_units) {
 			status = cli_usage(cmd, "--volume: %g ml exceeds the cell's %g ml", volume_ml,
 					   lim.max_units * lim.unit_ml);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arm/action.h"
 #include "base/json.h"
 #include "base/strbuf.h"
 
@@ -160,6 +161,29 @@ static int load_station_list(json_obj *zones, const char *key, struct machine_st
 	return 0;
 }
 
+static int in_box3(const double p[3], const double lo[3], const double hi[3])
+{
+	return in_box2(p, lo, hi) && p[2] >= lo[2] && p[2] <= hi[2];
+}
+
+/* A keep-out box the arm could never leave or never reach home past makes a machine that cannot move. */
+static int check_keep_out(json_obj *o, const struct machine *m, const struct machine_box *b,
+			  bl_err *err)
+{
+	if (in_box3(m->work_min_mm, b->min_mm, b->max_mm) &&
+	    in_box3(m->work_max_mm, b->min_mm, b->max_mm))
+		return json_fail(o, "max_mm", err, BL_EINVAL,
+				 "the box covers the whole work_area: the arm could go nowhere");
+	if (in_box3(m->home_mm, b->min_mm, b->max_mm))
+		return json_fail(o, "max_mm", err, BL_EINVAL, "the box holds arm.home_mm (%g, %g, %g)",
+				 m->home_mm[0], m->home_mm[1], m->home_mm[2]);
+	if (in_box3(m->park_mm, b->min_mm, b->max_mm))
+		return json_fail(o, "max_mm", err, BL_EINVAL,
+				 "the box holds zones.park.pose_mm (%g, %g, %g)", m->park_mm[0],
+				 m->park_mm[1], m->park_mm[2]);
+	return 0;
+}
+
 /*
  * The corner markers beside the canvas (their pattern: vision/canvas.h). The
  * printed sheet reaches 2/3 of the side from the centre, quiet zone included,
@@ -252,6 +276,7 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 				if (b->min_mm[k] >= b->max_mm[k])
 					return json_fail(&o, "max_mm", err, BL_EINVAL,
 							 "must exceed min_mm on every axis");
+			BL_TRY(check_keep_out(&o, m, b, err));
 			BL_TRY(json_end(&o, err));
 			i++;
 		}
@@ -404,13 +429,20 @@ static int load_safety(json_obj *root, struct machine *m, bl_err *err)
 	if (rc == 0) {
 		cJSON_ArrayForEach(it, arr) {
 			char key[48];
+			int k = 0;
 
 			snprintf(key, sizeof(key), "operator_kinds[%zu]", i);
-			if (!cJSON_IsString(it) || strlen(it->valuestring) >= CFG_NAME_MAX ||
-			    !it->valuestring[0])
+			if (!cJSON_IsString(it))
+				return json_fail(&o, key, err, BL_EINVAL, "must be an action kind name");
+			BL_TRY(json_str_value(&o, key, it, s->operator_kinds[i], CFG_NAME_MAX, err));
+			/* The arm's vocabulary: a kind the gate would not know makes the machine useless. */
+			while (arm_kind_names[k] && strcmp(arm_kind_names[k], s->operator_kinds[i]))
+				k++;
+			if (!arm_kind_names[k])
 				return json_fail(&o, key, err, BL_EINVAL,
-						 "must be an action kind name");
-			snprintf(s->operator_kinds[i], CFG_NAME_MAX, "%s", it->valuestring);
+						 "'%s' is not an action kind (home, move, jog, stroke, "
+						 "dip, dispense, stir, wipe, wash, park)",
+						 s->operator_kinds[i]);
 			i++;
 		}
 		s->n_operator_kinds = (int)n;

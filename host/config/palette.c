@@ -107,6 +107,11 @@ static int load_spectral(json_obj *paint, const struct palette *p, struct palett
 	/* K and S of real paints relative to white's S = 1 stay well below 1e4. */
 	BL_TRY(load_bands(&o, "k", p->n_bands, 0.0, 1e4, pp->k, err));
 	BL_TRY(load_bands(&o, "s", p->n_bands, 0.0, 1e4, pp->s, err));
+	/* A paint needs some scattering or some absorption to have a colour at all. */
+	for (int b = 0; b < p->n_bands; b++)
+		if (pp->s[b] <= 0.0 && pp->k[b] <= 0.0)
+			return json_fail(&o, "k", err, BL_EINVAL, "k and s are both 0 at %g nm",
+					 p->wavelengths_nm[b]);
 	pp->has_spectral = 1;
 	return json_end(&o, err);
 }

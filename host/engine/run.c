@@ -11,6 +11,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "calib/calib.h"
 #include "engine/run_int.h"
 #include "safety/operator.h"
 
@@ -75,20 +76,35 @@ static int copy_file(const char *src, const char *dst, bl_err *err)
 	return rc;
 }
 
-/* The camera profile and light map the machine names (once: a new run loads them before it writes anything). */
+/*
+ * Every calibration file the machine names, through the validator `config
+ * check` uses (once: a new run loads them before it writes anything), and the
+ * canvas a run located itself: a bad file is refused at the start, never met
+ * later as a failed observation.
+ */
 static int load_calibration(struct run *r, bl_err *err)
 {
+	struct calib_set cs;
+	struct vis_canvas f;
+	char p[RUN_PATH_MAX];
 	int rc;
 
 	if (r->profile)
 		return 0;
-	if ((rc = meas_profile_open(r->m.calibration.camera_profile, &r->profile, err)))
+	if ((rc = calib_load_machine(&r->m, &cs, err)))
 		return rc;
-	if (r->m.calibration.light_map[0]) {
-		if ((rc = vis_light_load(r->m.calibration.light_map, &r->light, err)))
-			return rc;
+	r->profile = cs.profile;
+	cs.profile = NULL;
+	if (cs.has_light) {
+		r->light = cs.light;
 		r->have_light = 1;
+		cs.has_light = 0;
 	}
+	calib_set_free(&cs);
+	if ((rc = run_path(r, "canvas.json", p, sizeof(p), err)))
+		return rc;
+	if (access(p, F_OK) == 0 && (rc = vis_canvas_load(p, &f, err)))
+		return rc;
 	return 0;
 }
 

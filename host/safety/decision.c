@@ -78,21 +78,6 @@ const struct gate_finding *gate_decision_primary(const struct gate_decision *d)
 	return NULL;
 }
 
-int gate_check_machine(const struct machine *m, bl_err *err)
-{
-	for (int i = 0; i < m->safety.n_operator_kinds; i++) {
-		int k = 0;
-
-		while (arm_kind_names[k] && strcmp(arm_kind_names[k], m->safety.operator_kinds[i]))
-			k++;
-		if (!arm_kind_names[k])
-			return bl_fail(err, BL_EINVAL,
-				       "%s: safety.operator_kinds[%d]: '%s' is not an action kind (home, move, jog, stroke, dip, dispense, stir, wipe, wash, park)",
-				       m->file, i, m->safety.operator_kinds[i]);
-	}
-	return 0;
-}
-
 /* Millimetres and the like printed to a micrometre: the same figures print the same bytes. */
 static double tidy(double v)
 {
@@ -274,7 +259,8 @@ static enum gate_reason classify(const char *field, const char *msg, const cJSON
 		return GATE_R_OUT_OF_RANGE;
 	}
 	if (strstr(msg, "must be") || strstr(msg, "needs at least") || strstr(msg, "lies below") ||
-	    strstr(msg, "control character") || strstr(msg, "is not one of"))
+	    strstr(msg, "control character") || strstr(msg, "UTF-8") ||
+	    strstr(msg, "is not one of"))
 		return GATE_R_BAD_VALUE;
 	return GATE_R_MALFORMED;
 }

@@ -100,9 +100,6 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 	*out = NULL;
 	if (!cfg->m || !cfg->run_dir || !cfg->journal)
 		return bl_fail(err, BL_EINVAL, "the gate needs a machine, a run directory and a journal");
-	rc = gate_check_machine(cfg->m, err);
-	if (rc)
-		return rc;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return bl_fail(err, BL_ENOMEM, "out of memory");

@@ -192,9 +192,6 @@ typedef int (*gate_decision_fn)(void *ctx, const struct gate_decision *d, bl_err
 int gate_check_file(const struct machine *m, const char *path, const arm_point *start,
 		    gate_decision_fn fn, void *ctx, bl_err *err);
 
-/* Checks what the gate needs of a machine file beyond its loader (operator kinds name action kinds). */
-int gate_check_machine(const struct machine *m, bl_err *err);
-
 /* ---- the gate: the only path to an arm backend's execute ---- */
 
 enum gate_mode {

@@ -86,6 +86,14 @@ int vis_light_load(const char *path, struct vis_light *l, bl_err *err)
 		}
 		l->gain[i++] = (float)it->valuedouble;
 	}
+	/* vis_light_apply divides by the gain where it is known: known nowhere is no map. */
+	while (i > 0 && l->gain[i - 1] == 0.0f)
+		i--;
+	if (i == 0) {
+		rc = json_fail(&o, "gain", err, BL_EINVAL, "every value is 0: the map knows the light "
+			       "nowhere (make it again with `brushloop calib camera --light-map`)");
+		goto out;
+	}
 	rc = json_end(&o, err);
 out:
 	cJSON_Delete(root);

@@ -1,4 +1,5 @@
 /* test_base.c: strict JSON reading, atomic files, the seeded RNG, virtual time and the string builder. */
+#include <sys/stat.h>
 #include <dirent.h>
 #include <unistd.h>
 
@@ -159,9 +160,60 @@ TEST(read_file_enforces_the_limit)
 	CHECK(fs_read_file(path, 5, &text, NULL, &err) == BL_EINVAL);
 	CHECK(text == NULL);
 	CHECK_STR_CONTAINS(err.msg, "more than the limit of 5");
-	/* A character device has no size: the limit must still stop it. */
+	/* A character device has no size and no end: refused before it is read. */
 	CHECK(fs_read_file("/dev/zero", 100000, &text, NULL, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "/dev/zero: more than the limit");
+	CHECK_STR_CONTAINS(err.msg, "/dev/zero: is not a regular file (a character device)");
+}
+
+/* One string rule: valid UTF-8, no control or bidirectional characters; an escaped NUL refused at parse. */
+TEST(json_strings_are_clean_utf8)
+{
+	static const struct {
+		const char *s;
+		const char *why; /* NULL: accepted */
+	} cases[] = {
+		{ "round-6", NULL }, { "caf\xc3\xa9", NULL }, { "\xe6\x97\xa5\xe6\x9c\xac", NULL },
+		{ "\xf0\x9f\x98\x80", NULL }, { "a\x01" "b", "control character (U+0001)" },
+		{ "a\x7f", "control character (U+007F)" }, { "a\xc2\x85", "control character (U+0085)" },
+		{ "a\xe2\x80\xae", "bidirectional control character (U+202E)" },
+		{ "a\xe2\x81\xa6", "bidirectional control character (U+2066)" },
+		{ "a\xe2\x80\x8f", "bidirectional control character (U+200F)" },
+		{ "\xc0\xaf", "not valid UTF-8 (byte 0)" } /* overlong '/' */,
+		{ "ab\xed\xa0\x80", "not valid UTF-8 (byte 2)" } /* a surrogate */,
+		{ "\xf4\x90\x80\x80", "not valid UTF-8" } /* past U+10FFFF */,
+		{ "\xe6\x97", "not valid UTF-8" } /* cut short */, { "\xff", "not valid UTF-8" },
+	};
+	cJSON *root = NULL;
+	bl_err err = { 0 };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char why[96] = "";
+		int rc = json_text_check(cases[i].s, why, sizeof(why));
+
+		CHECK_MSG(cases[i].why ? rc == BL_EINVAL && strstr(why, cases[i].why) : rc == 0,
+			  "case %zu: rc %d, '%s'", i, rc, why);
+	}
+	CHECK(json_parse_text("{\"a\": \"x\\u0000y\"}", "t.json", &root, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "t.json: not valid JSON for brushloop at line 1, column 9");
+	CHECK(root == NULL);
+	/* An escaped backslash before "u0000" is text, not a NUL. */
+	CHECK(json_parse_text("{\"a\": \"x\\\\u0000\"}", "t.json", &root, &err) == 0);
+	cJSON_Delete(root);
+}
+
+/* A FIFO with no writer would block open() and read() forever: refused at once. */
+TEST(read_file_refuses_a_fifo_without_waiting)
+{
+	char path[4096], *text = NULL;
+	bl_err err = { 0 };
+
+	snprintf(path, sizeof(path), "%s/fifo.json", test_tmpdir());
+	CHECK(mkfifo(path, 0600) == 0);
+	alarm(10); /* a hang fails the test rather than waiting for meson's timeout */
+	CHECK(fs_read_file(path, 100000, &text, NULL, &err) == BL_EINVAL);
+	alarm(0);
+	CHECK(text == NULL);
+	CHECK_STR_CONTAINS(err.msg, "fifo.json: is not a regular file (a FIFO)");
 }
 
 TEST(mkdirs_creates_parents)
@@ -285,7 +337,8 @@ TEST_MAIN(T(json_unread_key_is_an_error), T(json_optional_absent_keeps_default),
 	  T(json_integers_do_not_saturate), T(json_nested_paths_in_messages),
 	  T(json_rejects_trailing_junk_and_duplicates), T(json_enum_lists_the_choices),
 	  T(atomic_write_replaces_whole_file), T(append_line_adds_lines),
-	  T(read_file_enforces_the_limit), T(mkdirs_creates_parents),
+	  T(read_file_enforces_the_limit), T(read_file_refuses_a_fifo_without_waiting),
+	  T(json_strings_are_clean_utf8), T(mkdirs_creates_parents),
 	  T(rng_is_deterministic_and_uniform), T(rng_fork_streams_are_independent),
 	  T(virtual_clock_never_sleeps), T(strbuf_grows), T(exit_status_of_each_code),
 	  T(cli_help_version_and_unknown))

@@ -188,6 +188,9 @@ TEST(mix_refuses_bad_input)
 		{ { "mix", "lab:50,0,0", "--max-paints", "two", NULL }, "--max-paints" },
 		{ { "mix", "lab:50,0,0", "--volume", "-1", NULL }, "--volume" },
 		{ { "mix", "lab:50,0,0", "--volume", "50", NULL }, "exceeds the cell" },
+		/* Far past an int of units: compared before it is converted. */
+		{ { "mix", "lab:50,0,0", "--volume", "1e9", NULL }, "exceeds the cell" },
+		{ { "mix", "lab:50,0,0", "--volume", "1e300", NULL }, "exceeds the cell" },
 		{ { "mix", "lab:50,0,0", "--frobnicate", NULL }, "bad option" },
 		{ { "mix", "lab:50,0,0", "--have", "white:3", NULL }, "go together" },
 		{ { "mix", "lab:50,0,0", "--measured", "lab:40,0,0", NULL }, "go together" },

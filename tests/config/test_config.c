@@ -213,6 +213,17 @@ static const struct mutation machine_cases[] = {
 	{ "brushes", "[]", "machine.json: brushes: needs at least one brush" },
 	{ "brushes[0].name", "\"\"", "machine.json: brushes[0].name: must not be empty" },
 	{ "safety.operator_kinds", "[3]", "machine.json: safety.operator_kinds[0]: must be an action kind name" },
+	{ "safety.operator_kinds", "[\"wash\", \"wahs\"]", "machine.json: safety.operator_kinds[1]: 'wahs' is not an action kind" },
+	{ "zones.keep_out[0]", "{\"name\": \"all\", \"min_mm\": [-10, -10, -50], \"max_mm\": [710, 510, 160]}",
+	  "machine.json: zones.keep_out[0].max_mm: the box covers the whole work_area" },
+	{ "zones.keep_out[0]", "{\"name\": \"home\", \"min_mm\": [0, 0, 50], \"max_mm\": [20, 20, 150]}",
+	  "machine.json: zones.keep_out[0].max_mm: the box holds arm.home_mm (10, 10, 100)" },
+	{ "name", "\"sim\\u202ehcneb\"", "machine.json: name: contains a bidirectional control character (U+202E)" },
+	{ "name", "\"sim\\u0085bench\"", "machine.json: name: contains a control character (U+0085)" },
+	{ "name", RAW "\"sim-\xc3\x28\"", "machine.json: name: is not valid UTF-8 (byte 4)" },
+	{ "name", RAW "\"sim-\xed\xa0\x80\"", "machine.json: name: is not valid UTF-8 (byte 4)" /* a surrogate */ },
+	{ "brushes[0].name", RAW "\"round-6\\u0000evil\"", "machine.json: not valid JSON for brushloop at line" },
+	{ "camera.controls", "{\"exposure\\u202e\": 1}", "machine.json: camera.controls: a key contains a bidirectional control character" },
 	{ "safety.operator_timeout_s", "0", "machine.json: safety.operator_timeout_s: 0 is out of range" },
 	{ "safety.confirm_first_motion", "\"no\"", "machine.json: safety.confirm_first_motion: must be true or false, not a string" },
 	{ "tolerances.mix_de00", RAW "NaN", "machine.json: not valid JSON at line" },
@@ -288,7 +299,7 @@ TEST(broken_files_are_rejected)
 		{ "{\"kind\": \"machine\"} trailing", "machine.json: trailing junk after the JSON value at line 1, column 21" },
 		{ "{\"kind\": \"machine\"}\n{}", "machine.json: trailing junk after the JSON value at line 2, column 1" },
 		{ "[1, 2]", "machine.json: kind: missing" },
-		{ "{\"kind\": \"robot\"}", "machine.json: kind: 'robot' is not a config file kind" },
+		{ "{\"kind\": \"robot\"}", "machine.json: kind: not a config file kind (machine, palette, canvas, light-map, arm-calibration, arm-points, actions)" },
 		{ "{\"kind\": \"machine\", \"kind\": \"machine\"}", "machine.json: kind: key appears more than once" },
 		{ "{\"kind\": \"machine\", \"version\": 1}", "machine.json: name: missing required key" },
 		{ "\xff\xfe\x00garbage", "machine.json: not valid JSON" },
@@ -352,6 +363,7 @@ static const struct mutation palette_cases[] = {
 	{ "version", "0", "palette.json: version: schema version 0 is not supported" },
 	{ "paints", "[]", "palette.json: paints: needs at least one paint" },
 	{ "paints[0].spectral.k", "[0.01, 0.01]", "palette.json: paints[0].spectral.k: has 2 values, wavelengths_nm has 3" },
+	{ "paints[1].spectral", "{\"k\": [0, 3, 5], \"s\": [0, 0.4, 0.4]}", "palette.json: paints[1].spectral.k: k and s are both 0 at 450 nm" },
 	{ "paints[1].spectral.s", "[0.5, -0.4, 0.4]", "palette.json: paints[1].spectral.s[1]: -0.4 is out of range" },
 	{ "paints[1].spectral.k", "[0.2, \"3\", 5]", "palette.json: paints[1].spectral.k[1]: must be a finite number" },
 	{ "paints[1].measured", "{\"masstone_lab\": [40, 0, 0]}", "palette.json: paints[1]: give \"spectral\" or \"measured\" optical data, not both" },
@@ -413,6 +425,102 @@ TEST(two_machines_are_a_usage_error)
 	expect_rejected(files, "give at most one machine file", "two machines");
 }
 
+/* The example machine with its calibration by full paths and key set to value (a string), as machine.json. */
+static void machine_calibrated(const char *key, const char *value)
+{
+	char *base = read_text(src_path("examples/machine-sim.json")), *text;
+	cJSON *m = cJSON_Parse(base), *cal = cJSON_GetObjectItem(m, "calibration");
+
+	cJSON_ReplaceItemInObject(cal, "camera_profile",
+				  cJSON_CreateString(src_path("examples/calibration/sim-camera.icc")));
+	cJSON_ReplaceItemInObject(cal, "light_map",
+				  cJSON_CreateString(src_path("examples/calibration/sim-light.json")));
+	if (key) {
+		cJSON_DeleteItemFromObject(cal, key);
+		cJSON_AddStringToObject(cal, key, value);
+	}
+	text = cJSON_Print(m);
+	test_write_file("machine.json", text);
+	cJSON_free(text);
+	cJSON_Delete(m);
+	free(base);
+}
+
+/*
+ * `config check` of a machine reads every calibration file it names through
+ * that file's own loader, the one a run uses: a file the run would refuse is
+ * refused here, and nothing waits on a FIFO.
+ */
+TEST(calibration_files_are_checked_by_their_loaders)
+{
+	static const struct {
+		const char *key, *value, *msg;
+	} cases[] = {
+		{ "light_map", "/etc/passwd", "machine.json: calibration.light_map: /etc/passwd: not valid JSON" },
+		{ "camera_profile", "/etc/passwd", "machine.json: calibration.camera_profile: /etc/passwd" },
+		{ "canvas", "/etc/passwd", "machine.json: calibration.canvas: /etc/passwd: not valid JSON" },
+		{ "arm", "/etc/passwd", "machine.json: calibration.arm: /etc/passwd: not valid JSON" },
+		{ "light_map", "absent.json", "absent.json: cannot open: No such file or directory" },
+		{ "canvas", "absent.json", "absent.json: cannot open: No such file or directory" },
+		{ "light_map", "zero-light.json", "zero-light.json: gain: every value is 0" },
+		{ "canvas", "palette-as-canvas.json", "palette-as-canvas.json: kind: 'palette' is not one of: canvas" },
+		{ "arm", "fifo", "fifo: is not a regular file (a FIFO)" },
+		{ "light_map", "/dev/zero", "/dev/zero: is not a regular file (a character device)" },
+	};
+	const char *files[] = { "machine.json", NULL };
+
+	test_write_file("zero-light.json", "{\"kind\": \"light-map\", \"version\": 1, \"width\": 1280, "
+			"\"height\": 720, \"cols\": 2, \"rows\": 1, \"gain\": [0, 0]}");
+	test_write_file("palette-as-canvas.json", palette_base);
+	unlink("fifo");
+	CHECK(mkfifo("fifo", 0600) == 0);
+	machine_calibrated(NULL, NULL);
+	{
+		const char *args[] = { "config", "check", "machine.json", NULL };
+
+		CHECK(test_brushloop(args, NULL, NULL) == 0);
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		machine_calibrated(cases[i].key, cases[i].value);
+		expect_rejected(files, cases[i].msg, cases[i].value);
+	}
+}
+
+/* Every file kind has one validator, the one its loaders use, and config check knows them all. */
+TEST(every_file_kind_is_checked)
+{
+	static const struct {
+		const char *file, *summary;
+	} good[] = {
+		{ "examples/canvas.json", "canvas (" },
+		{ "examples/calibration/sim-light.json", "light map (" },
+		{ "examples/arm-points.json", "arm points (" },
+		{ "examples/actions/every-kind.json", "actions (" },
+		{ "examples/palette.json", "palette '" },
+	};
+	const char *fifo[] = { "fifo.json", NULL }, *actions[] = { "actions.json", NULL };
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char *args[] = { "config", "check", src_path(good[i].file), NULL };
+		char *out = NULL;
+
+		CHECK_MSG(test_brushloop(args, &out, NULL) == 0, "%s", good[i].file);
+		CHECK_STR_CONTAINS(out, good[i].summary);
+		free(out);
+	}
+	unlink("fifo.json");
+	CHECK(mkfifo("fifo.json", 0600) == 0);
+	expect_rejected(fifo, "fifo.json: is not a regular file (a FIFO)", "a FIFO as the file");
+	test_write_file("actions.json", "{\"kind\": \"actions\", \"version\": 1, \"actions\": "
+			"[{\"type\": \"stroke\", \"speed_mm_s\": 80, \"brush\": \"round-6\\u0000evil\", "
+			"\"points_mm\": [[300, 200, 0], [350, 200, 0]]}]}");
+	expect_rejected(actions, "actions.json: not valid JSON for brushloop at line 1", "escaped NUL");
+	test_write_file("actions.json", "{\"kind\": \"actions\", \"version\": 1, \"actions\": "
+			"[{\"type\": \"move\", \"speed_mm_s\": 1e-300, \"zones\": [\"travel\"], "
+			"\"to_mm\": [300, 200, 50]}]}");
+	expect_rejected(actions, "actions.json: actions[0].speed_mm_s: must be at least 0.1 mm/s", "1e-300 mm/s");
+}
+
 static void setup(void) __attribute__((constructor));
 static void setup(void)
 {
@@ -424,4 +532,5 @@ static void setup(void)
 TEST_MAIN(T(example_machine_passes), T(machine_mutations_are_rejected),
 	  T(broken_files_are_rejected), T(nul_byte_huge_missing_and_directory_are_rejected),
 	  T(too_many_keys_are_rejected), T(palette_mutations_are_rejected),
-	  T(palette_must_fit_the_machine), T(two_machines_are_a_usage_error))
+	  T(palette_must_fit_the_machine), T(two_machines_are_a_usage_error),
+	  T(calibration_files_are_checked_by_their_loaders), T(every_file_kind_is_checked))

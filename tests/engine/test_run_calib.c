@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "base/fs.h"
 #include "color/color.h"
 #include "config/machine.h"
 #include "test.h"
@@ -134,4 +137,50 @@ TEST(a_bad_profile_path_is_refused_naming_it)
 	free(err);
 }
 
-TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it))
+/* The example machine with its calibration by full paths, and calibration.canvas naming canvas. */
+static void machine_with_canvas(const char *path, const char *canvas)
+{
+	char *text = NULL, *json;
+	cJSON *m, *cal;
+
+	CHECK(fs_read_file(src("examples/machine-sim.json"), 1 << 20, &text, NULL, NULL) == 0);
+	m = cJSON_Parse(text);
+	free(text);
+	cal = cJSON_GetObjectItem(m, "calibration");
+	cJSON_ReplaceItemInObject(cal, "camera_profile",
+				  cJSON_CreateString(src("examples/calibration/sim-camera.icc")));
+	cJSON_ReplaceItemInObject(cal, "light_map",
+				  cJSON_CreateString(src("examples/calibration/sim-light.json")));
+	cJSON_AddStringToObject(cal, "canvas", canvas);
+	json = cJSON_Print(m);
+	test_write_file(path, json);
+	cJSON_free(json);
+	cJSON_Delete(m);
+}
+
+/*
+ * A calibration.canvas that does not load is a bad file: exit 2 before the
+ * run directory exists, not a failed observation counted by the
+ * communications brake (exit 4) after the arm has moved.
+ */
+TEST(a_garbage_canvas_file_is_refused_at_the_start)
+{
+	char machine[4200], canvas[4200], out[4200], target[4200], *err = NULL;
+	const char *args[] = { "run", target, "--machine", machine, "--out", out, "--max-strokes",
+			       "4", NULL };
+
+	snprintf(machine, sizeof(machine), "%s/m.json", test_tmpdir());
+	snprintf(canvas, sizeof(canvas), "%s/canvas.json", test_tmpdir());
+	snprintf(out, sizeof(out), "%s/run", test_tmpdir());
+	snprintf(target, sizeof(target), "%s", src("examples/targets/flat-shapes.png"));
+	test_write_file("canvas.json", "{\"kind\": \"canvas\", \"version\": 1, \"garbage\": [1, 2, 3]}");
+	machine_with_canvas("m.json", canvas);
+	CHECK(test_brushloop(args, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "calibration.canvas");
+	CHECK_STR_CONTAINS(err, "canvas.json");
+	CHECK_MSG(access(out, F_OK) != 0, "the run directory was made for a run refused at the start");
+	free(err);
+}
+
+TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it),
+	  T(a_garbage_canvas_file_is_refused_at_the_start))

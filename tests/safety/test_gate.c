@@ -302,17 +302,6 @@ TEST(context_first_motion_and_after_fault)
 	}
 }
 
-TEST(unknown_operator_kind_in_machine_is_an_error)
-{
-	struct machine m = *test_machine();
-	bl_err err = { 0 };
-
-	CHECK(gate_check_machine(&m, &err) == 0);
-	snprintf(m.safety.operator_kinds[0], CFG_NAME_MAX, "wahs");
-	CHECK(gate_check_machine(&m, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "safety.operator_kinds[0]: 'wahs'");
-}
-
 TEST(grant_syntax)
 {
 	double s;
@@ -446,5 +435,5 @@ TEST_MAIN(T(travel_over_canvas_does_not_enter_it), T(going_down_over_canvas_ente
 	  T(planner_view_leaks_no_limit_operator_view_has_both), T(decision_json_is_deterministic),
 	  T(malformed_is_a_deny_naming_the_field), T(million_point_stroke_is_absurd),
 	  T(tolerance_bar_cannot_be_lowered), T(context_first_motion_and_after_fault),
-	  T(unknown_operator_kind_in_machine_is_an_error), T(grant_syntax),
+	  T(grant_syntax),
 	  T(grant_covers_only_its_scope), T(preview_draws_path_over_frame))

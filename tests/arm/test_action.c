@@ -143,7 +143,9 @@ TEST(unknown_kinds_and_fields_are_refused)
 	expect_bad("{\"type\": \"move\", \"speed_mm_s\": 5, \"to_mm\": [0, 0, 0]}", "zones");
 	expect_bad("{\"type\": \"wash\", \"speed_mm_s\": 5, \"zones\": [\"sky\"], \"ms\": 3}",
 		   "zones[0]");
-	expect_bad("{\"type\": \"wash\", \"speed_mm_s\": 0, \"ms\": 3}", "positive");
+	expect_bad("{\"type\": \"wash\", \"speed_mm_s\": 0, \"ms\": 3}", "must be at least 0.1 mm/s");
+	/* 1e-300 mm/s would "move" for 1e302 s. */
+	expect_bad("{\"type\": \"wash\", \"speed_mm_s\": 1e-300, \"ms\": 3}", "must be at least 0.1 mm/s, not 1e-300");
 	expect_bad("{\"type\": \"dispense\", \"speed_mm_s\": 5, \"well\": \"w1\", \"cell\": \"m1\", "
 		   "\"units\": 0}", "units");
 	expect_bad("{\"type\": \"stroke\", \"speed_mm_s\": 5, \"brush\": \"b\", "

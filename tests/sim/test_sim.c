@@ -1293,9 +1293,20 @@ static const char *mutated(const char *name, const char *from, const char *to)
 	memcpy(out, text, (size_t)(at - text));
 	strcpy(out + (at - text), to);
 	strcat(out, at + strlen(from));
+	free(text);
+	/* The copy lives elsewhere: its calibration files by their full paths. */
+	while ((at = strstr(out, "\"calibration/"))) {
+		const char *dir = src_path("examples/");
+		char *o2 = malloc(strlen(out) + strlen(dir) + 1);
+
+		memcpy(o2, out, (size_t)(at - out) + 1);
+		strcpy(o2 + (at - out) + 1, dir);
+		strcat(o2, at + 1);
+		free(out);
+		out = o2;
+	}
 	snprintf(path, sizeof(path), "%s", test_write_file(name, out));
 	free(out);
-	free(text);
 	return path;
 }
 

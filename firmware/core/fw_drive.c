@@ -451,6 +451,9 @@ int fw_write_holding(struct fw *f, unsigned addr, unsigned count, const uint16_t
 	uint16_t old_cw = f->hr[FW_HR_CONTROL];
 	int ex = 0;
 
+	/* The register file checks its own bounds: no caller's range check is trusted for it. */
+	if (addr >= FW_HR_COUNT || count > FW_HR_COUNT - addr)
+		return FW_EX_ILLEGAL_ADDRESS;
 	for (unsigned i = 0; i < count; i++)
 		if (addr + i == FW_HR_WATCHDOG_MS &&
 		    (v[i] < FW_WATCHDOG_MIN_MS || v[i] > FW_WATCHDOG_MAX_MS))

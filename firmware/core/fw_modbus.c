@@ -95,11 +95,7 @@ static void do_write(struct fw *f, const uint8_t *rx, unsigned addr, unsigned co
 	uint16_t v[125];
 	int ex;
 
-	if (addr + count > FW_HR_COUNT) {
-		if (!broadcast)
-			exception(f, rx[1], FW_EX_ILLEGAL_ADDRESS);
-		return;
-	}
+	/* fw_write_holding refuses a range past the registers (FW_EX_ILLEGAL_ADDRESS). */
 	for (unsigned i = 0; i < count; i++)
 		v[i] = get16(vals + 2 * i);
 	ex = fw_write_holding(f, addr, count, v);

@@ -1,5 +1,6 @@
 /* test_fw.c: the firmware core natively, with an injected clock: Modbus framing and functions, states, motion profiles, limits, watchdog and e-stop. */
 #include "fw.h"
+#include "fw_internal.h"
 #include "test.h"
 
 /* The board the tests play: a clock they move by hand and a capture of what the core sends. */
@@ -220,6 +221,26 @@ TEST(exceptions_illegal_function_address_value)
 	CHECK(wr1(f, FW_HR_WATCHDOG_MS, 300) == 0);
 	CHECK(in(f, FW_IR_REFUSAL) == 0);
 	CHECK(in32(f, FW_IR_EXCEPTIONS) == 8);
+}
+
+/*
+ * The register file checks its own bounds (found by fuzz/fuzz_modbus.c: a
+ * write at FW_HR_COUNT - 1 of two registers wrote past hr[], which only the
+ * Modbus layer's check had kept from happening).
+ */
+TEST(register_writes_past_the_end_are_refused_by_the_drive)
+{
+	struct fw *f = boot();
+	const uint16_t v[4] = { 7, 7, 7, 7 };
+	struct fw before = *f;
+
+	CHECK(fw_write_holding(f, FW_HR_COUNT - 1, 2, v) == FW_EX_ILLEGAL_ADDRESS);
+	CHECK(fw_write_holding(f, FW_HR_COUNT, 1, v) == FW_EX_ILLEGAL_ADDRESS);
+	CHECK(fw_write_holding(f, 0xffffffffu, 2, v) == FW_EX_ILLEGAL_ADDRESS);
+	CHECK(memcmp(&before, f, sizeof(before)) == 0);
+	/* A register inside the file is written as before. */
+	CHECK(fw_write_holding(f, FW_HR_SEG_DWELL_MS, 1, v) == 0);
+	CHECK(f->hr[FW_HR_SEG_DWELL_MS] == 7);
 }
 
 TEST(crc_errors_and_other_slaves)
@@ -712,6 +733,7 @@ TEST(estop_input_latches_until_cleared)
 
 TEST_MAIN(T(crc_matches_the_modbus_reference), T(reads_magic_and_version),
 	  T(reads_holding_registers), T(exceptions_illegal_function_address_value),
+	  T(register_writes_past_the_end_are_refused_by_the_drive),
 	  T(crc_errors_and_other_slaves), T(frames_split_and_joined),
 	  T(slow_line_silence_scales_with_baud), T(state_machine_transitions),
 	  T(homing_sets_position), T(trapezoid_reaches_target_in_profile_time),

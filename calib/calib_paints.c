@@ -203,31 +203,6 @@ static void svg_marker(strbuf *sb, double cx, double cy, double S, int origin)
 			  i % 2 ? "#000" : "#fff");
 }
 
-/* Writes text for XML: the five special characters escaped. */
-static void svg_text(strbuf *sb, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '<':
-			sb_printf(sb, "&lt;");
-			break;
-		case '>':
-			sb_printf(sb, "&gt;");
-			break;
-		case '&':
-			sb_printf(sb, "&amp;");
-			break;
-		case '"':
-			sb_printf(sb, "&quot;");
-			break;
-		case '\'':
-			sb_printf(sb, "&apos;");
-			break;
-		default:
-			sb_printf(sb, "%c", *s);
-		}
-}
-
 int calib_card_svg(const struct calib_card *card, char **out, bl_err *err)
 {
 	strbuf sb;
@@ -244,10 +219,10 @@ int calib_card_svg(const struct calib_card *card, char **out, bl_err *err)
 		svg_marker(&sb, mc[i][0], mc[i][1], card->marker_size_mm, i == 0);
 	sb_printf(&sb, "<text x=\"%g\" y=\"%g\" font-family=\"sans-serif\" font-size=\"3.5\">"
 		  "brushloop paint card: ", in + card->marker_size_mm, in + 1.2);
-	svg_text(&sb, card->palette);
+	sb_xml(&sb, card->palette);
 	sb_printf(&sb, ". Print at 100%%. Fill each box opaquely: the paint alone, then mixed "
 		  "with ");
-	svg_text(&sb, card->white);
+	sb_xml(&sb, card->white);
 	sb_printf(&sb, " by weight as labelled. This side up under the camera.</text>\n");
 	for (int i = 0; i < card->n; i++) {
 		const struct calib_card_swatch *s = &card->s[i];
@@ -266,7 +241,7 @@ int calib_card_svg(const struct calib_card *card, char **out, bl_err *err)
 			sb_printf(&sb, "<text x=\"%g\" y=\"%g\" font-family=\"sans-serif\" "
 				  "font-size=\"3.2\">", s->rect_mm[0] - CARD_LABEL_MM + 1,
 				  s->rect_mm[1] + 0.5 * s->rect_mm[3] + 1);
-			svg_text(&sb, s->paint);
+			sb_xml(&sb, s->paint);
 			sb_printf(&sb, "</text>\n");
 		}
 	}

@@ -59,3 +59,18 @@ void sb_free(strbuf *sb)
 	sb->s = NULL;
 	sb->len = sb->cap = 0;
 }
+
+void sb_xml(strbuf *sb, const char *text)
+{
+	static const char *const refs[128] = {
+		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;",
+		['\''] = "&apos;", ['\n'] = "&#10;", ['\t'] = "&#9;",
+	};
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p < 128 && refs[*p])
+			sb_printf(sb, "%s", refs[*p]);
+		else
+			sb_printf(sb, "%c", *p < 0x20 || *p == 0x7f ? '?' : *p);
+	}
+}

@@ -18,6 +18,8 @@ void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 
 /* Hands the string to the caller (free it), or NULL after an allocation failure. */
 char *sb_take(strbuf *sb);
+/* Appends text as XML character data or an attribute value: the five markup characters, tab and newline as references, characters XML 1.0 forbids as '?'. */
+void sb_xml(strbuf *sb, const char *text);
 
 void sb_free(strbuf *sb);
 

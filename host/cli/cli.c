@@ -363,6 +363,29 @@ const struct cli_command cli_commands[] = {
 	  "--json: {\"expected\": {\"arm_s\", \"verifications\", \"planner_calls\", \"paint_ml\",\n"
 	  "\"priced\": {..., \"total\"}}, \"upper_bound\": {...}, \"mixes\", \"strokes\", ...}.\n",
 	  cli_estimate_main },
+	{ "regress", "simulator regression suites: run, judge, compare, report (table, JSON, JUnit, Slurm)",
+	  "usage: brushloop regress SUITE.json [--jobs N] [--baseline BASELINE.json] [--junit OUT.xml]\n"
+	  "                         [--json] [--out DIR] [--quiet]\n"
+	  "       brushloop regress SUITE.json --emit-slurm DIR [--jobs N]\n"
+	  "       brushloop regress --collect DIR [--baseline BASELINE.json] [--junit OUT.xml] [--json]\n"
+	  "\n"
+	  "Runs every case of a suite file (docs/regress.md: targets, files or folders, seeds,\n"
+	  "machine and palette files, stroke counts, closed and/or open loop, thresholds) as an\n"
+	  "ordinary `brushloop run` into DIR/CASE (default DIR runs/regress-NAME), N at once\n"
+	  "(default 1) with a progress line and an ETA on stderr. Started again on the same\n"
+	  "DIR it skips the cases already done and resumes a run that was killed. Then judges\n"
+	  "each case from its run directory: final mean and 95th percentile CIEDE2000, finished\n"
+	  "unattended (exit 0), arm time, paint, mixes per colour, and with --baseline (an\n"
+	  "earlier result) how much worse than it each figure is. Prints a table (--json: every\n"
+	  "figure as one JSON document, also kept in DIR/result.json); --junit writes JUnit\n"
+	  "XML, a testcase a case, a missed threshold a failure with the figures.\n"
+	  "--emit-slurm DIR writes DIR/regress.sbatch, a Slurm array job with one task per\n"
+	  "case running its `brushloop run` line (--jobs N: at most N at once, %N), and runs\n"
+	  "nothing; the same script runs one case by hand or under GNU parallel.\n"
+	  "--collect DIR judges the run directories such a job left in DIR as above.\n"
+	  "Exit status: 0 every case passed, 1 any failed or could not run, 2 a bad suite,\n"
+	  "baseline or option.\n",
+	  cli_regress_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -1,0 +1,192 @@
+/* cli_regress.c: `brushloop regress`: parses, runs or emits or collects a suite, prints its table, JSON and JUnit. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "cli/cli.h"
+#include "regress/regress.h"
+
+struct regress_args {
+	const char *suite, *out, *baseline, *junit, *slurm, *collect;
+	int jobs, jobs_given, json, quiet;
+};
+
+static int parse(const struct cli_command *cmd, int argc, char **argv, struct regress_args *a)
+{
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "junit", required_argument, NULL, 'u' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "emit-slurm", required_argument, NULL, 's' },
+		{ "collect", required_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bl_err err = { 0 };
+	long v;
+	int opt;
+
+	memset(a, 0, sizeof(*a));
+	a->jobs = 1;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "j:o:q", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			if (cli_parse_long("--jobs", optarg, 1, 256, &v, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			a->jobs = (int)v;
+			a->jobs_given = 1;
+			break;
+		case 'b':
+			a->baseline = optarg;
+			break;
+		case 'u':
+			a->junit = optarg;
+			break;
+		case 'J':
+			a->json = 1;
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
+		case 's':
+			a->slurm = optarg;
+			break;
+		case 'c':
+			a->collect = optarg;
+			break;
+		case 'q':
+			a->quiet = 1;
+			break;
+		default:
+			return cli_usage(cmd, "unknown option");
+		}
+	}
+	if (a->collect) {
+		if (optind != argc)
+			return cli_usage(cmd, "--collect DIR reads the suite from DIR/suite.json: no SUITE");
+		if (a->slurm || a->out || a->jobs_given)
+			return cli_usage(cmd, "--collect takes only --baseline, --junit and --json");
+		return 0;
+	}
+	if (optind != argc - 1)
+		return cli_usage(cmd, "%s", optind >= argc ? "a SUITE file is needed" : "only one SUITE");
+	a->suite = argv[optind];
+	if (a->slurm && (a->out || a->baseline || a->junit || a->json))
+		return cli_usage(cmd, "--emit-slurm DIR writes a job and runs nothing: --out, "
+				      "--baseline, --junit and --json belong to the run or --collect");
+	return 0;
+}
+
+/* dir made (if needed) and absolute: the run directories and the job script name it. */
+static int abs_dir(const char *dir, char *out, bl_err *err)
+{
+	BL_TRY(fs_mkdirs(dir, err));
+	if (!realpath(dir, out))
+		return bl_fail(err, BL_EIO, "%s: cannot resolve the folder", dir);
+	return 0;
+}
+
+static int self_path(char *out, size_t n, bl_err *err)
+{
+	ssize_t len = readlink("/proc/self/exe", out, n - 1);
+
+	if (len <= 0)
+		return bl_fail(err, BL_EIO, "cannot find the brushloop binary (/proc/self/exe)");
+	out[len] = '\0';
+	return 0;
+}
+
+/* Judges the cases in dir, writes dir/result.json and the JUnit file, prints the table or JSON. */
+static int report(const struct regress_suite *s, const char *dir, const struct regress_args *a,
+		  const cJSON *baseline, bl_err *err)
+{
+	char p[REGRESS_PATH_MAX + 32];
+	cJSON *result = NULL;
+	int rc;
+
+	if ((rc = regress_collect(s, dir, baseline, &result, err)))
+		return rc;
+	snprintf(p, sizeof(p), "%s/result.json", dir);
+	if ((rc = json_write_file(p, result, err)))
+		goto free_result;
+	if (a->junit && (rc = regress_junit_write(result, a->junit, err)))
+		goto free_result;
+	if (a->json) {
+		rc = regress_exit_status(result);
+		return cli_print_json(result) ? BL_EXIT_FAIL : rc;
+	}
+	regress_print_table(result, stdout);
+	rc = regress_exit_status(result);
+free_result:
+	cJSON_Delete(result);
+	return rc;
+}
+
+int cli_regress_main(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find("regress");
+	char dir[PATH_MAX], bin[PATH_MAX], p[PATH_MAX + 16];
+	struct regress_suite s;
+	struct regress_args a;
+	cJSON *baseline = NULL;
+	bl_err err = { 0 };
+	int rc = parse(cmd, argc, argv, &a);
+
+	if (rc)
+		return rc;
+	/* A bad baseline is said before anything runs. */
+	if (a.baseline && regress_baseline_load(a.baseline, &baseline, &err))
+		return cli_fail(&err);
+	if (a.collect) {
+		snprintf(p, sizeof(p), "%s/suite.json", a.collect);
+		if (!realpath(a.collect, dir)) {
+			cJSON_Delete(baseline);
+			return cli_usage(cmd, "%s: no such folder", a.collect);
+		}
+		if ((rc = regress_suite_load(p, &s, &err)))
+			goto free_baseline;
+		rc = report(&s, dir, &a, baseline, &err);
+		goto free_suite;
+	}
+	if ((rc = regress_suite_load(a.suite, &s, &err)))
+		goto free_baseline;
+	if ((rc = self_path(bin, sizeof(bin), &err)))
+		goto free_suite;
+	if (a.slurm) {
+		if ((rc = abs_dir(a.slurm, dir, &err)) || (rc = regress_suite_save(&s, dir, &err)) ||
+		    (rc = regress_slurm_write(&s, bin, dir, a.jobs_given ? a.jobs : 0, &err)))
+			goto free_suite;
+		printf("%d cases: sbatch %s/regress.sbatch, then brushloop regress --collect %s\n", s.n,
+		       dir, dir);
+		goto free_suite;
+	}
+	if (!a.out) {
+		snprintf(p, sizeof(p), "runs/regress-%s", s.name);
+		a.out = p;
+	}
+	if ((rc = abs_dir(a.out, dir, &err)) || (rc = regress_suite_save(&s, dir, &err)))
+		goto free_suite;
+	{
+		struct regress_run_options o = { .bin = bin, .out_dir = dir, .jobs = a.jobs,
+						 .quiet = a.quiet };
+
+		if ((rc = regress_run(&s, &o, &err)))
+			goto free_suite;
+	}
+	rc = report(&s, dir, &a, baseline, &err);
+free_suite:
+	regress_suite_free(&s);
+free_baseline:
+	cJSON_Delete(baseline);
+	if (rc < 0)
+		return cli_fail(&err);
+	return rc;
+}

@@ -384,7 +384,7 @@ const struct cli_command cli_commands[] = {
 	  "nothing; the same script runs one case by hand or under GNU parallel.\n"
 	  "--collect DIR judges the run directories such a job left in DIR as above.\n"
 	  "Exit status: 0 every case passed, 1 any failed or could not run, 2 a bad suite,\n"
-	  "baseline or option.\n",
+	  "baseline or option, 3 interrupted (each run paused; the same command goes on).\n",
 	  cli_regress_main },
 	{ NULL, NULL, NULL, NULL },
 };

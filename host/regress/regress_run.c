@@ -49,6 +49,9 @@ static enum step next_step(const struct regress_case *c, const char *dir, int re
 	reason = cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason"));
 	if (state && !strcmp(state, "running"))
 		s = STEP_RESUME; /* the suite (and its runs) were killed */
+	else if (state && !strcmp(state, "paused") && reason &&
+		 !strncmp(reason, "paused by a signal", 18))
+		s = STEP_RESUME; /* the suite was interrupted and passed the signal on */
 	else if (state && !strcmp(state, "paused") && c->refill && reason &&
 		 strstr(reason, "--refilled") && refills < REFILLS_MAX)
 		s = STEP_REFILL;
@@ -94,6 +97,10 @@ static pid_t spawn(const struct regress_case *c, enum step step, const struct re
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
+		/* Its own process group: a Ctrl-C reaches the suite, which passes it on once (a run takes a second signal as a safety stop). */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		dup2(fd, 1);
 		dup2(fd, 2);
 		execv(o->bin, (char *const *)argv);
@@ -102,6 +109,14 @@ static pid_t spawn(const struct regress_case *c, enum step step, const struct re
 	}
 	close(fd);
 	return pid;
+}
+
+static volatile sig_atomic_t signals_seen;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signals_seen++;
 }
 
 static double now_s(void)
@@ -150,7 +165,13 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 	char logs[REGRESS_PATH_MAX + 8];
 	struct progress pr = { .total = s->n, .jobs = o->jobs, .t0 = now_s(), .live = isatty(2) };
 	double last_print = 0;
+	int forwarded = 0;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 
+	sigemptyset(&sa.sa_mask);
+	signals_seen = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	if (!slots || !queue) {
 		rc = bl_fail(err, BL_ENOMEM, "out of memory");
 		goto free_all;
@@ -176,6 +197,14 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 		int status;
 		pid_t pid;
 
+		/* Interrupted: every run is told once for each signal the suite got, and no new case starts. */
+		while (forwarded < signals_seen) {
+			forwarded++;
+			qi = nq;
+			for (int j = 0; j < o->jobs; j++)
+				if (slots[j].pid > 0)
+					kill(slots[j].pid, SIGTERM);
+		}
 		/* Fill the free slots. */
 		for (int j = 0; j < o->jobs && qi < nq; j++) {
 			char dir[REGRESS_PATH_MAX + REGRESS_ID_MAX];
@@ -220,7 +249,7 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 				continue;
 			snprintf(dir, sizeof(dir), "%s/%s", o->out_dir, c->id);
 			next = next_step(c, dir, slots[j].refills);
-			if (next == STEP_REFILL) {
+			if (next == STEP_REFILL && !signals_seen) {
 				slots[j].refills++;
 				if ((slots[j].pid = spawn(c, next, o, dir, err)) < 0) {
 					rc = slots[j].pid;
@@ -245,12 +274,18 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 	}
 	if (!o->quiet && pr.live)
 		fputc('\n', stderr);
+	if (signals_seen)
+		rc = bl_fail(err, BL_EPAUSED,
+			     "interrupted: the runs under way were paused; the same command goes on "
+			     "where they stopped");
 	goto free_all;
 wait_all:
 	/* A step could not start: let the ones running finish, then say why. */
 	while (pr.running > 0 && wait(NULL) > 0)
 		pr.running--;
 free_all:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	free(slots);
 	free(queue);
 	return rc;

@@ -444,6 +444,54 @@ TEST(a_suite_killed_part_way_runs_only_the_rest_when_started_again)
 	CHECK(journal_has(d3, "finished") == 1);
 }
 
+/* SIGTERM (or a Ctrl-C) to the suite: each run is paused once, cleanly, the suite exits 3, and started again it resumes them. */
+TEST(an_interrupted_suite_pauses_its_runs_and_goes_on_when_started_again)
+{
+	char suite[2048], d1[4200], st1[4300];
+	const char *spath, *out = path_in("interrupted");
+	const char *argv[] = { getenv("BRUSHLOOP"), "regress", NULL, "--out", out, "--quiet", NULL };
+	pid_t pid;
+	int st, waited = 0;
+
+	snprintf(suite, sizeof(suite),
+		 "{\"kind\": \"suite\", \"version\": 1, \"strokes\": [6], \"loops\": [\"open\"],\n"
+		 " \"seeds\": [1, 2], \"cases\": [{\"targets\": [\"%s\"]}]}\n",
+		 target());
+	spath = test_write_file("two.json", suite);
+	argv[2] = spath;
+	snprintf(d1, sizeof(d1), "%s/flat-shapes-s1-n6-open", out);
+	snprintf(st1, sizeof(st1), "%s/state.json", d1);
+	CHECK(posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) == 0);
+	while (access(st1, F_OK) != 0 && waited++ < 3000)
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	CHECK(kill(pid, SIGTERM) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 3, "the interrupted suite exited %d, not 3",
+		  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	{
+		const char *args[] = { "status", d1, "--json", NULL };
+		char *so = NULL;
+		cJSON *j;
+
+		test_brushloop(args, &so, NULL);
+		j = cJSON_Parse(so ? so : "");
+		CHECK_MSG(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "state")) ?: "", "paused"),
+			  "the run is %s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "state")) ?: "?");
+		CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason")), "paused by a signal");
+		cJSON_Delete(j);
+		free(so);
+	}
+	{
+		const char *args[] = { "regress", spath, "--out", out, "--quiet", NULL };
+		char *so = NULL;
+
+		CHECK(test_brushloop(args, &so, NULL) == 0);
+		CHECK_STR_CONTAINS(so, "2 cases: 2 passed, 0 failed, 0 errors");
+		free(so);
+	}
+	CHECK_MSG(journal_has(d1, "resume") == 1, "the paused run was not resumed");
+}
+
 /* The simulator is deterministic: two at once paint what one at a time paints. */
 TEST(jobs_2_gives_the_same_figures_as_jobs_1)
 {
@@ -569,4 +617,5 @@ TEST(collect_judges_what_the_emitted_job_left)
 TEST_MAIN(T(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target),
 	  T(a_bad_suite_is_exit_2_naming_the_file_and_key),
 	  T(a_suite_killed_part_way_runs_only_the_rest_when_started_again),
+	  T(an_interrupted_suite_pauses_its_runs_and_goes_on_when_started_again),
 	  T(jobs_2_gives_the_same_figures_as_jobs_1), T(collect_judges_what_the_emitted_job_left))

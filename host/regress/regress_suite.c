@@ -447,6 +447,9 @@ void regress_case_argv(const struct regress_case *c, const char *bin, const char
 		argv[n++] = "--palette";
 		argv[n++] = c->palette;
 	}
+	/* Someone refills: a plan that needs more paint than the wells hold may start. */
+	if (c->refill)
+		argv[n++] = "--refill-ok";
 	if (c->loop == RL_OPEN)
 		argv[n++] = "--open-loop";
 	else if (c->accept_nearest)

@@ -340,8 +340,22 @@ const struct cli_command cli_commands[] = {
 	  "reach (`brushloop mix COLOUR` tells). The run counts the paint left in each well\n"
 	  "(full at the start) and pauses before a mix would draw one below its reserve;\n"
 	  "--refilled w1,w3 (or all) says a person has filled those wells again (on the\n"
-	  "simulator, the simulated wells are filled). Exit status as for run.\n",
+	  "simulator, the simulated wells are filled). --answered-by NAME says who gives\n"
+	  "these answers in the journal (default \"$USER (pid N)\"; the console says itself).\n"
+	  "Exit status as for run.\n",
 	  cli_resume_main },
+	{ "serve", "the web console: runs, a live run, approvals, grants and answers",
+	  "usage: brushloop serve [--runs DIR] [RUN_DIR...] [--listen HOST:PORT] [--read-only]\n"
+	  "\n"
+	  "Serves a web console for the run directories under DIR (every one, as they appear)\n"
+	  "and those named, on HOST:PORT (default 127.0.0.1:8080; port 0 picks a free one).\n"
+	  "It prints the URL to open, with a random access token every request needs (kept\n"
+	  "in an HttpOnly, SameSite=Strict cookie after the first visit). Answers (approve,\n"
+	  "deny, grant, resume with accepted mixes, substitutes or refilled wells, hold) go\n"
+	  "through the same functions as the commands, journaled as from the console and its\n"
+	  "client; each checks the token and the Origin. --read-only shows no buttons and\n"
+	  "refuses every POST. Runs until SIGINT or SIGTERM. See docs/console.md.\n",
+	  cli_serve_main },
 	{ "status", "where a run stands: state, canvas error, mixes, cost, heartbeat",
 	  "usage: brushloop status DIR [--json]\n"
 	  "\n"

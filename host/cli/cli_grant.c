@@ -19,28 +19,6 @@ static void names(unsigned bits, const char *const *list, int count, char *out, 
 			used += (size_t)snprintf(out + used, n - used, "%s%s", used ? "," : "", list[k]);
 }
 
-static cJSON *grant_json(const struct gate_grant *g, int64_t now_ms)
-{
-	cJSON *o = cJSON_CreateObject(), *k = cJSON_AddArrayToObject(o, "kinds"),
-	      *z = cJSON_AddArrayToObject(o, "zones");
-	double left = g->for_s - (double)(now_ms - g->issued_wall_ms) / 1000.0;
-
-	cJSON_AddStringToObject(o, "id", g->id);
-	for (int i = 0; i < ARM_KIND_COUNT; i++)
-		if (g->kinds & (1u << i))
-			cJSON_AddItemToArray(k, cJSON_CreateString(arm_kind_names[i]));
-	for (int i = 0; i < ARM_ZONE_COUNT; i++)
-		if (g->zones & (1u << i))
-			cJSON_AddItemToArray(z, cJSON_CreateString(arm_zone_names[i]));
-	cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
-	cJSON_AddNumberToObject(o, "for_s", g->for_s);
-	cJSON_AddNumberToObject(o, "issued_wall_ms", (double)g->issued_wall_ms);
-	cJSON_AddStringToObject(o, "by", g->by);
-	cJSON_AddStringToObject(o, "state", g->revoked ? "revoked" : left > 0 ? "active" : "expired");
-	cJSON_AddNumberToObject(o, "wall_s_left", left > 0 ? left : 0);
-	return o;
-}
-
 static int list_grants(const char *run_dir, int json)
 {
 	struct gate_grants gs;
@@ -63,7 +41,7 @@ static int list_grants(const char *run_dir, int json)
 		double left = g->for_s - (double)(now - g->issued_wall_ms) / 1000.0;
 
 		if (json) {
-			cJSON_AddItemToArray(arr, grant_json(g, now));
+			cJSON_AddItemToArray(arr, gate_grant_json(g, now));
 			continue;
 		}
 		names(g->kinds, arm_kind_names, ARM_KIND_COUNT, k, sizeof(k));
@@ -101,6 +79,7 @@ int cli_grant_main(int argc, char **argv)
 	bl_err err = { 0 };
 	int list = 0, json = 0, opt;
 	const char *run_dir;
+	char by[96];
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -139,33 +118,15 @@ int cli_grant_main(int argc, char **argv)
 	}
 	if (!kinds || !zones || !speed || !dur)
 		return cli_usage(cmd, "a grant needs --kinds, --zone, --max-speed and --for");
-	memset(&g, 0, sizeof(g));
-	if (gate_parse_kinds(kinds, &g.kinds, &err) || gate_parse_zones(zones, &g.zones, &err) ||
-	    gate_parse_duration(dur, &g.for_s, &err) ||
-	    cli_parse_double("--max-speed", speed, &g.max_speed_mm_s, &err))
-		return cli_usage(cmd, "%s", err.msg);
-	if (g.max_speed_mm_s <= 0.0)
-		return cli_usage(cmd, "--max-speed: %g must be positive (mm/s)", g.max_speed_mm_s);
-	g.issued_wall_ms = clk_wall_ms();
-	cli_operator_name(g.by, sizeof(g.by));
-	/* With the run's machine at hand, refuse now what the gate would ignore later. */
-	if (machine) {
-		struct machine *m = calloc(1, sizeof(*m));
-		int rc;
+	cli_operator_name(by, sizeof(by));
+	{
+		const struct gate_grant_text t = { kinds, zones, speed, dur, by, machine };
 
-		if (!m)
-			return BL_EXIT_FAIL;
-		rc = machine_load(machine, m, &err);
-		if (rc == 0)
-			rc = gate_grant_validate(m, &g, &err);
-		free(m);
-		if (rc)
+		if (gate_grant_give(run_dir, &t, &g, &err))
 			return cli_fail(&err);
 	}
-	if (gate_grant_add(run_dir, &g, &err))
-		return cli_fail(&err);
 	if (json)
-		return cli_print_json(grant_json(&g, g.issued_wall_ms)) ? BL_EXIT_FAIL : 0;
+		return cli_print_json(gate_grant_json(&g, g.issued_wall_ms)) ? BL_EXIT_FAIL : 0;
 	{
 		char k[256], z[128];
 

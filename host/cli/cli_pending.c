@@ -18,23 +18,6 @@ int cli_run_dir_ok(const char *dir, bl_err *err)
 	return 0;
 }
 
-static cJSON *request_json(const struct gate_request *r)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(o, "id", r->id);
-	cJSON_AddStringToObject(o, "status", gate_req_status_names[r->status]);
-	if (r->answered)
-		cJSON_AddStringToObject(o, "answer", r->approved ? "yes" : "no");
-	cJSON_AddStringToObject(o, "kind", r->kind >= 0 ? arm_kind_names[r->kind] : "");
-	if (r->action_id >= 0)
-		cJSON_AddNumberToObject(o, "action_id", (double)r->action_id);
-	cJSON_AddNumberToObject(o, "action_index", (double)r->index);
-	gate_request_add_motion(o, r);
-	cJSON_AddNumberToObject(o, "created_wall_ms", (double)r->created_wall_ms);
-	return o;
-}
-
 static void request_text(const char *run_dir, const struct gate_request *r)
 {
 	printf("%s  %s", r->id, r->kind >= 0 ? arm_kind_names[r->kind] : "?");
@@ -96,7 +79,7 @@ int cli_pending_main(int argc, char **argv)
 			continue;
 		shown++;
 		if (json)
-			cJSON_AddItemToArray(arr, request_json(&l[i]));
+			cJSON_AddItemToArray(arr, gate_request_json(&l[i]));
 		else
 			request_text(argv[optind], &l[i]);
 	}

@@ -12,6 +12,7 @@ int cli_resume_main(int argc, char **argv)
 	struct cli_run_paths paths;
 	bl_err err = { 0 };
 	const char *dir;
+	char by[96];
 	int rc = cli_run_parse(cmd, argc, argv, 0, &o, &paths, NULL);
 
 	if (rc)
@@ -21,6 +22,10 @@ int cli_resume_main(int argc, char **argv)
 	dir = argv[argc - 1];
 	if (cli_run_dir_ok(dir, &err))
 		return cli_fail(&err);
+	if (!o.answered_by) {
+		cli_operator_name(by, sizeof(by));
+		o.answered_by = by;
+	}
 	if (!o.quiet)
 		fprintf(stderr, "brushloop: resuming %s\n", dir);
 	rc = run_resume(dir, &o, &err);

@@ -1258,6 +1258,8 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		cJSON_AddNumberToObject(d, "next", (double)r->st.next);
 		cJSON_AddBoolToObject(d, "batch_unknown", r->st.batch_unknown);
 		cJSON_AddBoolToObject(d, "dispense_under_way", r->st.pending.active);
+		if (o->answered_by)
+			cJSON_AddStringToObject(d, "by", o->answered_by);
 		if ((rc = run_event(r, "resume", d, err)))
 			goto out;
 	}

@@ -126,6 +126,23 @@ static void add_point(cJSON *o, const char *key, const arm_point *p)
 	json_add_vec(o, key, v, 3);
 }
 
+cJSON *gate_request_json(const struct gate_request *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "id", r->id);
+	cJSON_AddStringToObject(o, "status", gate_req_status_names[r->status]);
+	if (r->answered)
+		cJSON_AddStringToObject(o, "answer", r->approved ? "yes" : "no");
+	cJSON_AddStringToObject(o, "kind", r->kind >= 0 ? arm_kind_names[r->kind] : "");
+	if (r->action_id >= 0)
+		cJSON_AddNumberToObject(o, "action_id", (double)r->action_id);
+	cJSON_AddNumberToObject(o, "action_index", (double)r->index);
+	gate_request_add_motion(o, r);
+	cJSON_AddNumberToObject(o, "created_wall_ms", (double)r->created_wall_ms);
+	return o;
+}
+
 void gate_request_add_motion(cJSON *o, const struct gate_request *r)
 {
 	cJSON *why, *zones;

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "config/machine.h"
 #include "safety/operator.h"
 
 #define ZB(z) (1u << (z))
@@ -394,6 +395,65 @@ int gate_grant_validate(const struct machine *m, const struct gate_grant *g, bl_
 			       "grant %s: max speed %g mm/s is above limits.hard.speed_mm_s %g mm/s of %s",
 			       g->id, g->max_speed_mm_s, m->limits.hard.speed_mm_s, m->file);
 	return 0;
+}
+
+cJSON *gate_grant_json(const struct gate_grant *g, int64_t now_ms)
+{
+	cJSON *o = cJSON_CreateObject(), *k = cJSON_AddArrayToObject(o, "kinds"),
+	      *z = cJSON_AddArrayToObject(o, "zones");
+	double left = g->for_s - (double)(now_ms - g->issued_wall_ms) / 1000.0;
+
+	cJSON_AddStringToObject(o, "id", g->id);
+	for (int i = 0; i < ARM_KIND_COUNT; i++)
+		if (g->kinds & (1u << i))
+			cJSON_AddItemToArray(k, cJSON_CreateString(arm_kind_names[i]));
+	for (int i = 0; i < ARM_ZONE_COUNT; i++)
+		if (g->zones & (1u << i))
+			cJSON_AddItemToArray(z, cJSON_CreateString(arm_zone_names[i]));
+	cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
+	cJSON_AddNumberToObject(o, "for_s", g->for_s);
+	cJSON_AddNumberToObject(o, "issued_wall_ms", (double)g->issued_wall_ms);
+	cJSON_AddStringToObject(o, "by", g->by);
+	cJSON_AddStringToObject(o, "state", g->revoked ? "revoked" : left > 0 ? "active" : "expired");
+	cJSON_AddNumberToObject(o, "wall_s_left", left > 0 ? left : 0);
+	return o;
+}
+
+int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct gate_grant *g,
+		    bl_err *err)
+{
+	char *end;
+	int rc = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (!t->kinds || !t->zones || !t->max_speed || !t->for_)
+		return bl_fail(err, BL_EINVAL, "a grant needs kinds, zones, a max speed and a duration");
+	if ((rc = gate_parse_kinds(t->kinds, &g->kinds, err)) ||
+	    (rc = gate_parse_zones(t->zones, &g->zones, err)) ||
+	    (rc = gate_parse_duration(t->for_, &g->for_s, err)))
+		return rc;
+	errno = 0;
+	g->max_speed_mm_s = strtod(t->max_speed, &end);
+	if (errno || end == t->max_speed || *end || !isfinite(g->max_speed_mm_s) ||
+	    g->max_speed_mm_s <= 0.0)
+		return bl_fail(err, BL_EINVAL, "--max-speed %s: must be a positive number of mm/s",
+			       t->max_speed);
+	g->issued_wall_ms = clk_wall_ms();
+	snprintf(g->by, sizeof(g->by), "%s", t->by ? t->by : "unknown");
+	/* With the run's machine at hand, refuse now what the gate would ignore later. */
+	if (t->machine_path) {
+		struct machine *m = calloc(1, sizeof(*m));
+
+		if (!m)
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		rc = machine_load(t->machine_path, m, err);
+		if (rc == 0)
+			rc = gate_grant_validate(m, g, err);
+		free(m);
+		if (rc)
+			return rc;
+	}
+	return gate_grant_add(run_dir, g, err);
 }
 
 int gate_grant_covers(const struct gate_grant *g, const struct gate_decision *d)

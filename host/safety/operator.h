@@ -68,6 +68,9 @@ int gate_request_from_decision(const struct gate_decision *d, const struct arm_a
 /* Adds what a request asks to move (from, to, speed, zones, why, preview) to o: the file and `pending` show the same. */
 void gate_request_add_motion(cJSON *o, const struct gate_request *r);
 
+/* A request as `pending --json` and the console show it: id, status, answer, kind, action, motion, created_wall_ms. */
+cJSON *gate_request_json(const struct gate_request *r);
+
 int gate_request_write(const char *run_dir, const struct gate_request *r,
 		       const struct gate_decision *d, bl_err *err);
 /* Loads request id with its answer, strictly; a malformed file is an error naming it. */
@@ -132,6 +135,22 @@ int gate_grant_revoke(const char *run_dir, const char *id, bl_err *err);
 
 /* Why a grant cannot be used on machine m at all (too long, too fast), or 0. */
 int gate_grant_validate(const struct machine *m, const struct gate_grant *g, bl_err *err);
+
+/* A grant as a person writes it (`brushloop grant`'s options, the console's form). */
+struct gate_grant_text {
+	const char *kinds, *zones; /* "stroke,dip", "canvas,palette" */
+	const char *max_speed;     /* mm/s */
+	const char *for_;          /* a duration, as gate_parse_duration reads it */
+	const char *by;            /* who grants, for the record */
+	const char *machine_path;  /* when given, a grant the gate would ignore is refused here */
+};
+
+/* A grant as `grant --list --json` and the console show it, its state and time left by the wall clock at now_ms. */
+cJSON *gate_grant_json(const struct gate_grant *g, int64_t now_ms);
+
+/* Parses, checks and adds the grant t describes, issued now: g is what was added (its id). */
+int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct gate_grant *g,
+		    bl_err *err);
 
 /* Whether grant g covers decision d of an action of kind at speed (limits and scope, not time). */
 int gate_grant_covers(const struct gate_grant *g, const struct gate_decision *d);

@@ -19,6 +19,8 @@ const struct bench_case bench_cases[] = {
 	{ "sim.overnight_s", "s", 3, bench_sim_overnight },
 	{ "sim.night_real_s", "s", 3, bench_sim_night_real },
 	{ "plan.strokes_2000_s", "s", 5, bench_plan_strokes },
+	{ "serve.run_page_ttfb_ms", "ms", 21, bench_serve_run_page },
+	{ "serve.event_after_change_ms", "ms", 11, bench_serve_event },
 	{ NULL, NULL, 0, NULL },
 };
 

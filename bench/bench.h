@@ -35,5 +35,7 @@ int bench_sim_render(double *value, bl_err *err);
 int bench_sim_overnight(double *value, bl_err *err);
 int bench_sim_night_real(double *value, bl_err *err);
 int bench_plan_strokes(double *value, bl_err *err);
+int bench_serve_run_page(double *value, bl_err *err);
+int bench_serve_event(double *value, bl_err *err);
 
 #endif

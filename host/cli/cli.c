@@ -400,6 +400,20 @@ const struct cli_command cli_commands[] = {
 	  "Exit status: 0 every case passed, 1 any failed or could not run, 2 a bad suite,\n"
 	  "baseline or option, 3 interrupted (each run paused; the same command goes on).\n",
 	  cli_regress_main },
+	{ "report", "writes a run's report.html: canvas, error maps, mixes, paint, cost, timeline",
+	  "usage: brushloop report DIR [--json]\n"
+	  "\n"
+	  "Writes DIR/report.html from the run directory's files alone (a run writes it\n"
+	  "itself when it finishes, pauses or brakes; this remakes it, also while the run\n"
+	  "runs): the target beside the final canvas, the canvas and its CIEDE2000 map at\n"
+	  "every observation, each colour's mix attempts against the tolerance with their\n"
+	  "frames, paint per well, cost against the estimate, the subtasks on the run clock,\n"
+	  "and every deferral, accepted colour, brake and operator answer with its reason.\n"
+	  "It needs no server and no JavaScript; its pictures are files of DIR (drawn into\n"
+	  "DIR/report/ from frames/). A missing or damaged file of the run is exit 2 naming\n"
+	  "it, and an earlier report.html is left as it was. --json prints {\"report\",\n"
+	  "\"bytes\", \"images\", \"drawn\"}.\n",
+	  cli_report_main },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -63,6 +63,7 @@ int cli_serve_main(int argc, char **argv);
 int cli_status_main(int argc, char **argv);
 int cli_estimate_main(int argc, char **argv);
 int cli_regress_main(int argc, char **argv);
+int cli_report_main(int argc, char **argv);
 
 /* The run commands' shared options (cli_run.c): 0, a usage exit status, or -1 after --help. */
 struct run_options;

@@ -208,6 +208,13 @@ int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet)
 		printf("state: %s%s%s\n", state ? state : "unknown", reason && *reason ? ": " : "",
 		       reason ? reason : "");
 		printf("status: %s/STATUS.md\n", dir);
+		{
+			char rp[4200];
+
+			snprintf(rp, sizeof(rp), "%s/report.html", dir);
+			if (access(rp, F_OK) == 0)
+				printf("report: %s (open it in a browser)\n", rp);
+		}
 		if (cJSON_IsNumber(mean) && cJSON_IsNumber(p95))
 			printf("canvas: mean CIEDE2000 %.2f, 95th percentile %.2f against the target\n",
 			       mean->valuedouble, p95->valuedouble);

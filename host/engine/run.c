@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "calib/calib.h"
 #include "engine/run_int.h"
+#include "report/report.h"
 #include "safety/operator.h"
 
 void run_options_init(struct run_options *o)
@@ -750,6 +751,9 @@ static int settle(struct run *r, int rc, bl_err *err)
 		cJSON_AddStringToObject(dj, "reason", r->st.reason);
 		run_event(r, "process_end", dj, &e2);
 	}
+	/* The morning report: a picture of the run for a person; failing to draw it never fails the run. */
+	if (report_write(r->dir, NULL, &e2))
+		log_warn("no report.html: %s", e2.msg);
 	run_progress(r, 1);
 	if (!r->opt.quiet && r->opt.progress_live) {
 		if (write(r->opt.progress_fd >= 0 ? r->opt.progress_fd : 2, "\n", 1) < 0) {

@@ -142,7 +142,8 @@ int fs_write_fd(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
+/* A temp file renamed over path; durable: fsync'd, and its directory after the rename. */
+static int write_renamed(const char *path, const void *data, size_t len, int durable, bl_err *err)
 {
 	char tmp[PATH_MAX];
 	int fd, rc;
@@ -152,7 +153,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return bl_fail(err, BL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-	if (fs_write_fd(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fs_write_fd(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
 		rc = bl_fail(err, BL_EIO, "%s: write failed: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
@@ -166,13 +167,23 @@ int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
 		rc = bl_fail(err, BL_EIO, "%s: rename failed: %s", path, strerror(errno));
 		goto out_unlink;
 	}
-	return fsync_parent(path, err);
+	return durable ? fsync_parent(path, err) : 0;
 
 out_unlink:
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
 	return rc;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
+{
+	return write_renamed(path, data, len, 1, err);
+}
+
+int fs_write_replace(const char *path, const void *data, size_t len, bl_err *err)
+{
+	return write_renamed(path, data, len, 0, err);
 }
 
 int fs_append_line(const char *path, const char *line, bl_err *err)

@@ -21,6 +21,14 @@ int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl
  */
 int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err);
 
+/*
+ * The same without the fsyncs: a reader sees the old file or the new one,
+ * never a mix, but a power loss may leave either, or an empty file. For files
+ * made again from others whenever they are missing (the report's pictures):
+ * on a busy disk each fsync can take a second.
+ */
+int fs_write_replace(const char *path, const void *data, size_t len, bl_err *err);
+
 /* Writes all of data to fd, through short writes and EINTR: 0, or -1 with errno set. */
 int fs_write_fd(int fd, const void *data, size_t len);
 

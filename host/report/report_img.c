@@ -5,6 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "base/fs.h"
 #include "base/json.h"
 #include "report/report_int.h"
 #include "vision/canvas.h"
@@ -78,6 +81,33 @@ static int eye_open(const struct report *r, struct eye *e, bl_err *err)
 	return img_load(p, m->camera.max_pixels, &e->target, err);
 }
 
+/*
+ * A picture of the report: a PNG renamed into place without fsyncs (drawn
+ * again from its frame whenever it is missing or empty, so a crash loses
+ * nothing; twenty fsyncs would cost the end of a run twenty seconds on a
+ * busy disk).
+ */
+static int save_png(const char *path, const struct img *im, bl_err *err)
+{
+	unsigned char *buf;
+	size_t len;
+	int rc = img_encode_png(im, &buf, &len, err);
+
+	if (rc)
+		return bl_err_prefix(err, "%s", path);
+	rc = fs_write_replace(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+/* Whether a picture drawn earlier is there (an empty one is what a power loss may leave). */
+static int drawn_before(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
 /* An observation's Lab as an sRGB picture. */
 static int save_lab_png(const float *lab, int w, int h, const char *path, bl_err *err)
 {
@@ -91,7 +121,7 @@ static int save_lab_png(const float *lab, int w, int h, const char *path, bl_err
 
 		report_lab_rgb(l, im.px + 3 * i);
 	}
-	rc = img_save(path, &im, err);
+	rc = save_png(path, &im, err);
 	img_free(&im);
 	return rc;
 }
@@ -140,7 +170,7 @@ static int save_map(const struct report *r, struct eye *e, const float *lab, int
 	if (rc == 0)
 		rc = meas_map_image(&map, MAP_CELL_PX, &pic, err);
 	if (rc == 0)
-		rc = img_save(path, &pic, err);
+		rc = save_png(path, &pic, err);
 	img_free(&pic);
 	meas_map_free(&map);
 	free(obs);
@@ -195,12 +225,12 @@ static int draw_legend(const struct report *r, bl_err *err)
 	int rc;
 
 	snprintf(p, sizeof(p), "%s/" REPORT_DIR "/legend.png", r->dir);
-	if (access(p, F_OK) == 0)
+	if (drawn_before(p))
 		return 0;
 	for (int i = 0; i < 400; i++)
 		de[i] = (float)(i % 100) * 0.25f;
 	if ((rc = meas_map_image(&map, 3, &pic, err)) == 0)
-		rc = img_save(p, &pic, err);
+		rc = save_png(p, &pic, err);
 	img_free(&pic);
 	return rc;
 }
@@ -225,7 +255,7 @@ int report_images(struct report *r, bl_err *err)
 		snprintf(rel[1], sizeof(rel[1]), REPORT_DIR "/%s-map.png", stem);
 		snprintf(canvas, sizeof(canvas), "%s/%s", r->dir, rel[0]);
 		snprintf(map, sizeof(map), "%s/%s", r->dir, rel[1]);
-		if (access(canvas, F_OK) != 0 || access(map, F_OK) != 0) {
+		if (!drawn_before(canvas) || !drawn_before(map)) {
 			if (!opened) {
 				opened = 1;
 				if ((rc = eye_open(r, &e, err)))

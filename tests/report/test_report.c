@@ -527,6 +527,11 @@ TEST(chromium_renders_the_report_with_every_image_loaded)
 	CHECK(images > 10);
 	/* The probe: the report itself, and a script after it. */
 	probe = malloc(strlen(html) + 1024);
+	CHECK(probe != NULL);
+	if (!probe) {
+		free(html);
+		return;
+	}
 	sprintf(probe, "%s<script>window.addEventListener('load', function () {"
 		       "var n = 0, ok = 0; for (const i of document.images) { n++;"
 		       " if (i.complete && i.naturalWidth > 0) ok++; }"

@@ -87,6 +87,7 @@ static const struct note_kind note_kinds[] = {
 	{ "well_low", "deferral", { "well", "paint", "left_ml", "need_ml", "reserve_ml" } },
 	{ "mix_accepted_nearest", "accepted colour", { "reason", "measured_de00" } },
 	{ "mix_accepted", "accepted colour", { 0 } },
+	{ "mix_accepted_within", "accepted colour", { "colour", "de00", "accept_within_de00" } },
 	{ "mix_substituted", "accepted colour", { "colour", "as", "predicted_de00" } },
 	{ "brake", "brake", { "brake", "reason" } },
 	{ "corrections_stopped", "brake", { "round", "why", "best_before_de00", "best_after_de00" } },

@@ -137,7 +137,7 @@ static void read_line(const cJSON *ev, struct journal_figures *f)
 		snprintf(f->mix_de[f->mixes], 16, ">%.2f<", cJSON_GetObjectItem(d, "de00")->valuedouble);
 		snprintf(f->frames[f->mixes++], 64, "frames/%s", fr ? fr : "?");
 	}
-	for (const char *k = "deferred\0mix_escalated\0mix_accepted\0mix_accepted_nearest\0"
+	for (const char *k = "deferred\0mix_escalated\0mix_accepted\0mix_accepted_nearest\0mix_accepted_within\0"
 			     "mix_substituted\0brake\0answer\0request\0resume\0process_end\0";
 	     *k; k += strlen(k) + 1)
 		f->notes += !strcmp(e, k);
@@ -356,7 +356,7 @@ TEST(a_torn_or_missing_file_is_exit_2_naming_it_and_loses_nothing)
 	free(before);
 }
 
-/* Mixes no paint reaches (0.3), every stir asks a person, and a grant may last a day. */
+/* Mixes no paint reaches (0.3) and none accepted unattended, every stir asks a person, and a grant may last a day. */
 static void tight_and_asking(cJSON *m)
 {
 	cJSON *safety = cJSON_GetObjectItem(m, "safety");
@@ -364,6 +364,7 @@ static void tight_and_asking(cJSON *m)
 	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.3);
 	cJSON_AddItemToArray(cJSON_GetObjectItem(safety, "operator_kinds"), cJSON_CreateString("stir"));
 	cJSON_SetNumberValue(cJSON_GetObjectItem(safety, "max_grant_s"), 86400);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"), "accept_within_de00"), 0);
 }
 
 /*

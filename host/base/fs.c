@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -235,5 +236,63 @@ int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err)
 
 	if (w < 0 || (size_t)w >= n)
 		return bl_fail(err, BL_EINVAL, "path too long: %s/%s", dir, name);
+	return 0;
+}
+
+/*
+ * The pid a lock file names: the holder locks, then writes it, so a file
+ * still empty is read again for up to 200 ms (0 when it names none by then).
+ */
+static long lock_holder(int fd)
+{
+	for (int tries = 0; tries < 40; tries++) {
+		char buf[32];
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		if (n > 0 && buf[n - 1] == '\n') {
+			buf[n] = '\0';
+			return strtol(buf, NULL, 10);
+		}
+		usleep(5000);
+	}
+	return 0;
+}
+
+int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err)
+{
+	char path[PATH_MAX], pid[32];
+	int len, rc, k;
+
+	*fd = -1;
+	if ((rc = fs_join(path, sizeof(path), dir, name, err)))
+		return rc;
+	k = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (k < 0)
+		return bl_fail(err, errno == ENOENT || errno == ELOOP ? BL_EINVAL : BL_EIO,
+			       "%s: cannot open the lock: %s", path, strerror(errno));
+	while (flock(k, LOCK_EX | LOCK_NB) < 0) {
+		long holder;
+
+		if (errno == EINTR)
+			continue;
+		rc = errno;
+		holder = rc == EWOULDBLOCK ? lock_holder(k) : 0;
+		close(k);
+		if (rc != EWOULDBLOCK)
+			return bl_fail(err, BL_EIO, "%s: cannot lock: %s", path, strerror(rc));
+		if (holder > 0)
+			return bl_fail(err, BL_EINVAL, "%s is in use by process %ld (%s holds its "
+				       "lock): one process drives a run directory at a time", dir,
+				       holder, path);
+		return bl_fail(err, BL_EINVAL, "%s is in use by another process (%s holds its lock): "
+			       "one process drives a run directory at a time", dir, path);
+	}
+	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(k, 0) < 0 || pwrite(k, pid, (size_t)len, 0) != len) {
+		rc = bl_fail(err, BL_EIO, "%s: cannot write the lock: %s", path, strerror(errno));
+		close(k);
+		return rc;
+	}
+	*fd = k;
 	return 0;
 }

@@ -32,6 +32,15 @@ int fs_mkdirs(const char *path, bl_err *err);
 /* Sets a file's modification time to now, creating it if needed (a heartbeat). */
 int fs_touch(const char *path, bl_err *err);
 
+/*
+ * Makes this process the one owner of directory dir: an exclusive flock on
+ * dir/name (created if missing), held while *fd stays open (a process's life:
+ * the kernel releases it on any death, kill -9 included), the holder's pid
+ * written in it. A second owner is refused (BL_EINVAL) naming the holder's
+ * pid; readers that only look need no lock.
+ */
+int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err);
+
 /* Joins dir and name into out (size n); fails if it does not fit. */
 int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err);
 

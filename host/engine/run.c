@@ -133,6 +133,9 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 
 static void run_close(struct run *r)
 {
+	if (r->lock_fd >= 0)
+		close(r->lock_fd); /* the directory is free again */
+	r->lock_fd = -1;
 	if (r->gate)
 		gate_close(r->gate);
 	r->gate = NULL;
@@ -874,11 +877,30 @@ static struct run *run_new(const struct run_options *o, const char *dir, bl_err 
 		return NULL;
 	}
 	r->opt = *o;
+	r->lock_fd = -1;
 	r->wall0_ns = clk_real_ns();
 	run_state_init(&r->st);
 	return r;
 }
 
+/* The run directory is missing or holds nothing but its lock: a new run may take it. */
+static int dir_unused(const struct run *r, bl_err *err)
+{
+	DIR *dir = opendir(r->dir);
+	struct dirent *de;
+	int used = 0;
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)))
+		used |= de->d_name[0] != '.' && strcmp(de->d_name, RUN_LOCK);
+	closedir(dir);
+	if (used)
+		return bl_fail(err, BL_EINVAL, "%s: the run directory exists and is not empty "
+			       "(resume it with `brushloop resume %s`, or choose another --out)",
+			       r->dir, r->dir);
+	return 0;
+}
 
 int run_start(const struct run_options *o, bl_err *err)
 {
@@ -886,7 +908,6 @@ int run_start(const struct run_options *o, bl_err *err)
 	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
 	const char *ext;
 	cJSON *machine_copy = NULL;
-	DIR *dir;
 	int rc;
 
 	if (!r)
@@ -895,21 +916,8 @@ int run_start(const struct run_options *o, bl_err *err)
 	r->st.open_loop = o->open_loop;
 	r->st.accept_nearest = o->accept_nearest;
 	/* A run directory is new: an existing one with files is somebody's run. */
-	dir = opendir(r->dir);
-	if (dir) {
-		struct dirent *de;
-		int used = 0;
-
-		while ((de = readdir(dir)))
-			used |= de->d_name[0] != '.';
-		closedir(dir);
-		if (used) {
-			rc = bl_fail(err, BL_EINVAL, "%s: the run directory exists and is not empty "
-				     "(resume it with `brushloop resume %s`, or choose another --out)",
-				     r->dir, r->dir);
-			goto out;
-		}
-	}
+	if ((rc = dir_unused(r, err)))
+		goto out;
 	if ((rc = load_inputs(r, o->machine_path, o->palette_path, err)))
 		goto out;
 	ext = strrchr(o->target, '.');
@@ -932,8 +940,10 @@ int run_start(const struct run_options *o, bl_err *err)
 	/* Paint for the whole night, checked before the run directory exists: a refusal leaves nothing. */
 	if (!o->refill_ok && (rc = run_supply_check(o, &r->m, err)))
 		goto out;
-	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_path(r, "frames", frames, sizeof(frames), err)) ||
-	    (rc = fs_mkdirs(frames, err)))
+	/* Owned before anything is written, and still unused once owned (two runs started at once). */
+	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	    (rc = dir_unused(r, err)) ||
+	    (rc = run_path(r, "frames", frames, sizeof(frames), err)) || (rc = fs_mkdirs(frames, err)))
 		goto out;
 	snprintf(p, sizeof(p), "target%s", ext);
 	if ((rc = run_path(r, p, r->target_copy, sizeof(r->target_copy), err)) ||
@@ -1200,7 +1210,9 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 
 	if (!r)
 		return err->code;
-	if ((rc = read_run_json(r, err)) || (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
+	/* One process drives a run: a second resume (or a run still going) is refused, naming it. */
+	if ((rc = read_run_json(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	    (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
 	    (rc = run_path(r, "state.json", p, sizeof(p), err)))

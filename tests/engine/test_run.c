@@ -219,8 +219,8 @@ static int kill_at(pid_t pid, const char *dir, const char *pat, int n)
 	}
 }
 
-/* Starts brushloop with args in the background, its output thrown away. */
-static pid_t start(const char *const *args)
+/* Starts brushloop with args in the background, its stderr to errfile (NULL: thrown away). */
+static pid_t start_err(const char *const *args, const char *errfile)
 {
 	const char *bin = getenv("BRUSHLOOP");
 	char *argv[32];
@@ -236,13 +236,30 @@ static pid_t start(const char *const *args)
 	pid = fork();
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
+		int efd = errfile ? open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644) : fd;
 
 		dup2(fd, 1);
-		dup2(fd, 2);
+		dup2(efd, 2);
 		execv(bin, argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Starts brushloop with args in the background, its output thrown away. */
+static pid_t start(const char *const *args)
+{
+	return start_err(args, NULL);
+}
+
+/* A child's exit status (-1 when a signal ended it). */
+static int wait_exit(pid_t pid)
+{
+	int status = 0;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 
@@ -1364,7 +1381,89 @@ TEST(bad_input_is_refused_with_exit_2)
 	}
 }
 
-TEST_MAIN(T(a_run_its_wells_cannot_supply_is_refused_before_it_starts), T(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits), T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
+/*
+ * Two resumes of one stopped run started at once: one drives it, the other
+ * is refused with exit 2 naming the first's pid. No dispense runs twice and
+ * the journal holds one resume.
+ */
+TEST(two_resumes_at_once_one_runs)
+{
+	const char *dir = run_dir("two-resumes");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", "--fault", "power_loss_after=40", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char errs[2][4200], want[64], *text;
+	pid_t pid[2];
+	int rc[2], n = 0, winner;
+
+	CHECK(test_brushloop(args, NULL, NULL) == 86);
+	for (int k = 0; k < 2; k++) {
+		snprintf(errs[k], sizeof(errs[k]), "%s/resume-%d.err", test_tmpdir(), k);
+		pid[k] = start_err(rargs, errs[k]);
+		CHECK(pid[k] > 0);
+	}
+	for (int k = 0; k < 2; k++)
+		rc[k] = wait_exit(pid[k]);
+	CHECK_MSG((rc[0] == 0 && rc[1] == 2) || (rc[0] == 2 && rc[1] == 0),
+		  "two resumes at once exited %d and %d, not 0 and 2", rc[0], rc[1]);
+	winner = rc[0] == 0 ? 0 : 1;
+	snprintf(want, sizeof(want), "in use by process %ld", (long)pid[winner]);
+	CHECK(fs_read_file(errs[1 - winner], 1 << 20, &text, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(text, want);
+	free(text);
+	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice with two resumes");
+	CHECK(n > 0);
+	CHECK_MSG(journal_count(dir, "\"event\":\"resume\"") == 1, "%d resumes journaled",
+		  journal_count(dir, "\"event\":\"resume\""));
+	CHECK(done_subtasks_worked_again(dir) == 0);
+}
+
+/*
+ * Beside a run that is still going (and one stopped with SIGSTOP), resume
+ * and sim exec on its directory are refused with exit 2 naming its pid;
+ * status keeps working. The run then finishes with no dispense twice.
+ */
+TEST(a_running_run_owns_its_directory)
+{
+	const char *dir = run_dir("owned");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	const char *sargs[] = { "status", dir, "--json", NULL };
+	char actions[4200], want[64], *err = NULL;
+	const char *xargs[] = { "sim", "exec", actions, "--run", dir, NULL };
+	pid_t pid = start(args);
+	int n = 0;
+
+	CHECK(pid > 0);
+	snprintf(actions, sizeof(actions), "%s/examples/actions/every-kind.json", getenv("BRUSHLOOP_SRC"));
+	snprintf(want, sizeof(want), "in use by process %ld", (long)pid);
+	while (journal_lines(dir) < 40 && waitpid(pid, NULL, WNOHANG) == 0)
+		usleep(2000);
+	for (int stopped = 0; stopped < 2; stopped++) {
+		if (stopped)
+			kill(pid, SIGSTOP);
+		CHECK_MSG(test_brushloop(rargs, NULL, &err) == 2, "a resume beside a %s run was not "
+			  "refused", stopped ? "stopped" : "running");
+		CHECK_STR_CONTAINS(err, want);
+		free(err);
+		CHECK_MSG(test_brushloop(xargs, NULL, &err) == 2, "sim exec --run beside a %s run was "
+			  "not refused", stopped ? "stopped" : "running");
+		CHECK_STR_CONTAINS(err, want);
+		free(err);
+		err = NULL;
+		CHECK(test_brushloop(sargs, NULL, NULL) == 0);
+	}
+	kill(pid, SIGCONT);
+	CHECK_MSG(wait_exit(pid) == 0, "the run did not finish after the refused resumes");
+	CHECK(dispenses_repeated(dir, &n) == 0);
+	CHECK(journal_count(dir, "\"event\":\"resume\"") == 0);
+}
+
+TEST_MAIN(T(two_resumes_at_once_one_runs), T(a_running_run_owns_its_directory),
+	  T(a_run_its_wells_cannot_supply_is_refused_before_it_starts),
+	  T(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits),
+	  T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
 	  T(a_damaged_state_is_refused_on_resume), T(a_state_from_before_coats_were_learnt_resumes),

@@ -95,6 +95,20 @@ out_close:
 	return rc;
 }
 
+int fs_write_code(int errnum)
+{
+	switch (errnum) {
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+	case EROFS:
+	case EIO:
+		return BL_ESTORAGE;
+	default:
+		return BL_EIO;
+	}
+}
+
 static int fsync_parent(const char *path, bl_err *err)
 {
 	char tmp[PATH_MAX];
@@ -143,19 +157,19 @@ int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err)
 		return bl_fail(err, BL_EINVAL, "%s: path too long", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return bl_fail(err, BL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+		return bl_fail(err, fs_write_code(errno), "%s: cannot create: %s", tmp, strerror(errno));
 	if (fs_write_fd(fd, data, len) < 0 || fsync(fd) < 0) {
-		rc = bl_fail(err, BL_EIO, "%s: write failed: %s", tmp, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s: write failed: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
 	if (close(fd) < 0) {
 		fd = -1;
-		rc = bl_fail(err, BL_EIO, "%s: close failed: %s", tmp, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s: close failed: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
 	fd = -1;
 	if (rename(tmp, path) < 0) {
-		rc = bl_fail(err, BL_EIO, "%s: rename failed: %s", path, strerror(errno));
+		rc = bl_fail(err, fs_write_code(errno), "%s: rename failed: %s", path, strerror(errno));
 		goto out_unlink;
 	}
 	return fsync_parent(path, err);
@@ -174,7 +188,8 @@ int fs_append_line(const char *path, const char *line, bl_err *err)
 
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return bl_fail(err, BL_EIO, "%s: cannot open for append: %s", path, strerror(errno));
+		return bl_fail(err, fs_write_code(errno), "%s: cannot open for append: %s", path,
+			       strerror(errno));
 	/* One write of line and newline together, so a crash tears at most the last line. */
 	{
 		char *buf = malloc(n + 1);
@@ -186,11 +201,11 @@ int fs_append_line(const char *path, const char *line, bl_err *err)
 		memcpy(buf, line, n);
 		buf[n] = '\n';
 		if (fs_write_fd(fd, buf, n + 1) < 0 || fdatasync(fd) < 0)
-			rc = bl_fail(err, BL_EIO, "%s: append failed: %s", path, strerror(errno));
+			rc = bl_fail(err, BL_ESTORAGE, "%s: append failed: %s", path, strerror(errno));
 		free(buf);
 	}
 	if (close(fd) < 0 && rc == 0)
-		rc = bl_fail(err, BL_EIO, "%s: close failed: %s", path, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s: close failed: %s", path, strerror(errno));
 	return rc;
 }
 
@@ -221,7 +236,7 @@ int fs_touch(const char *path, bl_err *err)
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0)
-		return bl_fail(err, BL_EIO, "%s: cannot touch: %s", path, strerror(errno));
+		return bl_fail(err, fs_write_code(errno), "%s: cannot touch: %s", path, strerror(errno));
 	if (futimens(fd, NULL) < 0) {
 		close(fd);
 		return bl_fail(err, BL_EIO, "%s: cannot set time: %s", path, strerror(errno));

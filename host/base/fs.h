@@ -14,6 +14,15 @@
 int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl_err *err);
 
 /*
+ * The code for a failed write, creation or rename with errno errnum:
+ * BL_ESTORAGE when the storage itself refuses (disk full, quota, file too
+ * large for RLIMIT_FSIZE, read-only, a device error), else BL_EIO. The
+ * writers here return BL_ESTORAGE for every failed write of data: nothing
+ * but the storage makes a write of bytes already in memory fail.
+ */
+int fs_write_code(int errnum);
+
+/*
  * Writes a file atomically: temp file in the same directory, fsync, rename,
  * fsync of the directory. After a crash the file holds either the old or the
  * new contents, never a mix.

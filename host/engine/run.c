@@ -713,6 +713,14 @@ static int settle(struct run *r, int rc, bl_err *err)
 {
 	bl_err e2;
 
+	if (rc == BL_ESTORAGE && !strcmp(r->st.state, "running")) {
+		/* Nothing is retried: the arm is left where its last action ended, the state as last saved. */
+		bl_err_prefix(err, "storage error, the run is paused (nothing was retried; free space "
+			      "or raise the file-size limit, then `brushloop resume %s`)", r->dir);
+		snprintf(r->st.state, sizeof(r->st.state), "paused");
+		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
+		rc = err->code = BL_EPAUSED;
+	}
 	if (rc && !strcmp(r->st.state, "running")) {
 		const char *state = rc == BL_EPAUSED || rc == BL_EDEFERRED ? "paused"
 				    : rc == BL_ESAFETY			   ? "safety_stop"
@@ -723,7 +731,7 @@ static int settle(struct run *r, int rc, bl_err *err)
 		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
 	}
 	if (rc == BL_EDEFERRED)
-		rc = bl_fail(err, BL_EPAUSED, "%s", err->msg);
+		rc = err->code = BL_EPAUSED; /* the message stands */
 	r->st.wall_s = r->wall_s0 + (double)(clk_real_ns() - r->wall0_ns) * 1e-9;
 	r->status_now = 1;
 	if (run_state_save(r, &e2) && rc == 0) {

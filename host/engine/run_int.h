@@ -236,6 +236,12 @@ struct run {
 	int target_w, target_h;
 };
 
+/* An error no retry helps (memory, or storage refusing a write): never counted as the camera's or the arm's. */
+static inline int run_error_final(int rc)
+{
+	return rc == BL_ENOMEM || rc == BL_ESTORAGE;
+}
+
 /* The plan under way. */
 static inline struct plan *run_plan(struct run *r)
 {

@@ -10,6 +10,8 @@ const struct bench_case bench_cases[] = {
 	{ "config.machine_load_ms", "ms", 7, bench_config_load },
 	{ "safety.check_stroke_1k_us", "us", 9, bench_safety_check_stroke },
 	{ "safety.decision_json_us", "us", 7, bench_safety_decision_json },
+	{ "safety.gate_check_4k_ms", "ms", 7, bench_safety_gate_check_4k },
+	{ "safety.gate_check_100k_ms", "ms", 7, bench_safety_gate_check_100k },
 	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
 	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
 	{ "vision.de_map_ms", "ms", 15, bench_vision_de_map },

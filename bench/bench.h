@@ -26,6 +26,8 @@ int bench_color_de2000(double *value, bl_err *err);
 int bench_config_load(double *value, bl_err *err);
 int bench_safety_check_stroke(double *value, bl_err *err);
 int bench_safety_decision_json(double *value, bl_err *err);
+int bench_safety_gate_check_4k(double *value, bl_err *err);
+int bench_safety_gate_check_100k(double *value, bl_err *err);
 int bench_mix_solve(double *value, bl_err *err);
 int bench_vision_observe(double *value, bl_err *err);
 int bench_vision_de_map(double *value, bl_err *err);

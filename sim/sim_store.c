@@ -516,7 +516,7 @@ static int append_record(struct sim *s, bl_err *err)
 		return bl_fail(err, BL_ENOMEM, "sim: out of memory saving the world");
 	}
 	if (fs_write_fd(s->log_fd, b.p, b.n) < 0 || fdatasync(s->log_fd) < 0)
-		rc = bl_fail(err, BL_EIO, "%s.log: write failed: %s", s->world_file, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s.log: write failed: %s", s->world_file, strerror(errno));
 	else {
 		s->log_bytes += b.n;
 		memset(s->w.unsaved, 0, ncell);

@@ -87,6 +87,8 @@ const char *bl_strerror(int code)
 		return "deferred until an operator answers";
 	case BL_ENOTSENT:
 		return "not sent to the arm";
+	case BL_ESTORAGE:
+		return "storage error";
 	default:
 		return "unknown error";
 	}

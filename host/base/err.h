@@ -21,6 +21,7 @@ enum {
 	BL_EDENIED = -8,   /* the safety gate refused an action (exit 2 at the gate) */
 	BL_EDEFERRED = -9, /* needs an operator nobody can answer now: request filed (exit 3 when nothing else is left) */
 	BL_ENOTSENT = -10, /* a command failed before the arm was sent anything: safe to repeat (exit 1) */
+	BL_ESTORAGE = -11, /* a file could not be written: disk full, file too large, read-only (exit 1; a run pauses, exit 3) */
 };
 
 /* Process exit statuses, documented in docs/cli.md. */

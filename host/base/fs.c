@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -103,6 +104,20 @@ out_close:
 	return rc;
 }
 
+int fs_write_code(int errnum)
+{
+	switch (errnum) {
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+	case EROFS:
+	case EIO:
+		return BL_ESTORAGE;
+	default:
+		return BL_EIO;
+	}
+}
+
 static int fsync_parent(const char *path, bl_err *err)
 {
 	char tmp[PATH_MAX];
@@ -152,19 +167,19 @@ static int write_renamed(const char *path, const void *data, size_t len, int dur
 		return bl_fail(err, BL_EINVAL, "%s: path too long", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return bl_fail(err, BL_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+		return bl_fail(err, fs_write_code(errno), "%s: cannot create: %s", tmp, strerror(errno));
 	if (fs_write_fd(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
-		rc = bl_fail(err, BL_EIO, "%s: write failed: %s", tmp, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s: write failed: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
 	if (close(fd) < 0) {
 		fd = -1;
-		rc = bl_fail(err, BL_EIO, "%s: close failed: %s", tmp, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s: close failed: %s", tmp, strerror(errno));
 		goto out_unlink;
 	}
 	fd = -1;
 	if (rename(tmp, path) < 0) {
-		rc = bl_fail(err, BL_EIO, "%s: rename failed: %s", path, strerror(errno));
+		rc = bl_fail(err, fs_write_code(errno), "%s: rename failed: %s", path, strerror(errno));
 		goto out_unlink;
 	}
 	return durable ? fsync_parent(path, err) : 0;
@@ -193,7 +208,8 @@ int fs_append_line(const char *path, const char *line, bl_err *err)
 
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return bl_fail(err, BL_EIO, "%s: cannot open for append: %s", path, strerror(errno));
+		return bl_fail(err, fs_write_code(errno), "%s: cannot open for append: %s", path,
+			       strerror(errno));
 	/* One write of line and newline together, so a crash tears at most the last line. */
 	{
 		char *buf = malloc(n + 1);
@@ -205,11 +221,11 @@ int fs_append_line(const char *path, const char *line, bl_err *err)
 		memcpy(buf, line, n);
 		buf[n] = '\n';
 		if (fs_write_fd(fd, buf, n + 1) < 0 || fdatasync(fd) < 0)
-			rc = bl_fail(err, BL_EIO, "%s: append failed: %s", path, strerror(errno));
+			rc = bl_fail(err, BL_ESTORAGE, "%s: append failed: %s", path, strerror(errno));
 		free(buf);
 	}
 	if (close(fd) < 0 && rc == 0)
-		rc = bl_fail(err, BL_EIO, "%s: close failed: %s", path, strerror(errno));
+		rc = bl_fail(err, BL_ESTORAGE, "%s: close failed: %s", path, strerror(errno));
 	return rc;
 }
 
@@ -240,7 +256,7 @@ int fs_touch(const char *path, bl_err *err)
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0)
-		return bl_fail(err, BL_EIO, "%s: cannot touch: %s", path, strerror(errno));
+		return bl_fail(err, fs_write_code(errno), "%s: cannot touch: %s", path, strerror(errno));
 	if (futimens(fd, NULL) < 0) {
 		close(fd);
 		return bl_fail(err, BL_EIO, "%s: cannot set time: %s", path, strerror(errno));
@@ -255,5 +271,63 @@ int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err)
 
 	if (w < 0 || (size_t)w >= n)
 		return bl_fail(err, BL_EINVAL, "path too long: %s/%s", dir, name);
+	return 0;
+}
+
+/*
+ * The pid a lock file names: the holder locks, then writes it, so a file
+ * still empty is read again for up to 200 ms (0 when it names none by then).
+ */
+static long lock_holder(int fd)
+{
+	for (int tries = 0; tries < 40; tries++) {
+		char buf[32];
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		if (n > 0 && buf[n - 1] == '\n') {
+			buf[n] = '\0';
+			return strtol(buf, NULL, 10);
+		}
+		usleep(5000);
+	}
+	return 0;
+}
+
+int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err)
+{
+	char path[PATH_MAX], pid[32];
+	int len, rc, k;
+
+	*fd = -1;
+	if ((rc = fs_join(path, sizeof(path), dir, name, err)))
+		return rc;
+	k = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (k < 0)
+		return bl_fail(err, errno == ENOENT || errno == ELOOP ? BL_EINVAL : BL_EIO,
+			       "%s: cannot open the lock: %s", path, strerror(errno));
+	while (flock(k, LOCK_EX | LOCK_NB) < 0) {
+		long holder;
+
+		if (errno == EINTR)
+			continue;
+		rc = errno;
+		holder = rc == EWOULDBLOCK ? lock_holder(k) : 0;
+		close(k);
+		if (rc != EWOULDBLOCK)
+			return bl_fail(err, BL_EIO, "%s: cannot lock: %s", path, strerror(rc));
+		if (holder > 0)
+			return bl_fail(err, BL_EINVAL, "%s is in use by process %ld (%s holds its "
+				       "lock): one process drives a run directory at a time", dir,
+				       holder, path);
+		return bl_fail(err, BL_EINVAL, "%s is in use by another process (%s holds its lock): "
+			       "one process drives a run directory at a time", dir, path);
+	}
+	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(k, 0) < 0 || pwrite(k, pid, (size_t)len, 0) != len) {
+		rc = bl_fail(err, BL_EIO, "%s: cannot write the lock: %s", path, strerror(errno));
+		close(k);
+		return rc;
+	}
+	*fd = k;
 	return 0;
 }

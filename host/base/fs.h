@@ -15,6 +15,15 @@
 int fs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, bl_err *err);
 
 /*
+ * The code for a failed write, creation or rename with errno errnum:
+ * BL_ESTORAGE when the storage itself refuses (disk full, quota, file too
+ * large for RLIMIT_FSIZE, read-only, a device error), else BL_EIO. The
+ * writers here return BL_ESTORAGE for every failed write of data: nothing
+ * but the storage makes a write of bytes already in memory fail.
+ */
+int fs_write_code(int errnum);
+
+/*
  * Writes a file atomically: temp file in the same directory, fsync, rename,
  * fsync of the directory. After a crash the file holds either the old or the
  * new contents, never a mix.
@@ -40,6 +49,15 @@ int fs_mkdirs(const char *path, bl_err *err);
 
 /* Sets a file's modification time to now, creating it if needed (a heartbeat). */
 int fs_touch(const char *path, bl_err *err);
+
+/*
+ * Makes this process the one owner of directory dir: an exclusive flock on
+ * dir/name (created if missing), held while *fd stays open (a process's life:
+ * the kernel releases it on any death, kill -9 included), the holder's pid
+ * written in it. A second owner is refused (BL_EINVAL) naming the holder's
+ * pid; readers that only look need no lock.
+ */
+int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err);
 
 /* Joins dir and name into out (size n); fails if it does not fit. */
 int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err);

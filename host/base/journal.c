@@ -152,7 +152,7 @@ static int journal_write(struct journal *j, const char *src, const char *subtask
 		memcpy(buf, line, n);
 		buf[n] = '\n';
 		if (write_all(j->fd, buf, n + 1) < 0 || fdatasync(j->fd) < 0)
-			rc = bl_fail(err, BL_EIO, "%s: append failed: %s", j->path, strerror(errno));
+			rc = bl_fail(err, BL_ESTORAGE, "%s: append failed: %s", j->path, strerror(errno));
 		free(buf);
 	}
 	cJSON_free(line);

@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "config/machine.h"
+#include "engine/run.h"
 #include "rig/rig.h"
 #include "safety/gate.h"
 #include "sim/sim.h"
@@ -234,15 +235,21 @@ out_free:
 	return rc;
 }
 
-/* The gate's run directory: --run (made if missing), else a new one under $TMPDIR. */
-static int run_dir(const struct sim_args *a, char *out, size_t n, bl_err *err)
+/*
+ * The gate's run directory: --run (made if missing, and owned by this
+ * process while it runs: *lock_fd), else a new one under $TMPDIR.
+ */
+static int run_dir(const struct sim_args *a, char *out, size_t n, int *lock_fd, bl_err *err)
 {
 	const char *tmp = getenv("TMPDIR");
+	int rc;
 
 	if (a->run) {
 		if (snprintf(out, n, "%s", a->run) >= (int)n)
 			return bl_fail(err, BL_EINVAL, "--run: path too long");
-		return fs_mkdirs(out, err);
+		if ((rc = fs_mkdirs(out, err)))
+			return rc;
+		return run_dir_own(out, lock_fd, err);
 	}
 	if (snprintf(out, n, "%s/brushloop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)n)
 		return bl_fail(err, BL_EINVAL, "$TMPDIR: path too long");
@@ -298,7 +305,7 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 	struct journal jnl = { .fd = -1 };
 	long saved = 0, dropped = 0;
 	size_t done = 0, i;
-	int rc, fail = 0, homing_failed = 0;
+	int rc, fail = 0, homing_failed = 0, lock_fd = -1;
 
 	if (!m || !r) {
 		free(m);
@@ -320,7 +327,7 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 		goto out_list;
 	}
 	/* Every action reaches the arm through the gate, which journals every decision. */
-	if ((rc = run_dir(&a, dir, sizeof(dir), &err)) ||
+	if ((rc = run_dir(&a, dir, sizeof(dir), &lock_fd, &err)) ||
 	    (rc = open_gate(&a, r, dir, journal, sizeof(journal), &jnl, &g, &err)) ||
 	    (a.frames && (rc = fs_mkdirs(a.frames, &err)))) {
 		rc = cli_fail(&err);
@@ -488,6 +495,8 @@ out_close:
 	gate_close(g);
 	journal_close(&jnl);
 	rig_close(r);
+	if (lock_fd >= 0)
+		close(lock_fd);
 out_list:
 	arm_actions_free(&list);
 out_free:

@@ -1,4 +1,5 @@
 /* main.c: the brushloop binary: dispatches to a subcommand in the manner of git. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,12 @@ int main(int argc, char **argv)
 {
 	const struct cli_command *cmd;
 
+	/*
+	 * Past a file-size limit (RLIMIT_FSIZE) the kernel sends SIGXFSZ, whose
+	 * default ends the process without a word: ignored, the write fails with
+	 * EFBIG and reaches the storage-error path, which says so and pauses.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		cli_help_main(1, argv);
 		return 2;

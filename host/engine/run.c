@@ -150,6 +150,9 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 
 static void run_close(struct run *r)
 {
+	if (r->lock_fd >= 0)
+		close(r->lock_fd); /* the directory is free again */
+	r->lock_fd = -1;
 	if (r->gate)
 		gate_close(r->gate);
 	r->gate = NULL;
@@ -727,6 +730,14 @@ static int settle(struct run *r, int rc, bl_err *err)
 {
 	bl_err e2;
 
+	if (rc == BL_ESTORAGE && !strcmp(r->st.state, "running")) {
+		/* Nothing is retried: the arm is left where its last action ended, the state as last saved. */
+		bl_err_prefix(err, "storage error, the run is paused (nothing was retried; free space "
+			      "or raise the file-size limit, then `brushloop resume %s`)", r->dir);
+		snprintf(r->st.state, sizeof(r->st.state), "paused");
+		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
+		rc = err->code = BL_EPAUSED;
+	}
 	if (rc && !strcmp(r->st.state, "running")) {
 		const char *state = rc == BL_EPAUSED || rc == BL_EDEFERRED ? "paused"
 				    : rc == BL_ESAFETY			   ? "safety_stop"
@@ -737,7 +748,7 @@ static int settle(struct run *r, int rc, bl_err *err)
 		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
 	}
 	if (rc == BL_EDEFERRED)
-		rc = bl_fail(err, BL_EPAUSED, "%s", err->msg);
+		rc = err->code = BL_EPAUSED; /* the message stands */
 	r->st.wall_s = r->wall_s0 + (double)(clk_real_ns() - r->wall0_ns) * 1e-9;
 	r->status_now = 1;
 	if (run_state_save(r, &e2) && rc == 0) {
@@ -894,11 +905,30 @@ static struct run *run_new(const struct run_options *o, const char *dir, bl_err 
 		return NULL;
 	}
 	r->opt = *o;
+	r->lock_fd = -1;
 	r->wall0_ns = clk_real_ns();
 	run_state_init(&r->st);
 	return r;
 }
 
+/* The run directory is missing or holds nothing but its lock: a new run may take it. */
+static int dir_unused(const struct run *r, bl_err *err)
+{
+	DIR *dir = opendir(r->dir);
+	struct dirent *de;
+	int used = 0;
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)))
+		used |= de->d_name[0] != '.' && strcmp(de->d_name, RUN_LOCK);
+	closedir(dir);
+	if (used)
+		return bl_fail(err, BL_EINVAL, "%s: the run directory exists and is not empty "
+			       "(resume it with `brushloop resume %s`, or choose another --out)",
+			       r->dir, r->dir);
+	return 0;
+}
 
 int run_start(const struct run_options *o, bl_err *err)
 {
@@ -906,7 +936,6 @@ int run_start(const struct run_options *o, bl_err *err)
 	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
 	const char *ext;
 	cJSON *machine_copy = NULL;
-	DIR *dir;
 	int rc;
 
 	if (!r)
@@ -915,21 +944,8 @@ int run_start(const struct run_options *o, bl_err *err)
 	r->st.open_loop = o->open_loop;
 	r->st.accept_nearest = o->accept_nearest;
 	/* A run directory is new: an existing one with files is somebody's run. */
-	dir = opendir(r->dir);
-	if (dir) {
-		struct dirent *de;
-		int used = 0;
-
-		while ((de = readdir(dir)))
-			used |= de->d_name[0] != '.';
-		closedir(dir);
-		if (used) {
-			rc = bl_fail(err, BL_EINVAL, "%s: the run directory exists and is not empty "
-				     "(resume it with `brushloop resume %s`, or choose another --out)",
-				     r->dir, r->dir);
-			goto out;
-		}
-	}
+	if ((rc = dir_unused(r, err)))
+		goto out;
 	if ((rc = load_inputs(r, o->machine_path, o->palette_path, err)))
 		goto out;
 	ext = strrchr(o->target, '.');
@@ -952,8 +968,10 @@ int run_start(const struct run_options *o, bl_err *err)
 	/* Paint for the whole night, checked before the run directory exists: a refusal leaves nothing. */
 	if (!o->refill_ok && (rc = run_supply_check(o, &r->m, err)))
 		goto out;
-	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_path(r, "frames", frames, sizeof(frames), err)) ||
-	    (rc = fs_mkdirs(frames, err)))
+	/* Owned before anything is written, and still unused once owned (two runs started at once). */
+	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	    (rc = dir_unused(r, err)) ||
+	    (rc = run_path(r, "frames", frames, sizeof(frames), err)) || (rc = fs_mkdirs(frames, err)))
 		goto out;
 	snprintf(p, sizeof(p), "target%s", ext);
 	if ((rc = run_path(r, p, r->target_copy, sizeof(r->target_copy), err)) ||
@@ -1220,7 +1238,9 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 
 	if (!r)
 		return err->code;
-	if ((rc = read_run_json(r, err)) || (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
+	/* One process drives a run: a second resume (or a run still going) is refused, naming it. */
+	if ((rc = read_run_json(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	    (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
 	    (rc = run_path(r, "state.json", p, sizeof(p), err)))

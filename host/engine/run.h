@@ -61,6 +61,15 @@ int run_start(const struct run_options *o, bl_err *err);
 int run_resume(const char *dir, const struct run_options *o, bl_err *err);
 
 /*
+ * Makes this process the one that drives run directory dir (run, resume,
+ * sim exec --run): an flock on dir/run.lock, held while *fd is open and
+ * released by the kernel on any death. A second driver gets BL_EINVAL naming
+ * the holder's pid. status, approve and grant only read or add their own
+ * files and take no lock.
+ */
+int run_dir_own(const char *dir, int *fd, bl_err *err);
+
+/*
  * Where a run stands, from its files alone (it may be running): {"state",
  * "phase", "subtask", "canvas": {"mean_de00", "p95_de00"}, "mixes", "cost",
  * "heartbeat": {"age_s", "stale"}, ...}.

@@ -17,6 +17,11 @@ int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err 
 	return fs_join(out, n, r->dir, name, err);
 }
 
+int run_dir_own(const char *dir, int *fd, bl_err *err)
+{
+	return fs_lock_owner(dir, RUN_LOCK, fd, err);
+}
+
 void run_state_init(struct run_state *st)
 {
 	memset(st, 0, sizeof(*st));

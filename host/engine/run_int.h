@@ -184,6 +184,7 @@ struct run_state {
 /* A run in one process. */
 struct run {
 	char dir[RUN_PATH_MAX];
+	int lock_fd;             /* RUN_LOCK held: this process owns the directory (-1: not yet) */
 	char target_copy[RUN_PATH_MAX];
 	struct machine m;        /* as copied into the run directory */
 	struct palette pal;
@@ -235,6 +236,12 @@ struct run {
 	int target_w, target_h;
 };
 
+/* An error no retry helps (memory, or storage refusing a write): never counted as the camera's or the arm's. */
+static inline int run_error_final(int rc)
+{
+	return rc == BL_ENOMEM || rc == BL_ESTORAGE;
+}
+
 /* The plan under way. */
 static inline struct plan *run_plan(struct run *r)
 {
@@ -242,6 +249,8 @@ static inline struct plan *run_plan(struct run *r)
 }
 
 /* ---- run_dir.c: files ---- */
+/* The file whose flock makes a process the one owner of a run directory. */
+#define RUN_LOCK "run.lock"
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
 int run_state_save(struct run *r, bl_err *err);
 int run_state_load(struct run *r, bl_err *err);

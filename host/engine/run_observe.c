@@ -154,7 +154,7 @@ static int average_frames(struct run *r, const char *what, struct img *avg, char
 			rc = bl_fail(err, BL_EIO, "the camera changed its frame size mid-observation");
 		if (rc) {
 			img_free(&im);
-			if (rc == BL_ENOMEM)
+			if (run_error_final(rc))
 				goto out_free;
 			b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
 			if ((rc = run_event(r, "camera_error",
@@ -327,6 +327,8 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 		if (rc == 0)
 			break;
 		img_free(&avg);
+		if (run_error_final(rc))
+			return rc;
 		/* A frame where the canvas cannot be found is a camera error like a dropped one. */
 		{
 			enum run_brake b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
@@ -401,7 +403,7 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		img_free(&avg);
 		if (rc == 0)
 			break;
-		if (rc == BL_ENOMEM)
+		if (run_error_final(rc))
 			return rc;
 		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
 		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))

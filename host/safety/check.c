@@ -56,9 +56,48 @@ static void figures(struct gate_finding *f, double value, double limit)
 	f->limit = limit;
 }
 
-/* The action's key that produced segment i: what a planner has to change. */
-static void seg_field(const struct arm_action *a, const struct arm_path *p, size_t i, char *out,
-		      size_t n)
+/*
+ * For a stroke, the point each segment of its path ends on (pt[i], an index
+ * into points_mm), found in one walk: a painting segment ends on the next
+ * point that matches its end; the approach before the first says 0, the lift
+ * after the painting says the last point. NULL (nothing to map) for other
+ * kinds; BL_ENOMEM when it cannot be made.
+ */
+static int seg_points(const struct arm_action *a, const struct arm_path *p, size_t **out,
+		      bl_err *err)
+{
+	size_t *pt, k = 0;
+	int painted = 0;
+
+	*out = NULL;
+	if (a->kind != ARM_STROKE || !p->n)
+		return 0;
+	pt = malloc(p->n * sizeof(*pt));
+	if (!pt)
+		return bl_fail(err, BL_ENOMEM, "out of memory mapping a stroke's %zu segments", p->n);
+	for (size_t j = 0; j < p->n; j++) {
+		const struct arm_segment *s = &p->seg[j];
+
+		if (!(s->flags & ARM_SEG_PAINTS)) {
+			pt[j] = painted ? a->n_points - 1 : 0;
+			continue;
+		}
+		painted = 1;
+		while (k + 1 < a->n_points) {
+			k++;
+			if (a->points[k].x == s->to.x && a->points[k].y == s->to.y &&
+			    a->points[k].z == s->to.z)
+				break;
+		}
+		pt[j] = k;
+	}
+	*out = pt;
+	return 0;
+}
+
+/* The action's key that produced segment i: what a planner has to change (pt: seg_points). */
+static void seg_field(const struct arm_action *a, const struct arm_path *p, const size_t *pt,
+		      size_t i, char *out, size_t n)
 {
 	const struct arm_segment *s = &p->seg[i];
 
@@ -69,28 +108,9 @@ static void seg_field(const struct arm_action *a, const struct arm_path *p, size
 	case ARM_JOG:
 		snprintf(out, n, "delta_mm");
 		return;
-	case ARM_STROKE: {
-		size_t k = 0;
-		int painted = 0;
-
-		/* Walk the painting segments up to i: each ends on the next point. */
-		for (size_t j = 0; j <= i; j++) {
-			if (!(p->seg[j].flags & ARM_SEG_PAINTS))
-				continue;
-			painted = 1;
-			while (k + 1 < a->n_points) {
-				k++;
-				if (a->points[k].x == p->seg[j].to.x &&
-				    a->points[k].y == p->seg[j].to.y &&
-				    a->points[k].z == p->seg[j].to.z)
-					break;
-			}
-		}
-		if (!(s->flags & ARM_SEG_PAINTS))
-			k = painted ? a->n_points - 1 : 0;
-		snprintf(out, n, "points_mm[%zu]", k);
+	case ARM_STROKE:
+		snprintf(out, n, "points_mm[%zu]", pt ? pt[i] : 0);
 		return;
-	}
 	case ARM_DIP:
 		snprintf(out, n, "%s", s->zone == ARM_ZONE_WELL || s->zone == ARM_ZONE_CELL ? "depth_mm"
 				       : a->cell[0]                                     ? "cell"
@@ -243,8 +263,8 @@ static int seg_hits_box(const struct arm_segment *s, const double lo[3], const d
 
 /* The zones segment i enters, its floors, keep-out boxes and the work area. */
 static void check_segment_space(const struct machine *m, const struct arm_action *a,
-				const struct arm_path *p, size_t i, const struct region *rg,
-				int nrg, struct gate_decision *d)
+				const struct arm_path *p, const size_t *pt, size_t i,
+				const struct region *rg, int nrg, struct gate_decision *d)
 {
 	const struct arm_segment *s = &p->seg[i];
 	const double travel_floor = m->limits.z_floor.travel_mm;
@@ -256,7 +276,7 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 	char field[GATE_FIELD_MAX], where[GATE_FIELD_MAX + 24];
 	struct gate_finding *f;
 
-	seg_field(a, p, i, field, sizeof(field));
+	seg_field(a, p, pt, i, field, sizeof(field));
 	seg_where(field, i, where, sizeof(where));
 
 	if (!in_box(&s->from, m->work_min_mm, m->work_max_mm) ||
@@ -376,7 +396,8 @@ static void check_segment_space(const struct machine *m, const struct arm_action
 }
 
 static void check_paint_segment(const struct machine *m, const struct arm_action *a,
-				const struct arm_path *p, size_t i, struct gate_decision *d)
+				const struct arm_path *p, const size_t *pt, size_t i,
+				struct gate_decision *d)
 {
 	const struct arm_segment *s = &p->seg[i];
 	const struct machine_brush *b = machine_find_brush(m, a->brush);
@@ -393,7 +414,7 @@ static void check_paint_segment(const struct machine *m, const struct arm_action
 	    s->to.x <= x1 + EPS_MM && s->from.y >= y0 - EPS_MM && s->from.y <= y1 + EPS_MM &&
 	    s->to.y >= y0 - EPS_MM && s->to.y <= y1 + EPS_MM)
 		return;
-	seg_field(a, p, i, field, sizeof(field));
+	seg_field(a, p, pt, i, field, sizeof(field));
 	seg_where(field, i, where, sizeof(where));
 	if ((f = finding(d, GATE_R_OFF_CANVAS, field, (long)i))) {
 		snprintf(f->message, sizeof(f->message),
@@ -407,7 +428,7 @@ static void check_paint_segment(const struct machine *m, const struct arm_action
 }
 
 static void check_length(const struct machine *m, const struct arm_action *a,
-			 const struct arm_path *p, size_t i, struct gate_decision *d)
+			 const struct arm_path *p, const size_t *pt, size_t i, struct gate_decision *d)
 {
 	double len = arm_segment_length(&p->seg[i]);
 	const struct machine_motion_limits *soft = &m->limits.soft, *hard = &m->limits.hard;
@@ -420,7 +441,7 @@ static void check_length(const struct machine *m, const struct arm_action *a,
 	if (len <= soft->move_mm + EPS_MM)
 		return;
 	r = len > hard->move_mm + EPS_MM ? GATE_R_MOVE_HARD : GATE_R_MOVE_SOFT;
-	seg_field(a, p, i, field, sizeof(field));
+	seg_field(a, p, pt, i, field, sizeof(field));
 	seg_where(field, i, where, sizeof(where));
 	if ((f = finding(d, r, field, (long)i))) {
 		snprintf(f->message, sizeof(f->message),
@@ -441,7 +462,7 @@ static int moving(const struct arm_segment *s)
 
 /* Centripetal acceleration at junctions the tool takes at speed (see STOP_TURN_DEG). */
 static void check_accel(const struct machine *m, const struct arm_action *a,
-			const struct arm_path *p, struct gate_decision *d)
+			const struct arm_path *p, const size_t *pt, struct gate_decision *d)
 {
 	const double cos_stop = cos(STOP_TURN_DEG * M_PI / 180.0);
 	double peak = 0.0;
@@ -492,7 +513,7 @@ static void check_accel(const struct machine *m, const struct arm_action *a,
 
 		/* Speed is the lever; for a stroke, where on it the curve is helps too. */
 		if (a->kind == ARM_STROKE)
-			seg_field(a, p, at - 1, field, sizeof(field)); /* the vertex ends segment at-1 */
+			seg_field(a, p, pt, at - 1, field, sizeof(field)); /* the vertex ends segment at-1 */
 		else
 			snprintf(field, sizeof(field), "speed_mm_s");
 		if ((f = finding(d, hard ? GATE_R_ACCEL_HARD : GATE_R_ACCEL_SOFT, field, (long)at))) {
@@ -528,7 +549,7 @@ static void check_speed(const struct machine *m, const struct arm_action *a, str
 	}
 }
 
-/* References and amounts: what can be judged before any motion is expanded. Returns 0 when expansion can go on. */
+/* References, amounts and counts: what can be judged before any motion is expanded. Returns 0 when expansion can go on. */
 static int check_static(const struct machine *m, const struct arm_action *a,
 			const struct gate_context *ctx, struct gate_decision *d)
 {
@@ -568,15 +589,18 @@ static int check_static(const struct machine *m, const struct arm_action *a,
 
 	check_speed(m, a, d);
 
-	if (a->kind == ARM_STROKE && a->n_points > (size_t)m->limits.max_stroke_points &&
-	    (f = finding(d, GATE_R_TOO_MANY_POINTS, "points_mm", -1))) {
-		snprintf(f->message, sizeof(f->message),
-			 "points_mm: %zu points are more than this machine takes in one stroke; split it",
-			 a->n_points);
-		snprintf(f->detail, sizeof(f->detail),
-			 "points_mm: %zu points; limits.max_stroke_points is %d", a->n_points,
-			 m->limits.max_stroke_points);
-		figures(f, (double)a->n_points, m->limits.max_stroke_points);
+	/* Too many points is refused before a path is made: its cost grows with the points. */
+	if (a->kind == ARM_STROKE && a->n_points > (size_t)m->limits.max_stroke_points) {
+		missing = 1;
+		if ((f = finding(d, GATE_R_TOO_MANY_POINTS, "points_mm", -1))) {
+			snprintf(f->message, sizeof(f->message),
+				 "points_mm: %zu points are more than this machine takes in one "
+				 "stroke; split it", a->n_points);
+			snprintf(f->detail, sizeof(f->detail),
+				 "points_mm: %zu points; limits.max_stroke_points is %d", a->n_points,
+				 m->limits.max_stroke_points);
+			figures(f, (double)a->n_points, m->limits.max_stroke_points);
+		}
 	}
 	if (a->kind == ARM_DISPENSE) {
 		double ml = a->units * m->mixing.dispense_unit_ml;
@@ -651,6 +675,7 @@ int gate_check(const struct machine *m, const arm_point *from, const struct arm_
 	struct arm_path *p = path ? path : &local;
 	struct region rg[MAX_REGIONS];
 	struct gate_finding *f;
+	size_t *pt = NULL;
 	bl_err merr = { 0 };
 	int nrg, rc = 0;
 
@@ -691,16 +716,19 @@ int gate_check(const struct machine *m, const arm_point *from, const struct arm_
 	d->has_path = 1;
 	d->n_segments = p->n;
 	d->to = p->n ? p->seg[p->n - 1].to : *from;
+	if ((rc = seg_points(a, p, &pt, err)))
+		goto out;
 	nrg = build_regions(m, rg);
 	for (size_t i = 0; i < p->n; i++) {
 		d->length_mm += arm_segment_length(&p->seg[i]);
-		check_segment_space(m, a, p, i, rg, nrg, d);
+		check_segment_space(m, a, p, pt, i, rg, nrg, d);
 		if (a->kind == ARM_STROKE)
-			check_paint_segment(m, a, p, i, d);
-		check_length(m, a, p, i, d);
+			check_paint_segment(m, a, p, pt, i, d);
+		check_length(m, a, p, pt, i, d);
 	}
-	check_accel(m, a, p, d);
+	check_accel(m, a, p, pt, d);
 out:
+	free(pt);
 	if (!path)
 		arm_path_free(&local);
 	return rc;

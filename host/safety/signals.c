@@ -1,4 +1,4 @@
-/* signals.c: SIGINT and SIGTERM only counted in the handler; the loops poll the count and the gate holds or stops the arm. */
+/* signals.c: SIGINT, SIGTERM and SIGHUP only counted in the handler; the loops poll the count and the gate holds or stops the arm. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -48,7 +48,9 @@ int gate_signals_install(bl_err *err)
 	sigemptyset(&sa.sa_mask);
 	/* No SA_RESTART: a blocking read or sleep returns EINTR, so its loop polls the count. */
 	sa.sa_flags = 0;
-	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+	/* A closed terminal or ssh session (SIGHUP) is a request to stop like any other: a clean pause. */
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0 ||
+	    sigaction(SIGHUP, &sa, NULL) < 0)
 		return bl_fail(err, BL_EIO, "cannot install signal handlers: %s", strerror(errno));
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -219,8 +220,11 @@ static int kill_at(pid_t pid, const char *dir, const char *pat, int n)
 	}
 }
 
-/* Starts brushloop with args in the background, its output thrown away. */
-static pid_t start(const char *const *args)
+/*
+ * Starts brushloop with args in the background, its stderr to errfile (NULL:
+ * thrown away), under a file-size limit of fsize bytes (0: none).
+ */
+static pid_t start_limited(const char *const *args, const char *errfile, long fsize)
 {
 	const char *bin = getenv("BRUSHLOOP");
 	char *argv[32];
@@ -236,13 +240,41 @@ static pid_t start(const char *const *args)
 	pid = fork();
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
+		int efd = errfile ? open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644) : fd;
 
 		dup2(fd, 1);
-		dup2(fd, 2);
+		dup2(efd, 2);
+		if (fsize > 0) {
+			struct rlimit rl = { (rlim_t)fsize, (rlim_t)fsize };
+
+			setrlimit(RLIMIT_FSIZE, &rl);
+		}
 		execv(bin, argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Starts brushloop with args in the background, its stderr to errfile (NULL: thrown away). */
+static pid_t start_err(const char *const *args, const char *errfile)
+{
+	return start_limited(args, errfile, 0);
+}
+
+/* Starts brushloop with args in the background, its output thrown away. */
+static pid_t start(const char *const *args)
+{
+	return start_err(args, NULL);
+}
+
+/* A child's exit status (-1 when a signal ended it). */
+static int wait_exit(pid_t pid)
+{
+	int status = 0;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 
@@ -1364,7 +1396,167 @@ TEST(bad_input_is_refused_with_exit_2)
 	}
 }
 
-TEST_MAIN(T(a_run_its_wells_cannot_supply_is_refused_before_it_starts), T(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits), T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
+/*
+ * Two resumes of one stopped run started at once: one drives it, the other
+ * is refused with exit 2 naming the first's pid. No dispense runs twice and
+ * the journal holds one resume.
+ */
+TEST(two_resumes_at_once_one_runs)
+{
+	const char *dir = run_dir("two-resumes");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", "--fault", "power_loss_after=40", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char errs[2][4200], want[64], *text;
+	pid_t pid[2];
+	int rc[2], n = 0, winner;
+
+	CHECK(test_brushloop(args, NULL, NULL) == 86);
+	for (int k = 0; k < 2; k++) {
+		snprintf(errs[k], sizeof(errs[k]), "%s/resume-%d.err", test_tmpdir(), k);
+		pid[k] = start_err(rargs, errs[k]);
+		CHECK(pid[k] > 0);
+	}
+	for (int k = 0; k < 2; k++)
+		rc[k] = wait_exit(pid[k]);
+	CHECK_MSG((rc[0] == 0 && rc[1] == 2) || (rc[0] == 2 && rc[1] == 0),
+		  "two resumes at once exited %d and %d, not 0 and 2", rc[0], rc[1]);
+	winner = rc[0] == 0 ? 0 : 1;
+	snprintf(want, sizeof(want), "in use by process %ld", (long)pid[winner]);
+	CHECK(fs_read_file(errs[1 - winner], 1 << 20, &text, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(text, want);
+	free(text);
+	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice with two resumes");
+	CHECK(n > 0);
+	CHECK_MSG(journal_count(dir, "\"event\":\"resume\"") == 1, "%d resumes journaled",
+		  journal_count(dir, "\"event\":\"resume\""));
+	CHECK(done_subtasks_worked_again(dir) == 0);
+}
+
+/*
+ * Beside a run that is still going (and one stopped with SIGSTOP), resume
+ * and sim exec on its directory are refused with exit 2 naming its pid;
+ * status keeps working. The run then finishes with no dispense twice.
+ */
+TEST(a_running_run_owns_its_directory)
+{
+	const char *dir = run_dir("owned");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	const char *sargs[] = { "status", dir, "--json", NULL };
+	char actions[4200], want[64], *err = NULL;
+	const char *xargs[] = { "sim", "exec", actions, "--run", dir, NULL };
+	pid_t pid = start(args);
+	int n = 0;
+
+	CHECK(pid > 0);
+	snprintf(actions, sizeof(actions), "%s/examples/actions/every-kind.json", getenv("BRUSHLOOP_SRC"));
+	snprintf(want, sizeof(want), "in use by process %ld", (long)pid);
+	while (journal_lines(dir) < 40 && waitpid(pid, NULL, WNOHANG) == 0)
+		usleep(2000);
+	for (int stopped = 0; stopped < 2; stopped++) {
+		if (stopped)
+			kill(pid, SIGSTOP);
+		CHECK_MSG(test_brushloop(rargs, NULL, &err) == 2, "a resume beside a %s run was not "
+			  "refused", stopped ? "stopped" : "running");
+		CHECK_STR_CONTAINS(err, want);
+		free(err);
+		CHECK_MSG(test_brushloop(xargs, NULL, &err) == 2, "sim exec --run beside a %s run was "
+			  "not refused", stopped ? "stopped" : "running");
+		CHECK_STR_CONTAINS(err, want);
+		free(err);
+		err = NULL;
+		CHECK(test_brushloop(sargs, NULL, NULL) == 0);
+	}
+	kill(pid, SIGCONT);
+	CHECK_MSG(wait_exit(pid) == 0, "the run did not finish after the refused resumes");
+	CHECK(dispenses_repeated(dir, &n) == 0);
+	CHECK(journal_count(dir, "\"event\":\"resume\"") == 0);
+}
+
+/* The run's state.json says state, and STATUS.md says it too. */
+static void check_state(const char *dir, const char *state, const char *why)
+{
+	cJSON *st = state_of(dir);
+	const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(st, "state"));
+	char *md = run_file(dir, "STATUS.md"), want[64];
+
+	CHECK_MSG(got && !strcmp(got, state), "%s: state.json says '%s', not '%s'", why,
+		  got ? got : "(none)", state);
+	snprintf(want, sizeof(want), "**state**: %s", state);
+	CHECK_STR_CONTAINS(md, want);
+	free(md);
+	cJSON_Delete(st);
+}
+
+/* SIGHUP (a closed terminal or ssh session) is a clean pause like SIGTERM; resume finishes. */
+TEST(sighup_pauses_the_run_cleanly)
+{
+	const char *dir = run_dir("sighup");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	pid_t pid = start(args);
+	int rc, n = 0;
+
+	CHECK(pid > 0);
+	while (journal_lines(dir) < 60 && waitpid(pid, NULL, WNOHANG) == 0)
+		usleep(2000);
+	kill(pid, SIGHUP);
+	rc = wait_exit(pid);
+	CHECK_MSG(rc == 3, "a run sent SIGHUP exited %d, not 3 (paused)", rc);
+	check_state(dir, "paused", "after SIGHUP");
+	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
+	CHECK(dispenses_repeated(dir, &n) == 0);
+}
+
+/*
+ * Under a file-size limit of 7.3 MB (the simulator's world passes it part
+ * way through the run): SIGXFSZ does not kill the run; the write fails with
+ * EFBIG, a storage error: the run pauses at once (exit 3) saying so, nothing
+ * counted as a camera or arm error, no arm action retried. Resumed without
+ * the limit, it finishes with no dispense twice.
+ */
+TEST(a_file_size_limit_pauses_the_run_cleanly)
+{
+	const char *dir = run_dir("fsize");
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+			       "--accept-nearest", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	char errfile[4200], *text = NULL;
+	cJSON *st;
+	int rc, n = 0;
+	pid_t pid;
+
+	snprintf(errfile, sizeof(errfile), "%s/fsize.err", test_tmpdir());
+	pid = start_limited(args, errfile, 7300L << 10);
+	CHECK(pid > 0);
+	rc = wait_exit(pid);
+	CHECK_MSG(rc == 3, "a run past its file-size limit exited %d, not 3 (paused)", rc);
+	CHECK(fs_read_file(errfile, 1 << 20, &text, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(text, "storage error");
+	CHECK_STR_CONTAINS(text, "File too large");
+	free(text);
+	st = state_of(dir);
+	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "paused");
+	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")), "storage error");
+	cJSON_Delete(st);
+	CHECK_MSG(journal_count(dir, "\"event\":\"arm_error\"") == 0 &&
+		  journal_count(dir, "\"event\":\"camera_error\"") == 0,
+		  "a storage error was counted as the arm's or the camera's");
+	CHECK(journal_count(dir, "\"type\":\"dispense\"") > 0);
+	rc = test_brushloop(rargs, NULL, NULL);
+	CHECK_MSG(rc == 0, "the resume without the limit exited %d", rc);
+	CHECK(dispenses_repeated(dir, &n) == 0);
+	CHECK(done_subtasks_worked_again(dir) == 0);
+}
+
+TEST_MAIN(T(two_resumes_at_once_one_runs), T(a_running_run_owns_its_directory),
+	  T(sighup_pauses_the_run_cleanly), T(a_file_size_limit_pauses_the_run_cleanly),
+	  T(a_run_its_wells_cannot_supply_is_refused_before_it_starts),
+	  T(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits),
+	  T(a_small_run_finishes_with_a_verified_canvas), T(open_loop_runs_the_same_plan_without_looking),
 	  T(open_loop_dispenses_each_mix_once_across_a_kill),
 	  T(a_kill_while_deferred_work_is_retried_starts_nothing_done_over),
 	  T(a_damaged_state_is_refused_on_resume), T(a_state_from_before_coats_were_learnt_resumes),

@@ -223,32 +223,85 @@ static int keep_last(void *ctx, const struct gate_decision *d, bl_err *err)
 	return 0;
 }
 
+/*
+ * The gate's decision on an actions file name holding one stroke of n points
+ * along y = 250 mm; -1 when the file cannot be written or checked.
+ */
+static int check_stroke_file(const char *name, int n, struct gate_decision *got)
+{
+	char path[4096];
+	bl_err err = { 0 };
+	const arm_point home = { 10, 10, 100 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", test_tmpdir(), name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("{\"kind\":\"actions\",\"version\":1,\"actions\":[{\"type\":\"stroke\",\"speed_mm_s\":50,"
+	      "\"brush\":\"round-2\",\"points_mm\":[", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s[%.4f,250,0]", i ? "," : "", 300 + 0.0003 * i);
+	fputs("]}]}", f);
+	if (fclose(f))
+		return -1;
+	memset(got, 0, sizeof(*got));
+	return gate_check_file(test_machine(), path, &home, keep_last, got, &err) ? -1 : 0;
+}
+
 /* A polyline of a million points is refused while parsing, before anything is stored for it. */
 TEST(million_point_stroke_is_absurd)
 {
-	char path[4096];
-	FILE *f;
 	struct gate_decision got;
-	bl_err err = { 0 };
-	const arm_point home = { 10, 10, 100 };
 
-	snprintf(path, sizeof(path), "%s/million.json", test_tmpdir());
-	f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs("{\"kind\":\"actions\",\"version\":1,\"actions\":[{\"type\":\"stroke\",\"speed_mm_s\":50,"
-	      "\"brush\":\"round-2\",\"points_mm\":[",
-	      f);
-	for (int i = 0; i < 1000000; i++)
-		fputs(i ? ",[300,200,0]" : "[300,200,0]", f);
-	fputs("]}]}", f);
-	fclose(f);
-	memset(&got, 0, sizeof(got));
-	CHECK(gate_check_file(test_machine(), path, &home, keep_last, &got, &err) == 0);
+	CHECK(check_stroke_file("million.json", 1000000, &got) == 0);
 	CHECK(got.verdict == GATE_DENY && got.index == 0);
 	CHECK_STR_CONTAINS(reason(&got), "absurd_size");
 	CHECK_STR_CONTAINS(got.findings[0].field, "points_mm");
+}
+
+/*
+ * A stroke of 100,000 points (more than limits.max_stroke_points, 4096) is
+ * denied by its count before its path is made: the decision has no path.
+ */
+TEST(a_100k_point_stroke_is_refused_before_its_path_is_made)
+{
+	struct gate_decision got;
+
+	CHECK(check_stroke_file("100k.json", 100000, &got) == 0);
+	CHECK(got.verdict == GATE_DENY && got.index == 0);
+	CHECK_STR_CONTAINS(reason(&got), "too_many_points");
+	CHECK_MSG(!got.has_path && got.n_segments == 0, "the stroke's path was made: %zu segments",
+		  got.n_segments);
+}
+
+/* In a 4096-point stroke, the point where it leaves the canvas is the one named. */
+TEST(a_long_stroke_names_the_point_that_breaks_a_rule)
+{
+	struct arm_action a;
+	struct gate_decision d;
+	const char *field = NULL;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_STROKE;
+	a.id = -1;
+	a.speed_mm_s = 50;
+	a.zones = arm_default_zones(ARM_STROKE);
+	snprintf(a.brush, sizeof(a.brush), "round-2");
+	a.n_points = 4096;
+	a.points = calloc(a.n_points, sizeof(*a.points));
+	CHECK(a.points != NULL);
+	if (!a.points)
+		return;
+	for (size_t i = 0; i < a.n_points; i++)
+		a.points[i] = (arm_point){ 300 + 0.05 * (double)i, i >= 3000 && i < 3010 ? 450 : 250, 0 };
+	d = check(&a, (arm_point){ 10, 10, 100 });
+	for (int i = 0; i < d.n_findings; i++)
+		if (d.findings[i].reason == GATE_R_OFF_CANVAS)
+			field = d.findings[i].field;
+	CHECK_MSG(field && !strcmp(field, "points_mm[3000]"), "off the canvas at %s, not points_mm[3000]",
+		  field ? field : "(no finding)");
+	free(a.points);
 }
 
 TEST(tolerance_bar_cannot_be_lowered)
@@ -434,6 +487,8 @@ TEST_MAIN(T(travel_over_canvas_does_not_enter_it), T(going_down_over_canvas_ente
 	  T(speed_soft_needs_operator_hard_is_denied), T(circle_acceleration_is_v_squared_over_r),
 	  T(planner_view_leaks_no_limit_operator_view_has_both), T(decision_json_is_deterministic),
 	  T(malformed_is_a_deny_naming_the_field), T(million_point_stroke_is_absurd),
+	  T(a_100k_point_stroke_is_refused_before_its_path_is_made),
+	  T(a_long_stroke_names_the_point_that_breaks_a_rule),
 	  T(tolerance_bar_cannot_be_lowered), T(context_first_motion_and_after_fault),
 	  T(grant_syntax),
 	  T(grant_covers_only_its_scope), T(preview_draws_path_over_frame))

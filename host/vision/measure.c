@@ -163,7 +163,13 @@ void meas_profile_lab(const struct meas_profile *p, const double rgb[3], color_l
 	cmsCIELab lab;
 
 	cmsDoTransform(p->xf_dbl, rgb, &lab, 1);
-	out->L = lab.L;
+	/*
+	 * Nothing reflects more than the chart's white (the PCS's L* 100): a
+	 * matrix profile extrapolates beyond it (L* 108 at code 1 on the example
+	 * camera), where a CLUT profile and every 16-bit or 8-bit Lab transform,
+	 * meas_lab_raster's included, stop at 100. Clipped the same here.
+	 */
+	out->L = lab.L > MEAS_WHITE_L ? MEAS_WHITE_L : lab.L;
 	out->a = lab.a;
 	out->b = lab.b;
 }

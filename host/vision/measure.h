@@ -30,7 +30,10 @@ int meas_profile_calibrated(const struct meas_profile *p);
 /* The profile's file or "sRGB". */
 const char *meas_profile_name(const struct meas_profile *p);
 
-/* One colour: camera RGB code values in 0..1 to Lab D50 (float transform). */
+/* The lightest a profile reads: the chart's white, the ICC PCS's L* 100. */
+#define MEAS_WHITE_L 100.0
+
+/* One colour: camera RGB code values in 0..1 to Lab D50 (float transform), L* at most MEAS_WHITE_L. */
 void meas_profile_lab(const struct meas_profile *p, const double rgb[3], color_lab *out);
 
 /*

@@ -114,8 +114,10 @@ void meas_map_free(struct meas_map *m);
 int meas_map_image(const struct meas_map *m, int cell_px, struct img *out, bl_err *err);
 
 /*
- * A target image on the canvas raster: resized to w x h px (area average)
- * and converted to Lab through its embedded profile, or sRGB.
+ * A target image on the canvas raster: resized to w x h px (area average;
+ * at 16 bits, through the double transform, when the image has px16) and
+ * converted to Lab through its embedded profile (or the one its PNG gAMA
+ * and cHRM make), or sRGB, with a warning when that profile is unusable.
  */
 int meas_target_lab(const struct img *target, const char *name, int w, int h, float *lab,
 		    bl_err *err);

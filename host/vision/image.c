@@ -356,8 +356,11 @@ static void png_on_warning(png_structp png, png_const_charp msg)
 {
 	struct png_ctx *c = png_get_error_ptr(png);
 
-	/* libpng drops an iCCP it finds broken or not for the picture's colours, with a warning. */
-	if (strncmp(msg, "iCCP", 4) == 0)
+	/*
+	 * libpng drops an iCCP it finds broken or not for the picture's colours,
+	 * with a warning: "iCCP: ..." or "profile 'NAME': ..." (png_icc_profile_error).
+	 */
+	if (strncmp(msg, "iCCP", 4) == 0 || strncmp(msg, "profile '", 9) == 0)
 		log_warn("%s: embedded ICC profile (iCCP) ignored (libpng: %s); taking the picture "
 			 "as sRGB", c->name, msg);
 	else

@@ -122,14 +122,20 @@ int calib_model_fit(int kind, int n, const double (*v)[3], const double (*lab)[3
 
 /* ---- ICC profiles (calib_icc.c) ---- */
 
+/* The ICC version calib camera writes unless told: 2 (2.4), which every colour tool reads. */
+#define CALIB_ICC_VERSION 2
+
 /*
- * Writes the model as an ICC v4.3 input profile through LittleCMS: a
- * matrix-shaper (rTRC/gTRC/bTRC parametric curves and rXYZ/gXYZ/bXYZ) for
- * the matrix model, else an A2B0 lutAtoBType with a 33-point CLUT from code
- * values to Lab. desc is the profile's description. *out is malloc'd.
+ * Writes the model as an ICC input profile through LittleCMS, version 2
+ * (2.4) or 4 (4.3): a matrix-shaper (rTRC/gTRC/bTRC and rXYZ/gXYZ/bXYZ;
+ * v2 curves are 4096-entry tables of the parametric curve, v4 the
+ * parametric curve itself) for the matrix model, else an A2B0 with a
+ * 33-point CLUT from code values to Lab (v2 lut16Type, v4 lutAtoBType),
+ * L* clipped at MEAS_WHITE_L (as meas_profile_lab clips a matrix profile). desc is the profile's description. *out is
+ * malloc'd. Another version is BL_EINVAL.
  */
-int calib_icc_build(const struct calib_cam_model *m, const char *desc, unsigned char **out,
-		    size_t *len, bl_err *err);
+int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc,
+		    unsigned char **out, size_t *len, bl_err *err);
 
 /* ---- the camera session (calib_camera.c) ---- */
 
@@ -169,6 +175,7 @@ struct calib_camera_opts {
 	int light;                   /* 0: correct uneven light (flat frame, else chart frame); -1: do not */
 	int model;                   /* -1: choose on held-out patches; else the calib_model_kind */
 	double max_patch_de00;       /* a held-out patch beyond this is a bad frame (0: 10) */
+	int icc_version;             /* 2 or 4 (0: CALIB_ICC_VERSION) */
 };
 
 struct calib_camera_result {

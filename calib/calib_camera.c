@@ -505,7 +505,8 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		}
 	snprintf(desc, sizeof(desc), "brushloop camera profile (%s model, chart %s)",
 		 calib_model_names[r->model], c->name);
-	rc = calib_icc_build(&r->fitted, desc, &r->icc, &r->icc_len, err);
+	rc = calib_icc_build(&r->fitted, o->icc_version ? o->icc_version : CALIB_ICC_VERSION, desc,
+			     &r->icc, &r->icc_len, err);
 	if (rc)
 		goto out_fail;
 	/* The fit's figures come through the profile as written, as `measure` will read it. */

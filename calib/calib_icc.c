@@ -1,4 +1,4 @@
-/* calib_icc.c: a fitted camera model as an ICC v4 input profile through LittleCMS: matrix-shaper for the matrix model, a Lab CLUT for the richer ones. */
+/* calib_icc.c: a fitted camera model as an ICC input profile (v2.4 by default, or v4.3) through LittleCMS: matrix-shaper for the matrix model, a Lab CLUT for the richer ones. */
 #include <lcms2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,29 @@
 #include "calib/calib.h"
 
 #define CLUT_POINTS 33
+
+/*
+ * What differs between the versions brushloop writes. LittleCMS picks each
+ * tag's type for the header's version (v2: curveType tables, lut16Type,
+ * textDescriptionType); the CLUT's 16-bit Lab it leaves to the writer, and
+ * the profile ID exists only from v4 (v2.4 reserves those bytes as zero).
+ */
+struct icc_version {
+	int major;
+	double number;
+	void (*lab_encode)(cmsUInt16Number out[3], const cmsCIELab *lab);
+	int profile_id;
+};
+
+static const struct icc_version icc_versions[] = {
+	{ 2, 2.4, cmsFloat2LabEncodedV2, 0 },
+	{ 4, 4.3, cmsFloat2LabEncoded, 1 },
+};
+
+struct clut_cargo {
+	const struct calib_cam_model *m;
+	const struct icc_version *v;
+};
 
 /* ICC parametric curve type 4 of calib_tone: Y = (aX + b)^g above d, cX below. */
 static cmsToneCurve *tone_curve(double gamma)
@@ -24,17 +47,18 @@ static cmsToneCurve *tone_curve(double gamma)
 
 static int sample_lab(const cmsUInt16Number in[], cmsUInt16Number out[], void *cargo)
 {
-	const struct calib_cam_model *m = cargo;
+	const struct clut_cargo *c = cargo;
 	double v[3], lab[3];
 	cmsCIELab l;
 
-	for (int c = 0; c < 3; c++)
-		v[c] = in[c] / 65535.0;
-	calib_model_lab(m, v, lab);
-	l.L = lab[0];
+	for (int k = 0; k < 3; k++)
+		v[k] = in[k] / 65535.0;
+	calib_model_lab(c->m, v, lab);
+	/* Above the chart's white the profile reads white, whatever the encoding could hold (v2: 100.4). */
+	l.L = lab[0] > MEAS_WHITE_L ? MEAS_WHITE_L : lab[0];
 	l.a = lab[1];
 	l.b = lab[2];
-	cmsFloat2LabEncoded(out, &l);
+	c->v->lab_encode(out, &l);
 	return 1;
 }
 
@@ -73,8 +97,9 @@ static int write_matrix_shaper(cmsHPROFILE h, const struct calib_cam_model *m)
 	return 1;
 }
 
-static int write_clut(cmsHPROFILE h, const struct calib_cam_model *m)
+static int write_clut(cmsHPROFILE h, const struct calib_cam_model *m, const struct icc_version *v)
 {
+	struct clut_cargo cargo = { m, v };
 	cmsPipeline *lut = cmsPipelineAlloc(NULL, 3, 3);
 	cmsStage *a = cmsStageAllocToneCurves(NULL, 3, NULL);
 	cmsStage *clut = cmsStageAllocCLut16bit(NULL, CLUT_POINTS, 3, 3, NULL);
@@ -85,7 +110,7 @@ static int write_clut(cmsHPROFILE h, const struct calib_cam_model *m)
 	if (!lut || !a || !clut || !b)
 		goto out_free;
 	/* The CLUT is sampled over code values, which a camera already spaces roughly evenly in lightness. */
-	if (!cmsStageSampleCLut16bit(clut, sample_lab, (void *)m, 0))
+	if (!cmsStageSampleCLut16bit(clut, sample_lab, &cargo, 0))
 		goto out_free;
 	if (!cmsPipelineInsertStage(lut, cmsAT_END, a))
 		goto out_free;
@@ -109,19 +134,27 @@ out_free:
 	return ok;
 }
 
-int calib_icc_build(const struct calib_cam_model *m, const char *desc, unsigned char **out,
-		    size_t *len, bl_err *err)
+int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc,
+		    unsigned char **out, size_t *len, bl_err *err)
 {
-	cmsHPROFILE h = cmsCreateProfilePlaceholder(NULL);
+	const struct icc_version *v = NULL;
+	cmsHPROFILE h;
 	cmsUInt32Number n = 0;
 	unsigned char *buf = NULL;
 	int ok;
 
 	*out = NULL;
 	*len = 0;
+	for (size_t i = 0; i < sizeof(icc_versions) / sizeof(icc_versions[0]); i++)
+		if (icc_versions[i].major == version)
+			v = &icc_versions[i];
+	if (!v)
+		return bl_fail(err, BL_EINVAL, "ICC version %d: brushloop writes version 2 (2.4) "
+			       "or 4 (4.3)", version);
+	h = cmsCreateProfilePlaceholder(NULL);
 	if (!h)
 		return bl_fail(err, BL_ENOMEM, "LittleCMS cannot create a profile");
-	cmsSetProfileVersion(h, 4.3);
+	cmsSetProfileVersion(h, v->number);
 	cmsSetDeviceClass(h, cmsSigInputClass);
 	cmsSetColorSpace(h, cmsSigRgbData);
 	cmsSetHeaderRenderingIntent(h, INTENT_RELATIVE_COLORIMETRIC);
@@ -129,9 +162,11 @@ int calib_icc_build(const struct calib_cam_model *m, const char *desc, unsigned 
 	     write_text(h, cmsSigCopyrightTag, "No copyright: made by brushloop calib camera") &&
 	     cmsWriteTag(h, cmsSigMediaWhitePointTag, cmsD50_XYZ());
 	if (ok)
-		ok = m->kind == CALIB_MODEL_MATRIX ? write_matrix_shaper(h, m) : write_clut(h, m);
+		ok = m->kind == CALIB_MODEL_MATRIX ? write_matrix_shaper(h, m) : write_clut(h, m, v);
+	if (ok && v->profile_id)
+		ok = cmsMD5computeID(h);
 	if (ok)
-		ok = cmsMD5computeID(h) && cmsSaveProfileToMem(h, NULL, &n) && n > 0;
+		ok = cmsSaveProfileToMem(h, NULL, &n) && n > 0;
 	if (ok) {
 		buf = malloc(n);
 		ok = buf && cmsSaveProfileToMem(h, buf, &n);

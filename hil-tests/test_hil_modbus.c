@@ -1,4 +1,4 @@
-/* test_hil_modbus.c: the firmware over a real serial line: register map by mbpoll and by the host backend, exceptions, limits, watchdog, e-stop, a long stream. */
+/* test_hil_modbus.c: the firmware over a real serial line: register map by mbpoll, pymodbus and the host backend, exceptions, limits, watchdog, e-stop, a long stream. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -660,8 +660,76 @@ TEST(native_board_exits_cleanly)
 	CHECK(lstat(t.tty, &st) != 0);
 }
 
+/*
+ * pymodbus (Debian's python3-pymodbus 3.0) as the master: what a strict map
+ * answers to a control word with an undefined bit, and to HOME while the arm
+ * moves. Its serial client lives in the system interpreter only.
+ */
+static const char pymodbus_script[] =
+	"import sys\n"
+	"from pymodbus.client import ModbusSerialClient\n"
+	"c = ModbusSerialClient(port=sys.argv[1], baudrate=115200, parity='N', timeout=5)\n"
+	"assert c.connect()\n"
+	"def ex(r):\n"
+	"    return r.exception_code if r.isError() else 0\n"
+	"def refusal():\n"
+	"    return c.read_input_registers(6, 1, slave=1).registers[0]\n"
+	"print('fc6 0x0101 exception', ex(c.write_register(0, 0x0101, slave=1)))\n"
+	"print('refusal', refusal())\n"
+	"print('fc16 0x8000 exception', ex(c.write_registers(0, [0x8000, 777], slave=1)))\n"
+	"print('holding 0..1', c.read_holding_registers(0, 2, slave=1).registers)\n"
+	"print('enable exception', ex(c.write_register(0, 3, slave=1)))\n"
+	"ex(c.write_registers(2, [1, 34464, 1, 34464, 0, 50000, 0, 0], slave=1))\n"
+	"print('home exception', ex(c.write_register(0, 0x13, slave=1)))\n"
+	"ex(c.write_register(0, 3, slave=1))\n"
+	"# 20 mm/s to (300, 100, 50, 0) mm, sequence 1: ten seconds of motion\n"
+	"print('segment exception', ex(c.write_registers(10, [0, 0, 0, 20000, 4, 37856, 1, 34464,\n"
+	"      0, 50000, 0, 0, 0, 1], slave=1)))\n"
+	"print('home while moving exception', ex(c.write_register(0, 0x13, slave=1)))\n"
+	"print('refusal', refusal())\n"
+	"print('stop exception', ex(c.write_register(0, 1, slave=1)))\n"
+	"c.close()\n";
+
+TEST(strict_control_word_by_pymodbus_and_mbpoll)
+{
+	struct hil_target t;
+	char script[4096], *out = NULL, *err = NULL;
+
+	snprintf(script, sizeof(script), "%s", test_write_file("strict_cw.py", pymodbus_script));
+	hil_start(&t, NULL);
+	{
+		const char *argv[] = { "/usr/bin/python3", script, t.tty, NULL };
+
+		CHECK_MSG(test_spawn(argv, NULL, &out, &err) == 0, "pymodbus: %s", err ? err : "");
+	}
+	fprintf(stderr, "pymodbus saw:\n%s", out ? out : "");
+	CHECK_STR_CONTAINS(out, "fc6 0x0101 exception 3\nrefusal 9\n");
+	CHECK_STR_CONTAINS(out, "fc16 0x8000 exception 3\n");
+	/* Refused whole: neither the control word nor the watchdog after it was written. */
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "holding 0..1 [0, %d]\n", FW_WATCHDOG_DEFAULT_MS);
+		CHECK_STR_CONTAINS(out, want);
+	}
+	CHECK_STR_CONTAINS(out, "enable exception 0\nhome exception 0\nsegment exception 0\n");
+	CHECK_STR_CONTAINS(out, "home while moving exception 6\nrefusal 8\n");
+	free(out);
+	free(err);
+	out = NULL;
+	/* mbpoll, the other independent master, hears the same. */
+	{
+		const char *val[] = { "256", NULL };
+
+		CHECK(mbpoll(&t, "4", "0", NULL, val, &out) != 0);
+		CHECK_STR_CONTAINS(out, "Illegal data value");
+		free(out);
+	}
+	hil_stop(&t);
+}
+
 TEST_MAIN(T(register_map_by_mbpoll), T(exceptions_on_the_wire), T(backend_homes_moves_holds),
 	  T(backend_reports_a_silent_slave), T(out_of_limit_targets_refused),
 	  T(watchdog_stops_when_the_host_dies), T(estop_latches_until_cleared),
 	  T(thousand_segment_stream), T(scara_line_through_kinematics),
-	  T(native_board_exits_cleanly))
+	  T(native_board_exits_cleanly), T(strict_control_word_by_pymodbus_and_mbpoll))

@@ -112,33 +112,25 @@ static char *slurp_fd(int fd)
 	return buf;
 }
 
-int test_brushloop(const char *const *args, char **out, char **err)
+int test_spawn(const char *const *argv, const char *in_path, char **out, char **err)
 {
-	const char *bin = getenv("BRUSHLOOP");
 	char outpath[4096], errpath[4096];
 	posix_spawn_file_actions_t fa;
-	const char *argv[256];
-	int n = 0, status, fd;
+	int status, fd;
 	pid_t pid;
 
 	if (out)
 		*out = NULL;
 	if (err)
 		*err = NULL;
-	if (!bin) {
-		fprintf(stderr, "BRUSHLOOP is not set: run through meson test\n");
-		return -1;
-	}
-	argv[n++] = bin;
-	while (*args && n < 255)
-		argv[n++] = *args++;
-	argv[n] = NULL;
 	snprintf(outpath, sizeof(outpath), "%s/stdout", test_tmpdir());
 	snprintf(errpath, sizeof(errpath), "%s/stderr", test_tmpdir());
 	posix_spawn_file_actions_init(&fa);
+	if (in_path)
+		posix_spawn_file_actions_addopen(&fa, 0, in_path, O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ) != 0) {
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0) {
 		posix_spawn_file_actions_destroy(&fa);
 		return -1;
 	}
@@ -160,6 +152,27 @@ int test_brushloop(const char *const *args, char **out, char **err)
 	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+int test_brushloop(const char *const *args, char **out, char **err)
+{
+	const char *bin = getenv("BRUSHLOOP");
+	const char *argv[256];
+	int n = 0;
+
+	if (out)
+		*out = NULL;
+	if (err)
+		*err = NULL;
+	if (!bin) {
+		fprintf(stderr, "BRUSHLOOP is not set: run through meson test\n");
+		return -1;
+	}
+	argv[n++] = bin;
+	while (*args && n < 255)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	return test_spawn(argv, NULL, out, err);
 }
 
 const char *test_tmpdir(void)

@@ -83,6 +83,13 @@ int test_run(const struct test_case *cases, int argc, char **argv);
  */
 int test_brushloop(const char *const *args, char **out, char **err);
 
+/*
+ * Runs argv[0] (found on PATH) with argv (NULL-terminated), stdin from
+ * in_path (NULL: this process's), capturing stdout and stderr as test_brushloop
+ * does; the same exit status.
+ */
+int test_spawn(const char *const *argv, const char *in_path, char **out, char **err);
+
 /* A fresh temporary directory for this test (removed by the OS, not by us). */
 const char *test_tmpdir(void);
 

@@ -446,6 +446,20 @@ static int commit_segment(struct fw *f)
 	return 0;
 }
 
+/*
+ * Registers with a range: the watchdog's, and the control word, whose
+ * undefined bits a strict map refuses (a host that sets one means something
+ * this firmware does not do).
+ */
+static int value_ok(unsigned addr, uint16_t v)
+{
+	if (addr == FW_HR_WATCHDOG_MS)
+		return v >= FW_WATCHDOG_MIN_MS && v <= FW_WATCHDOG_MAX_MS;
+	if (addr == FW_HR_CONTROL)
+		return !(v & ~FW_CW_DEFINED);
+	return 1;
+}
+
 int fw_write_holding(struct fw *f, unsigned addr, unsigned count, const uint16_t *v)
 {
 	uint16_t old_cw = f->hr[FW_HR_CONTROL];
@@ -454,9 +468,9 @@ int fw_write_holding(struct fw *f, unsigned addr, unsigned count, const uint16_t
 	/* The register file checks its own bounds: no caller's range check is trusted for it. */
 	if (addr >= FW_HR_COUNT || count > FW_HR_COUNT - addr)
 		return FW_EX_ILLEGAL_ADDRESS;
+	/* A value out of range refuses the whole write: nothing of it is stored. */
 	for (unsigned i = 0; i < count; i++)
-		if (addr + i == FW_HR_WATCHDOG_MS &&
-		    (v[i] < FW_WATCHDOG_MIN_MS || v[i] > FW_WATCHDOG_MAX_MS))
+		if (!value_ok(addr + i, v[i]))
 			return refuse(f, FW_FAULT_BAD_VALUE, FW_EX_ILLEGAL_VALUE);
 	for (unsigned i = 0; i < count; i++)
 		f->hr[addr + i] = v[i];

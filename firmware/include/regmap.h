@@ -85,6 +85,7 @@
 #define FW_CW_ESTOP 0x0020       /* edge: software e-stop, latches like the input */
 #define FW_CW_ESTOP_CLEAR 0x0040 /* edge: e-stop -> disabled, only with the input released */
 #define FW_CW_FAULT_RESET 0x0080 /* edge: fault -> disabled */
+#define FW_CW_DEFINED 0x00ff     /* the bits above; a word with any other is refused (exception 3, BAD_VALUE) */
 
 /* Status word. */
 #define FW_SW_READY 0x0001       /* ready or further */

@@ -261,6 +261,7 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 		{ "light-map", required_argument, NULL, 'L' },
 		{ "no-light-correction", no_argument, NULL, 'N' },
 		{ "model", required_argument, NULL, 'M' },
+		{ "icc-version", required_argument, NULL, 'I' },
 		{ "truth", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'x' },
@@ -321,6 +322,12 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 			if (co.model < 0)
 				return cli_usage(cmd, "--model: '%s' is not matrix, affine or "
 						 "root-polynomial", optarg);
+			break;
+		case 'I':
+			if (strcmp(optarg, "2") != 0 && strcmp(optarg, "4") != 0)
+				return cli_usage(cmd, "--icc-version: '%s' is not 2 (ICC 2.4, the "
+						 "default) or 4 (ICC 4.3)", optarg);
+			co.icc_version = optarg[0] - '0';
 			break;
 		case 't':
 			c.truth = optarg;

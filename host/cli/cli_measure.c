@@ -522,6 +522,11 @@ int cli_measure_main(int argc, char **argv)
 	rc = img_load(o.image, m->camera.max_pixels, &im, &err);
 	if (rc)
 		goto out_fail;
+	/* A frame's colours are the camera's: what its file says of them is not used, and said so. */
+	if (im.icc)
+		log_warn("%s: its embedded colour profile (%s) is ignored: a frame is measured "
+			 "through the camera profile (%s)", o.image, im.icc_from ? im.icc_from : "ICC",
+			 meas_profile_name(p));
 	/*
 	 * Measuring through the machine's calibration (no --profile given): its
 	 * light map too, when the image is a frame of that camera's size.

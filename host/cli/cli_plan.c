@@ -12,6 +12,7 @@
 #include "plan/plan.h"
 #include "plan/plan_image.h"
 #include "plan/plan_mix.h"
+#include "vision/image.h"
 
 struct plan_cli {
 	const char *machine, *palette, *out, *preview, *observed;
@@ -70,8 +71,8 @@ static void count_subtasks(const struct plan *p, int n[3])
 		n[p->subtasks[i].type]++;
 }
 
-static int report(const struct plan_cli *o, const struct plan *p, const char *out_path,
-		  const char *preview, double plan_s)
+static int report(const struct plan_cli *o, const struct plan *p, const struct plan_target *t,
+		  const char *out_path, const char *preview, double plan_s)
 {
 	int n[3];
 
@@ -83,6 +84,7 @@ static int report(const struct plan_cli *o, const struct plan *p, const char *ou
 			return BL_EXIT_FAIL;
 		cJSON_AddStringToObject(j, "plan", out_path);
 		cJSON_AddStringToObject(j, "target", p->target_file);
+		cJSON_AddNumberToObject(j, "orientation", t->orientation);
 		cJSON_AddBoolToObject(j, "correction", p->correction);
 		pr = cJSON_AddObjectToObject(j, "predicted");
 		cJSON_AddNumberToObject(pr, "mean_de00", p->mean_de00);
@@ -130,6 +132,9 @@ static int report(const struct plan_cli *o, const struct plan *p, const char *ou
 	       p->target_file, out_path, p->machine_name);
 	printf("picture: %d x %d px on the canvas at %.1f, %.1f mm, %.1f x %.1f mm\n", p->target_w,
 	       p->target_h, p->image_mm[0], p->image_mm[1], p->image_mm[2], p->image_mm[3]);
+	if (t->orientation > 1)
+		printf("orientation: EXIF %d, %s as viewers show it\n", t->orientation,
+		       img_orientation_name(t->orientation));
 	printf("colours: %d\n", p->n_colours);
 	for (int c = 0; c < p->n_colours; c++) {
 		const struct plan_colour *pc = &p->colours[c];
@@ -188,7 +193,7 @@ static int make_plan(const struct plan_cli *o, const char *target)
 		goto out_fail;
 	if (o->preview && (rc = plan_preview_save(o->preview, &p, &e->m, &t.lab, &err)))
 		goto out_fail;
-	rc = report(o, &p, out_path, o->preview, clk_real_ns() * 1e-9 - t0);
+	rc = report(o, &p, &t, out_path, o->preview, clk_real_ns() * 1e-9 - t0);
 	plan_free(&p);
 	plan_target_free(&t);
 	free(e);
@@ -239,7 +244,7 @@ static int correct_plan(const struct plan_cli *o, const char *plan_path)
 		goto out_fail;
 	if (o->preview && (rc = plan_preview_save(o->preview, &c, &e->m, &t.lab, &err)))
 		goto out_fail;
-	rc = report(o, &c, out_path, o->preview, clk_real_ns() * 1e-9 - t0);
+	rc = report(o, &c, &t, out_path, o->preview, clk_real_ns() * 1e-9 - t0);
 	goto out_free;
 
 out_fail:

@@ -261,6 +261,22 @@ extern "C" int cv_resize(const struct cv_view *src, struct cv_view *dst, bl_err 
 	GUARD_END("resize")
 }
 
+extern "C" int cv_resize_rgb16(const uint16_t *src, int sw, int sh, uint16_t *dst, int dw,
+			       int dh, bl_err *err)
+{
+	GUARD_BEGIN
+	if (!src || !dst || sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0)
+		return bl_fail(err, BL_EINVAL, "resize: bad 16-bit image");
+	cv::Mat in(sh, sw, CV_16UC3, (void *)src), out(dh, dw, CV_16UC3, dst);
+	int shrink = dw <= sw && dh <= sh;
+
+	cv::resize(in, out, out.size(), 0, 0, shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
+	if (out.data != (unsigned char *)dst)
+		return bl_fail(err, BL_EIO, "resize: OpenCV reallocated the output");
+	return 0;
+	GUARD_END("resize")
+}
+
 extern "C" int cv_grey(const struct cv_view *rgb, struct cv_view *grey, bl_err *err)
 {
 	GUARD_BEGIN

@@ -2,6 +2,8 @@
 #ifndef BL_CV_CV_H
 #define BL_CV_CV_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,6 +59,10 @@ int cv_remap(const struct cv_view *src, const float *mapx, const float *mapy,
 
 /* Resizes src into dst's size: area averaging when shrinking, bilinear when enlarging. */
 int cv_resize(const struct cv_view *src, struct cv_view *dst, bl_err *err);
+
+/* The same for packed RGB of 16 bits a sample (sw x sh into dw x dh px). */
+int cv_resize_rgb16(const uint16_t *src, int sw, int sh, uint16_t *dst, int dw, int dh,
+		    bl_err *err);
 
 /* RGB to grey (ITU-R 601 luma weights) into a w x h single-channel view. */
 int cv_grey(const struct cv_view *rgb, struct cv_view *grey, bl_err *err);

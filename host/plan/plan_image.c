@@ -51,6 +51,7 @@ int plan_target_load(const char *path, const struct machine *m, struct plan_targ
 	plan_hash_hex(buf, len, out->hash);
 	out->w = im.w;
 	out->h = im.h;
+	out->orientation = im.orientation;
 	/* Straight onto the planner's grid: the area average and the embedded profile are vision's. */
 	plan_grid_size(m, im.w, im.h, &gw, &gh, NULL);
 	if ((rc = plan_raster_alloc(&out->lab, gw, gh, err)))

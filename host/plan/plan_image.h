@@ -7,7 +7,8 @@
 /* A target file decoded onto the planner's grid. */
 struct plan_target {
 	struct plan_raster lab; /* Lab on the planner's grid over the picture's rectangle */
-	int w, h;               /* px of the file */
+	int w, h;               /* px of the picture as shown (EXIF orientation applied) */
+	int orientation;        /* the JPEG's EXIF orientation (1..8; 0 none), already applied */
 	char hash[17];          /* FNV-1a 64 of the file's bytes */
 };
 
@@ -16,7 +17,8 @@ void plan_grid_size(const struct machine *m, int w, int h, int *gw, int *gh, dou
 
 /*
  * Loads a JPEG or PNG target (8 or 16 bit, grey or colour, alpha over the
- * white canvas, an embedded ICC profile honoured) within the machine's pixel
+ * white canvas, an embedded ICC profile or PNG gAMA/cHRM honoured, turned as
+ * its EXIF orientation says) within the machine's pixel
  * limit. Empty, corrupt, truncated, tiny (under PLAN_MIN_TARGET_PX) and huge
  * files are BL_EINVAL with a message naming the file.
  */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <lcms2.h>
 #include <png.h>
 #include <turbojpeg.h>
 
@@ -59,6 +60,7 @@ void img_free(struct img *im)
 	if (!im)
 		return;
 	free(im->px);
+	free(im->px16);
 	free(im->icc);
 	memset(im, 0, sizeof(*im));
 }
@@ -70,36 +72,52 @@ void img_free(struct img *im)
  * "ICC_PROFILE\0", a sequence number and a count. A malformed set is ignored
  * with a warning: the pixels are still good, the target is then taken as sRGB.
  */
+/*
+ * The next marker segment before the scan: its marker, payload (after the
+ * length) and payload length; 0 at the scan, the end, or a malformed header.
+ */
+static int jpeg_next_segment(const unsigned char *buf, size_t len, size_t *pos, unsigned *marker,
+			     const unsigned char **data, size_t *n)
+{
+	while (*pos + 4 <= len) {
+		size_t l;
+
+		if (buf[*pos] != 0xff)
+			return 0;
+		*marker = buf[*pos + 1];
+		if (*marker == 0xff) { /* fill byte */
+			(*pos)++;
+			continue;
+		}
+		if (*marker == 0xda || *marker == 0xd9) /* start of scan, end of image */
+			return 0;
+		if (*marker >= 0xd0 && *marker <= 0xd7) {
+			*pos += 2;
+			continue;
+		}
+		l = ((size_t)buf[*pos + 2] << 8) | buf[*pos + 3];
+		if (l < 2 || *pos + 2 + l > len)
+			return 0;
+		*data = buf + *pos + 4;
+		*n = l - 2;
+		*pos += 2 + l;
+		return 1;
+	}
+	return 0;
+}
+
 static void jpeg_read_icc(const unsigned char *buf, size_t len, const char *name, struct img *im)
 {
 	enum { MAX_SEG = 255 };
-	const unsigned char *seg[MAX_SEG + 1] = { 0 };
+	const unsigned char *seg[MAX_SEG + 1] = { 0 }, *d;
 	size_t seglen[MAX_SEG + 1] = { 0 };
-	size_t pos = 2, total = 0;
+	size_t pos = 2, total = 0, l;
+	unsigned marker;
 	int count = 0, found = 0;
 
-	while (pos + 4 <= len) {
-		unsigned marker;
-		size_t l;
-
-		if (buf[pos] != 0xff)
-			return;
-		marker = buf[pos + 1];
-		if (marker == 0xff) { /* fill byte */
-			pos++;
-			continue;
-		}
-		if (marker == 0xda || marker == 0xd9) /* start of scan, end of image */
-			break;
-		if (marker >= 0xd0 && marker <= 0xd7) {
-			pos += 2;
-			continue;
-		}
-		l = ((size_t)buf[pos + 2] << 8) | buf[pos + 3];
-		if (l < 2 || pos + 2 + l > len)
-			return;
-		if (marker == 0xe2 && l >= 16 && memcmp(buf + pos + 4, "ICC_PROFILE", 12) == 0) {
-			unsigned seq = buf[pos + 16], n = buf[pos + 17];
+	while (jpeg_next_segment(buf, len, &pos, &marker, &d, &l)) {
+		if (marker == 0xe2 && l >= 14 && memcmp(d, "ICC_PROFILE", 12) == 0) {
+			unsigned seq = d[12], n = d[13];
 
 			if (seq == 0 || n == 0 || seq > n || (count && (int)n != count) ||
 			    seg[seq]) {
@@ -107,12 +125,11 @@ static void jpeg_read_icc(const unsigned char *buf, size_t len, const char *name
 				return;
 			}
 			count = (int)n;
-			seg[seq] = buf + pos + 18;
-			seglen[seq] = l - 16;
-			total += l - 16;
+			seg[seq] = d + 14;
+			seglen[seq] = l - 14;
+			total += l - 14;
 			found++;
 		}
-		pos += 2 + l;
 	}
 	if (!found)
 		return;
@@ -129,6 +146,123 @@ static void jpeg_read_icc(const unsigned char *buf, size_t len, const char *name
 		memcpy(im->icc + im->icc_len, seg[i], seglen[i]);
 		im->icc_len += seglen[i];
 	}
+	im->icc_from = "APP2 ICC_PROFILE";
+}
+
+/* ---- EXIF orientation ---- */
+
+static unsigned exif_u16(const unsigned char *p, int big)
+{
+	return big ? (unsigned)p[0] << 8 | p[1] : (unsigned)p[1] << 8 | p[0];
+}
+
+static uint32_t exif_u32(const unsigned char *p, int big)
+{
+	return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+		   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/*
+ * The Orientation tag (0x0112) of IFD0 in an APP1 "Exif" segment (EXIF 2.3,
+ * TIFF 6.0 layout): 1..8, or 0 when there is none. A value outside 1..8 is
+ * warned about and taken as 1 (as stored).
+ */
+static int jpeg_read_orientation(const unsigned char *buf, size_t len, const char *name)
+{
+	const unsigned char *d, *t;
+	size_t pos = 2, l, n;
+	unsigned marker;
+
+	while (jpeg_next_segment(buf, len, &pos, &marker, &d, &l)) {
+		uint32_t ifd;
+		unsigned count;
+		int big;
+
+		if (marker != 0xe1 || l < 14 || memcmp(d, "Exif\0\0", 6) != 0)
+			continue;
+		t = d + 6;
+		n = l - 6;
+		if (memcmp(t, "MM\0*", 4) == 0)
+			big = 1;
+		else if (memcmp(t, "II*\0", 4) == 0)
+			big = 0;
+		else
+			return 0;
+		ifd = exif_u32(t + 4, big);
+		if (ifd > n - 2)
+			return 0;
+		count = exif_u16(t + ifd, big);
+		for (unsigned i = 0; i < count && ifd + 2 + 12 * (size_t)(i + 1) <= n; i++) {
+			const unsigned char *e = t + ifd + 2 + 12 * i;
+			unsigned v;
+
+			if (exif_u16(e, big) != 0x0112)
+				continue;
+			v = exif_u16(e + 8, big); /* a SHORT sits at the start of the value field */
+			if (exif_u16(e + 2, big) != 3 || v < 1 || v > 8) {
+				log_warn("%s: EXIF orientation %u is not one of 1..8; the picture is "
+					 "taken as stored", name, v);
+				return 1;
+			}
+			return (int)v;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * EXIF orientation as a display transform: shown pixel (x, y) is stored pixel
+ * (u, v) = swap ? (y, x) : (x, y), then u mirrored when flip_u, v when flip_v.
+ */
+static const struct {
+	unsigned char swap, flip_u, flip_v;
+	const char *what;
+} orientations[9] = {
+	[0] = { 0, 0, 0, "as stored" },
+	[1] = { 0, 0, 0, "as stored" },
+	[2] = { 0, 1, 0, "mirrored left to right" },
+	[3] = { 0, 1, 1, "turned 180 degrees" },
+	[4] = { 0, 0, 1, "mirrored top to bottom" },
+	[5] = { 1, 0, 0, "transposed (mirrored about its leading diagonal)" },
+	[6] = { 1, 0, 1, "turned 90 degrees clockwise" },
+	[7] = { 1, 1, 1, "transversed (mirrored about its other diagonal)" },
+	[8] = { 1, 1, 0, "turned 90 degrees anticlockwise" },
+};
+
+const char *img_orientation_name(int orientation)
+{
+	return orientation >= 0 && orientation <= 8 ? orientations[orientation].what : "unknown";
+}
+
+/* Turns the decoded pixels as the EXIF orientation says a viewer shows them. */
+static int img_orient(struct img *im, int orientation, bl_err *err)
+{
+	unsigned char *px;
+	int w, h;
+
+	im->orientation = orientation;
+	if (orientation <= 1)
+		return 0;
+	w = orientations[orientation].swap ? im->h : im->w;
+	h = orientations[orientation].swap ? im->w : im->h;
+	px = malloc((size_t)w * h * 3);
+	if (!px)
+		return bl_fail(err, BL_ENOMEM, "out of memory turning a %dx%d picture", im->w, im->h);
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++) {
+			int u = orientations[orientation].swap ? y : x;
+			int v = orientations[orientation].swap ? x : y;
+
+			u = orientations[orientation].flip_u ? im->w - 1 - u : u;
+			v = orientations[orientation].flip_v ? im->h - 1 - v : v;
+			memcpy(px + ((size_t)y * w + x) * 3, im->px + ((size_t)v * im->w + u) * 3, 3);
+		}
+	free(im->px);
+	im->px = px;
+	im->w = w;
+	im->h = h;
+	return 0;
 }
 
 /*
@@ -183,7 +317,10 @@ static int jpeg_decode(const unsigned char *buf, size_t len, const char *name, l
 		log_debug("%s: JPEG warning ignored: %s", name, msg);
 	}
 	jpeg_read_icc(buf, len, name, out);
-	rc = 0;
+	/* TurboJPEG decodes the pixels as stored; turning them as a viewer does is ours. */
+	rc = img_orient(out, jpeg_read_orientation(buf, len, name), err);
+	if (rc)
+		img_free(out);
 out_destroy:
 	tjDestroy(tj);
 	return rc;
@@ -202,6 +339,7 @@ struct png_ctx {
 	unsigned char *tmp;
 	unsigned char *icc;
 	size_t icc_len;
+	const char *icc_from;
 	unsigned char *out;
 	size_t out_len, out_cap;
 };
@@ -218,7 +356,64 @@ static void png_on_warning(png_structp png, png_const_charp msg)
 {
 	struct png_ctx *c = png_get_error_ptr(png);
 
-	log_debug("%s: libpng: %s", c->name, msg);
+	/*
+	 * libpng drops an iCCP it finds broken or not for the picture's colours,
+	 * with a warning: "iCCP: ..." or "profile 'NAME': ..." (png_icc_profile_error).
+	 */
+	if (strncmp(msg, "iCCP", 4) == 0 || strncmp(msg, "profile '", 9) == 0)
+		log_warn("%s: embedded ICC profile (iCCP) ignored (libpng: %s); taking the picture "
+			 "as sRGB", c->name, msg);
+	else
+		log_debug("%s: libpng: %s", c->name, msg);
+}
+
+/*
+ * A PNG without iCCP or sRGB describes its colours by gAMA (sample = light ^
+ * gamma, PNG 1.2 section 11.3.3.2) and cHRM (the primaries' and white's
+ * chromaticities; without it, sRGB's): the equivalent ICC profile, so the
+ * picture's colours go through the same path as an embedded profile's.
+ * cHRM without gAMA keeps sRGB's curve. NULL (and a warning) when LittleCMS
+ * cannot make it.
+ */
+static unsigned char *png_profile_from_chunks(png_structp png, png_infop info, const char *name,
+					      size_t *len, const char **from)
+{
+	cmsCIExyY white = { 0.3127, 0.3290, 1.0 };
+	cmsCIExyYTRIPLE prim = { { 0.64, 0.33, 1.0 }, { 0.30, 0.60, 1.0 }, { 0.15, 0.06, 1.0 } };
+	const cmsFloat64Number srgb[5] = { 2.4, 1.0 / 1.055, 0.055 / 1.055, 1.0 / 12.92, 0.04045 };
+	cmsToneCurve *curve = NULL, *curves[3];
+	cmsHPROFILE h = NULL;
+	cmsUInt32Number n = 0;
+	unsigned char *out = NULL;
+	double gamma = 0.0;
+	int has_gama = png_get_valid(png, info, PNG_INFO_gAMA) && png_get_gAMA(png, info, &gamma) &&
+		       gamma > 0.0;
+	int has_chrm = png_get_valid(png, info, PNG_INFO_cHRM) &&
+		       png_get_cHRM(png, info, &white.x, &white.y, &prim.Red.x, &prim.Red.y,
+				    &prim.Green.x, &prim.Green.y, &prim.Blue.x, &prim.Blue.y);
+
+	*len = 0;
+	if (!has_gama && !has_chrm)
+		return NULL;
+	*from = has_gama && has_chrm ? "gAMA and cHRM" : has_gama ? "gAMA" : "cHRM";
+	curve = has_gama ? cmsBuildGamma(NULL, 1.0 / gamma) : cmsBuildParametricToneCurve(NULL, 4, srgb);
+	curves[0] = curves[1] = curves[2] = curve;
+	if (curve)
+		h = cmsCreateRGBProfile(&white, &prim, curves);
+	if (h && cmsSaveProfileToMem(h, NULL, &n) && n > 0 && (out = malloc(n)) &&
+	    !cmsSaveProfileToMem(h, out, &n)) {
+		free(out);
+		out = NULL;
+	}
+	if (!out)
+		log_warn("%s: its %s chunks make no colour space LittleCMS can build; taking the "
+			 "picture as sRGB", name, *from);
+	if (h)
+		cmsCloseProfile(h);
+	if (curve)
+		cmsFreeToneCurve(curve);
+	*len = out ? n : 0;
+	return out;
 }
 
 static void png_read_mem(png_structp png, png_bytep out, size_t n)
@@ -231,6 +426,35 @@ static void png_read_mem(png_structp png, png_bytep out, size_t n)
 	c->pos += n;
 }
 
+/*
+ * Decoded PNG rows (3 or 4 channels of 1 or 2 big-endian bytes) to the
+ * image's 8-bit pixels and, for 16 bits, its px16 too. Transparent parts of
+ * a target are painted on white: the canvas is white.
+ */
+static void png_samples(const unsigned char *tmp, size_t n, int channels, int bytes,
+			struct img *out)
+{
+	const uint32_t max = bytes == 2 ? 65535u : 255u;
+
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *p = tmp + i * (size_t)channels * bytes;
+		uint32_t a = max;
+
+		if (channels == 4)
+			a = bytes == 2 ? (uint32_t)p[6] << 8 | p[7] : p[3];
+		for (int k = 0; k < 3; k++) {
+			uint32_t v = bytes == 2 ? (uint32_t)p[2 * k] << 8 | p[2 * k + 1] : p[k];
+
+			v = (uint32_t)(((uint64_t)v * a + (uint64_t)max * (max - a) + max / 2) / max);
+			if (bytes == 2) {
+				out->px16[i * 3 + k] = (uint16_t)v;
+				v = (v * 255u + 32767u) / 65535u;
+			}
+			out->px[i * 3 + k] = (unsigned char)v;
+		}
+	}
+}
+
 static int png_decode(const unsigned char *buf, size_t len, const char *name, long max_pixels,
 		      struct img *out, bl_err *err)
 {
@@ -239,7 +463,7 @@ static int png_decode(const unsigned char *buf, size_t len, const char *name, lo
 	png_structp png;
 	png_infop info;
 	png_uint_32 w, h;
-	int depth, type, interlace, channels, rc;
+	int depth, type, interlace, channels, bytes, rc;
 
 	memset(out, 0, sizeof(*out));
 	png = png_create_read_struct(PNG_LIBPNG_VER_STRING, c, png_on_error, png_on_warning);
@@ -271,8 +495,6 @@ static int png_decode(const unsigned char *buf, size_t len, const char *name, lo
 		png_set_expand_gray_1_2_4_to_8(png);
 	if (png_get_valid(png, info, PNG_INFO_tRNS))
 		png_set_tRNS_to_alpha(png);
-	if (depth == 16)
-		png_set_scale_16(png);
 	if (type == PNG_COLOR_TYPE_GRAY || type == PNG_COLOR_TYPE_GRAY_ALPHA)
 		png_set_gray_to_rgb(png);
 	png_set_interlace_handling(png);
@@ -294,10 +516,14 @@ static int png_decode(const unsigned char *buf, size_t len, const char *name, lo
 			if (c->icc) {
 				memcpy(c->icc, prof, plen);
 				c->icc_len = plen;
+				c->icc_from = "iCCP";
 			}
 		}
+	} else if (!png_get_valid(png, info, PNG_INFO_sRGB)) {
+		c->icc = png_profile_from_chunks(png, info, name, &c->icc_len, &c->icc_from);
 	}
-	c->tmp = malloc((size_t)w * h * (size_t)channels);
+	bytes = png_get_bit_depth(png, info) == 16 ? 2 : 1;
+	c->tmp = malloc((size_t)w * h * (size_t)channels * bytes);
 	c->rows = malloc(sizeof(*c->rows) * h);
 	if (!c->tmp || !c->rows) {
 		rc = bl_fail(err, BL_ENOMEM, "%s: out of memory for %lux%lu pixels", name,
@@ -305,7 +531,7 @@ static int png_decode(const unsigned char *buf, size_t len, const char *name, lo
 		goto out_free;
 	}
 	for (png_uint_32 y = 0; y < h; y++)
-		c->rows[y] = c->tmp + (size_t)y * w * (size_t)channels;
+		c->rows[y] = c->tmp + (size_t)y * w * (size_t)channels * bytes;
 	png_read_image(png, c->rows);
 	/* Reading to IEND checks the CRCs of everything after the pixels too. */
 	png_read_end(png, NULL);
@@ -314,20 +540,17 @@ static int png_decode(const unsigned char *buf, size_t len, const char *name, lo
 		goto out_free;
 	out->icc = c->icc;
 	out->icc_len = c->icc_len;
+	out->icc_from = c->icc_from;
 	c->icc = NULL;
-	if (channels == 3) {
-		memcpy(out->px, c->tmp, (size_t)w * h * 3);
-	} else {
-		/* Transparent parts of a target are painted on white: the canvas is white. */
-		for (size_t i = 0; i < (size_t)w * h; i++) {
-			unsigned a = c->tmp[i * 4 + 3];
-
-			for (int k = 0; k < 3; k++)
-				out->px[i * 3 + k] = (unsigned char)((c->tmp[i * 4 + k] * a +
-								      255u * (255u - a) + 127u) /
-								     255u);
+	if (bytes == 2) {
+		out->px16 = malloc((size_t)w * h * 3 * sizeof(*out->px16));
+		if (!out->px16) {
+			rc = bl_fail(err, BL_ENOMEM, "%s: out of memory for %lux%lu pixels", name,
+				     (unsigned long)w, (unsigned long)h);
+			goto out_free;
 		}
 	}
+	png_samples(c->tmp, (size_t)w * h, channels, bytes, out);
 	rc = 0;
 out_free:
 	free(c->tmp);

@@ -3,21 +3,29 @@
 #define BL_VISION_IMAGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "vision/camera.h"
 
 /*
- * A decoded image: packed 8-bit RGB, rows top to bottom, stride 3 * w bytes.
- * icc holds an embedded ICC profile when the file had one (PNG iCCP, JPEG
- * APP2 ICC_PROFILE), else NULL.
+ * A decoded image: packed 8-bit RGB, rows top to bottom, stride 3 * w bytes,
+ * turned as a JPEG's EXIF orientation says a viewer shows it (TurboJPEG
+ * leaves that to the caller). icc holds an embedded ICC profile when the
+ * file had one (PNG iCCP, JPEG APP2 ICC_PROFILE), else NULL.
  */
 struct img {
-	int w, h;              /* px */
+	int w, h;              /* px, as shown (after the EXIF orientation) */
 	unsigned char *px;     /* 3 * w * h bytes, owned */
+	uint16_t *px16;        /* the same pixels at 16 bits a sample when the file has them (a 16-bit PNG), else NULL; owned */
 	unsigned char *icc;    /* embedded ICC profile (owned) or NULL */
 	size_t icc_len;
+	const char *icc_from;  /* where icc came from ("iCCP", "gAMA and cHRM", ...), static */
+	int orientation;       /* the JPEG's EXIF orientation (1..8), applied to px; 0: none */
 };
+
+/* What an EXIF orientation (0..8) did to the stored picture: "turned 90 degrees clockwise". */
+const char *img_orientation_name(int orientation);
 
 /* Largest image file brushloop reads (a 16-bit 8K PNG stays well under it). */
 #define IMG_MAX_FILE_BYTES (512u << 20)

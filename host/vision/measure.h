@@ -30,7 +30,10 @@ int meas_profile_calibrated(const struct meas_profile *p);
 /* The profile's file or "sRGB". */
 const char *meas_profile_name(const struct meas_profile *p);
 
-/* One colour: camera RGB code values in 0..1 to Lab D50 (float transform). */
+/* The lightest a profile reads: the chart's white, the ICC PCS's L* 100. */
+#define MEAS_WHITE_L 100.0
+
+/* One colour: camera RGB code values in 0..1 to Lab D50 (float transform), L* at most MEAS_WHITE_L. */
 void meas_profile_lab(const struct meas_profile *p, const double rgb[3], color_lab *out);
 
 /*
@@ -111,8 +114,10 @@ void meas_map_free(struct meas_map *m);
 int meas_map_image(const struct meas_map *m, int cell_px, struct img *out, bl_err *err);
 
 /*
- * A target image on the canvas raster: resized to w x h px (area average)
- * and converted to Lab through its embedded profile, or sRGB.
+ * A target image on the canvas raster: resized to w x h px (area average;
+ * at 16 bits, through the double transform, when the image has px16) and
+ * converted to Lab through its embedded profile (or the one its PNG gAMA
+ * and cHRM make), or sRGB, with a warning when that profile is unusable.
  */
 int meas_target_lab(const struct img *target, const char *name, int w, int h, float *lab,
 		    bl_err *err);

@@ -731,6 +731,43 @@ TEST(estop_input_latches_until_cleared)
 	CHECK(in(f, FW_IR_STATE) == FW_STATE_FAULT);
 }
 
+TEST(undefined_control_bits_are_refused_and_change_nothing)
+{
+	struct fw *f = boot_homed();
+	uint16_t both[2] = { FW_CW_READY | 0x0100, 777 };
+
+	/* Function 6 and function 16 alike: exception 3, REFUSAL BAD_VALUE, the word as it was. */
+	for (unsigned bit = 0x0100; bit; bit = (bit << 1) & 0xffff) {
+		CHECK(wr1(f, FW_HR_CONTROL, (uint16_t)(FW_CW_READY | bit)) == FW_EX_ILLEGAL_VALUE);
+		CHECK(in(f, FW_IR_REFUSAL) == FW_FAULT_BAD_VALUE);
+	}
+	CHECK(wr(f, FW_HR_CONTROL, 2, both) == FW_EX_ILLEGAL_VALUE);
+	CHECK(in(f, FW_IR_STATE) == FW_STATE_ENABLED);
+	CHECK(in(f, FW_IR_STATUS) & FW_SW_ENABLED);
+	{
+		uint16_t cw = 0, wd = 0;
+
+		CHECK(fw_read_holding(f, FW_HR_CONTROL, &cw) == 0 && cw == (FW_CW_READY | FW_CW_ENABLE));
+		CHECK(fw_read_holding(f, FW_HR_CONTROL + 1, &wd) == 0 && wd != 777);
+	}
+	/* Every defined bit is still taken. */
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOLD) == 0);
+	CHECK(in(f, FW_IR_REFUSAL) == 0);
+	CHECK(in(f, FW_IR_STATE) == FW_STATE_HOLD);
+}
+
+TEST(home_while_moving_is_busy)
+{
+	struct fw *f = boot_homed();
+
+	CHECK(seg(f, 1, 0, 0, 100000, 300000, 100000, 50000, 0) == 0);
+	run_polled(f, 50);
+	CHECK(in(f, FW_IR_STATUS) & FW_SW_MOVING);
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOME) == FW_EX_BUSY);
+	CHECK(in(f, FW_IR_REFUSAL) == FW_FAULT_BUSY);
+	CHECK(in(f, FW_IR_STATE) == FW_STATE_ENABLED);
+}
+
 TEST_MAIN(T(crc_matches_the_modbus_reference), T(reads_magic_and_version),
 	  T(reads_holding_registers), T(exceptions_illegal_function_address_value),
 	  T(register_writes_past_the_end_are_refused_by_the_drive),
@@ -742,4 +779,5 @@ TEST_MAIN(T(crc_matches_the_modbus_reference), T(reads_magic_and_version),
 	  T(sequence_duplicates_and_gaps), T(motion_refused_before_homing_or_enabling),
 	  T(queue_full_is_busy_not_fault), T(hold_decelerates_and_resume_reaches_target),
 	  T(hold_then_resume_while_decelerating_and_dwell_hold), T(stop_drops_the_queue),
-	  T(watchdog_stops_a_silent_host_in_time), T(estop_input_latches_until_cleared))
+	  T(watchdog_stops_a_silent_host_in_time), T(estop_input_latches_until_cleared),
+	  T(undefined_control_bits_are_refused_and_change_nothing), T(home_while_moving_is_busy))

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/json.h"
 #include "color/color.h"
 #include "config/machine.h"
 #include "config/palette.h"
@@ -434,6 +435,10 @@ int mix_job_from_json(const struct mix_model *m, const cJSON *node, const char *
  * Parses "NAME:UNITS,NAME:UNITS" into units per paint; refuses unknown
  * paints, repeats, negative or fractional units and empty items.
  */
+/* Reads {"paint": units, ...} under key strictly: known paints, whole non-negative units. */
+int mix_units_from_json(const struct mix_model *m, json_obj *parent, const char *key, int *units,
+			bl_err *err);
+
 int mix_parse_units(const struct mix_model *m, const char *text, int *units, bl_err *err);
 
 #endif

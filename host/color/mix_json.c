@@ -61,8 +61,7 @@ cJSON *mix_action_json(const struct mix_model *m, const struct mix_action *act)
 	return o;
 }
 
-/* Reads {"paint": units, ...} strictly: known paints, whole non-negative units. */
-static int units_from_json(const struct mix_model *m, json_obj *parent, const char *key,
+int mix_units_from_json(const struct mix_model *m, json_obj *parent, const char *key,
 			   int *units, bl_err *err)
 {
 	json_obj o;
@@ -180,7 +179,7 @@ int mix_learn_from_json(const struct mix_model *m, const cJSON *node, const char
 
 		rc = json_item_obj(&root, "observations", it, k, &e, err);
 		if (rc == 0)
-			rc = units_from_json(m, &e, "units", units, err);
+			rc = mix_units_from_json(m, &e, "units", units, err);
 		if (rc == 0)
 			rc = lab_from_json(&e, "measured_lab", JSON_REQUIRED, &ob->measured, err);
 		if (rc == 0)
@@ -306,7 +305,7 @@ int mix_job_from_json(const struct mix_model *m, const cJSON *node, const char *
 		rc = json_fail(&lim, "min_units", err, BL_EINVAL, "%d exceeds max_units %d",
 			       job->lim.min_units, job->lim.max_units);
 	if (rc == 0)
-		rc = units_from_json(m, &root, "have", job->have, err);
+		rc = mix_units_from_json(m, &root, "have", job->have, err);
 	if (rc == 0)
 		rc = json_i32(&root, "attempts", JSON_REQUIRED, 0, 1000, &job->attempts, err);
 	if (rc == 0)

@@ -120,6 +120,7 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddBoolToObject(s, "verified", rc->verified);
 		cJSON_AddBoolToObject(s, "accepted", rc->accepted);
 		cJSON_AddBoolToObject(s, "accepted_within", rc->accepted_within);
+		cJSON_AddItemToObject(s, "recipe", mix_units_json(&r->mixer.model, rc->recipe));
 		cJSON_AddBoolToObject(s, "escalated", rc->escalated);
 		if (rc->substituted)
 			cJSON_AddItemToObject(s, "substitute", lab_json(&rc->substitute));
@@ -129,6 +130,7 @@ cJSON *run_state_json(const struct run *r)
 		cJSON_AddNumberToObject(s, "attempts", rc->attempts);
 		cJSON_AddNumberToObject(s, "cells", rc->cells);
 		cJSON_AddNumberToObject(s, "dispensed_ml", rc->dispensed_ml);
+		cJSON_AddNumberToObject(s, "wasted_ml", rc->wasted_ml);
 		cJSON_AddItemToObject(s, "canvas_offset", lab_json(&rc->canvas_offset));
 		cJSON_AddNumberToObject(s, "canvas_cells", (double)rc->canvas_cells);
 		cJSON_AddNumberToObject(s, "hide", rc->hide);
@@ -337,6 +339,9 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_bool(&c, "verified", JSON_REQUIRED, &rc2->verified, err));
 		TRY(json_bool(&c, "accepted", JSON_REQUIRED, &rc2->accepted, err));
 		TRY(json_bool(&c, "accepted_within", JSON_OPTIONAL, &rc2->accepted_within, err));
+		/* A state from before recipes were kept has none: its top-ups mix afresh. */
+		if (cJSON_GetObjectItemCaseSensitive(c.node, "recipe"))
+			TRY(mix_units_from_json(&r->mixer.model, &c, "recipe", rc2->recipe, err));
 		TRY(json_bool(&c, "escalated", JSON_REQUIRED, &rc2->escalated, err));
 		/* Present only when the operator substituted the colour. */
 		TRY(lab_read_opt(&c, "substitute", JSON_OPTIONAL, &rc2->substitute, err));
@@ -347,6 +352,7 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_i32(&c, "attempts", JSON_REQUIRED, 0, 1000000, &rc2->attempts, err));
 		TRY(json_i32(&c, "cells", JSON_REQUIRED, 0, 1000000, &rc2->cells, err));
 		TRY(json_num(&c, "dispensed_ml", JSON_REQUIRED, 0, 1e9, &rc2->dispensed_ml, err));
+		TRY(json_num(&c, "wasted_ml", JSON_OPTIONAL, 0, 1e9, &rc2->wasted_ml, err));
 		TRY(lab_read(&c, "canvas_offset", &rc2->canvas_offset, err));
 		TRY(json_num(&c, "canvas_cells", JSON_REQUIRED, 0, 1e12, &v, err));
 		rc2->canvas_cells = (long)v;
@@ -615,6 +621,14 @@ int run_status_write(struct run *r, bl_err *err)
 		      st->cost.arm_s, st->cost.verifications, st->cost.planner_calls,
 		      st->cost.paint_ml, run_cost_total(&st->cost, &r->m.costs), r->m.costs.currency,
 		      r->m.brakes.cost_max);
+	{
+		double wasted = 0.0;
+
+		for (int c = 0; c < st->n_colours; c++)
+			wasted += st->colours[c].wasted_ml;
+		sb_printf(&sb, "- **paint wasted**: %.2f ml left in mixing cells discarded for a clean "
+			      "one\n", wasted);
+	}
 	sb_printf(&sb, "- **wall time**: %.0f s over every process of the run\n\n", st->wall_s);
 
 	sb_printf(&sb, "## Waiting for the operator\n\n");

@@ -108,6 +108,7 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 		cJSON_AddNumberToObject(m, "attempts", num(it, "attempts", 0));
 		cJSON_AddNumberToObject(m, "cells", num(it, "cells", 0));
 		cJSON_AddNumberToObject(m, "paint_ml", num(it, "dispensed_ml", 0));
+		cJSON_AddNumberToObject(m, "wasted_ml", num(it, "wasted_ml", 0));
 		cJSON_AddItemToArray(mixes, m);
 	}
 	cJSON_AddItemToObject(o, "cost", cJSON_Duplicate(get(st, "cost"), 1));

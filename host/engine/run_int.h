@@ -46,6 +46,11 @@ struct run_colour {
 	int verified;             /* its mix was measured within tolerance (or accepted) */
 	int accepted;             /* the operator accepted the nearest reachable colour */
 	int accepted_within;      /* accepted by unattended.accept_within_de00, not by a person */
+	/*
+	 * The units its cell held when it was verified or accepted: a top-up
+	 * dispenses whole multiples of this ratio, so the cell keeps the colour.
+	 */
+	int recipe[MIX_MAX_PAINTS];
 	int escalated;            /* the mix gave up; waiting for the operator */
 	/*
 	 * The operator's substitute (resume --substitute): the colour is mixed,
@@ -58,6 +63,7 @@ struct run_colour {
 	double measured_de00;
 	int mixes, attempts, cells;
 	double dispensed_ml;
+	double wasted_ml;         /* paint left in the cells it discarded for a clean one, ml */
 	/*
 	 * How its strokes look on this canvas against the planner's model: the
 	 * mean of observed minus predicted over cells its batches covered fully

@@ -14,6 +14,8 @@ struct mix_ctx {
 	char sub[32];
 	int resumed;       /* this process resumed the run: the journal may know of dispenses */
 	int measured;      /* measurements taken by this subtask */
+	int fresh;         /* a top-up that cannot keep the cell's ratio: a clean cell, not the old one */
+	int same_ratio;    /* a top-up in the verified ratio: the colour's own cell */
 };
 
 static int cell_index(const struct machine *m, const char *name)
@@ -73,7 +75,8 @@ static int op_fresh_cell(void *ctx, bl_err *err)
 	cJSON *d = cJSON_CreateObject();
 	int idx;
 
-	if (r->st.job.cells == 0 && rc->cell[0] && (rc->verified || r->st.topup_ml > 0.0)) {
+	if (r->st.job.cells == 0 && rc->cell[0] && !x->fresh &&
+	    (rc->verified || x->same_ratio || r->st.topup_ml > 0.0)) {
 		/* The colour mixed again: its own cell still holds it, so it is topped up. */
 		cJSON_AddStringToObject(d, "cell", rc->cell);
 		cJSON_AddStringToObject(d, "why", "the colour's cell holds its verified mix: topped up");
@@ -89,8 +92,11 @@ static int op_fresh_cell(void *ctx, bl_err *err)
 			return bl_fail(err, BL_EINVAL, "no clean mixing cell is left for colour %s",
 				       r->plan.colours[x->colour].name);
 		} else {
-			if (rc->cell[0])
+			if (rc->cell[0]) {
 				cJSON_AddStringToObject(d, "discarded", rc->cell);
+				cJSON_AddNumberToObject(d, "wasted_ml", fmax(rc->cell_ml, 0.0));
+				rc->wasted_ml += fmax(rc->cell_ml, 0.0);
+			}
 			take_cell(r, x->colour, idx);
 			cJSON_AddStringToObject(d, "cell", rc->cell);
 		}
@@ -454,6 +460,90 @@ static void scale_units(int *u, int n, int max_units)
 	}
 }
 
+static int gcd(int a, int b)
+{
+	while (b) {
+		int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* The recipe's ratio in lowest whole units into ratio; returns its total (0: no recipe). */
+static int ratio_of(const int *recipe, int n, int *ratio)
+{
+	int g = 0, total = 0;
+
+	for (int i = 0; i < n; i++)
+		g = recipe[i] > 0 ? gcd(g, recipe[i]) : g;
+	for (int i = 0; i < n; i++) {
+		ratio[i] = g ? recipe[i] / g : 0;
+		total += ratio[i];
+	}
+	return total;
+}
+
+/*
+ * How many times the ratio (total units) a top-up dispenses: the least k
+ * that reaches want units, at least once, within room; 0 when one ratio
+ * does not fit (a 29:1 tint needs 30 units: then a clean cell).
+ */
+static int ratio_times(int total, int want, int room)
+{
+	int k;
+
+	if (total <= 0 || total > room)
+		return 0;
+	k = (want + total - 1) / total;
+	return k < 1 ? 1 : k * total > room ? room / total : k;
+}
+
+/*
+ * Tops up the colour's cell with its own verified ratio, then lets the loop
+ * measure it (mix_run finds a dispensed cell). The job holds the cell as
+ * the recipe plus the addition, the same ratio, so its prediction is the
+ * verified colour's.
+ */
+static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, const int *ratio,
+			    int total, int k, bl_err *err)
+{
+	struct run *r = x->r;
+	struct run_colour *col = &r->st.colours[x->colour];
+	struct mix_job *job = &r->st.job;
+	/* What the cell holds, in whole ratios (its volume, not the first mix's). */
+	int held = (int)lround(fmax(col->cell_ml, 0.0) / lim->unit_ml / total);
+	int u[MIX_MAX_PAINTS] = { 0 };
+	cJSON *dj;
+	int rc;
+
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		u[i] = ratio[i] * k;
+
+	memset(job, 0, sizeof(*job));
+	job->target = x->s->mix.lab;
+	job->lim = *lim;
+	r->st.mix_active = 1;
+	col->mixes++;
+	x->same_ratio = 1;
+	if ((rc = run_state_save(r, err)) || (rc = op_fresh_cell(x, err)))
+		return rc;
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		job->have[i] = ratio[i] * held;
+	job->first_units = total * held;
+	job->cells = 1;
+	dj = cJSON_CreateObject();
+	cJSON_AddStringToObject(dj, "cell", col->cell);
+	cJSON_AddItemToObject(dj, "recipe", mix_units_json(&r->mixer.model, col->recipe));
+	cJSON_AddItemToObject(dj, "units", mix_units_json(&r->mixer.model, u));
+	if ((rc = run_event(r, "topup_same_ratio", dj, err)) || (rc = run_state_save(r, err)) ||
+	    (rc = op_dispense(x, u, err)))
+		return rc;
+	mix_apply_dispense(job, u);
+	return run_state_save(r, err);
+}
+
 int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
@@ -484,7 +574,25 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	lim.tol_de00 = s->tolerance_de00;
 	units = (int)ceil(s->volume_ml / lim.unit_ml - 1e-9);
 	lim.min_units = units < lim.min_units ? lim.min_units : units > lim.max_units ? lim.max_units : units;
-	if (col->cell[0] && (col->verified || r->st.open_loop)) {
+	if (!r->st.open_loop && !r->st.mix_active && col->cell[0] && (col->verified || col->accepted)) {
+		/*
+		 * A top-up of a colour whose cell holds what was verified (or
+		 * accepted): its ratio in whole units, or a clean cell when one
+		 * ratio does not fit, never a recipe of its own for the small
+		 * volume (14:1 dispensed into a verified 29:1 tint ruins it).
+		 */
+		int room = (int)floor((r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0)) / lim.unit_ml + 1e-9);
+		int ratio[MIX_MAX_PAINTS] = { 0 };
+		int total = ratio_of(col->recipe, r->mixer.model.n_paints, ratio);
+		int k = ratio_times(total, units, room);
+
+		if (k > 0) {
+			if ((rc = topup_same_ratio(&x, &lim, ratio, total, k, err)))
+				return rc;
+		} else {
+			x.fresh = 1;
+		}
+	} else if (col->cell[0] && (col->verified || r->st.open_loop)) {
 		/*
 		 * Topping up: the cell holds what is left, and never more than it
 		 * takes (the least volume a cell is measured at is there already).
@@ -559,6 +667,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	sub->attempts = x.measured;
 	sub->verdict_de00 = col->measured_de00;
 	dj = mix_action_json(&r->mixer.model, &last);
+	memcpy(col->recipe, r->st.job.have, sizeof(col->recipe));
 	if (last.kind == MIX_ACT_DONE) {
 		col->verified = 1;
 		col->escalated = 0;

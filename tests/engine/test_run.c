@@ -997,6 +997,109 @@ TEST(a_well_that_runs_low_pauses_for_a_refill)
 	cJSON_Delete(st);
 }
 
+/* What the journal says of top-ups: each cell's verified units, and whether each top-up kept them. */
+struct topups {
+	char cell[16];          /* the cell the last mix_cell named */
+	int topping_up;         /* that mix_cell said the cell is topped up */
+	char verified[32][16];  /* cells holding a verified mix */
+	cJSON *units[32];       /* their units when verified */
+	int n_verified;
+	int topups;             /* topping_up: a batch's colour needed more paint */
+	int seen, kept;         /* dispenses into a verified cell, and those in its verified ratio */
+	int measure_next;       /* the next mix_measured is the first top-up's */
+	double first_de00, tol_de00;
+};
+
+/* Whether units b hold the same paints as units a in the same ratio. */
+static int same_ratio(const cJSON *a, const cJSON *b)
+{
+	double ta = 0, tb = 0;
+	const cJSON *it;
+
+	if (!a || !b || cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+		return 0;
+	cJSON_ArrayForEach(it, a)
+		ta += it->valuedouble;
+	cJSON_ArrayForEach(it, b) {
+		if (!cJSON_GetObjectItemCaseSensitive(a, it->string))
+			return 0;
+		tb += it->valuedouble;
+	}
+	if (ta <= 0 || tb <= 0)
+		return 0;
+	cJSON_ArrayForEach(it, b)
+		if (fabs(it->valuedouble * ta -
+			 cJSON_GetObjectItemCaseSensitive(a, it->string)->valuedouble * tb) > 1e-9)
+			return 0;
+	return 1;
+}
+
+static void read_topups(const cJSON *line, void *ctx)
+{
+	struct topups *t = ctx;
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(line, "event"));
+	const cJSON *d = cJSON_GetObjectItem(line, "data");
+
+	if (!ev || !d)
+		return;
+	if (!strcmp(ev, "topping_up")) {
+		t->measure_next = ++t->topups == 1;
+	} else if (!strcmp(ev, "mix_cell")) {
+		const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(d, "why"));
+		const char *cell = cJSON_GetStringValue(cJSON_GetObjectItem(d, "cell"));
+		size_t n = cell ? strnlen(cell, sizeof(t->cell) - 1) : 0;
+
+		/* Copies by length: snprintf between members of *t trips -Wrestrict. */
+		memcpy(t->cell, cell ? cell : "", n);
+		t->cell[n] = '\0';
+		t->topping_up = why && strstr(why, "topped up");
+	} else if (!strcmp(ev, "mix_verified") && t->n_verified < 32) {
+		memcpy(t->verified[t->n_verified], t->cell, sizeof(t->cell));
+		t->units[t->n_verified++] = cJSON_Duplicate(cJSON_GetObjectItem(d, "cell"), 1);
+	} else if (!strcmp(ev, "dispense_planned") && t->topping_up) {
+		/* The first dispense into a topped-up cell: the top-up itself. */
+		t->topping_up = 0;
+		for (int i = t->n_verified - 1; i >= 0; i--)
+			if (!strcmp(t->verified[i], t->cell)) {
+				t->seen++;
+				t->kept += same_ratio(t->units[i], cJSON_GetObjectItem(d, "units"));
+				break;
+			}
+	} else if (!strcmp(ev, "mix_measured") && t->measure_next) {
+		t->measure_next = 0;
+		t->first_de00 = cJSON_GetNumberValue(cJSON_GetObjectItem(d, "de00"));
+		t->tol_de00 = cJSON_GetNumberValue(cJSON_GetObjectItem(d, "tolerance_de00"));
+	}
+}
+
+/*
+ * A pale tint (29 white to 1 blue, verified) topped up as its strokes use it
+ * keeps its colour: whatever goes into its verified cell is the verified
+ * ratio in whole units, or it is mixed afresh in a clean cell when one ratio
+ * does not fit (a 14:1 of its own for the small volume, as before, measured
+ * 2.9 and then worse), and the first top-up measures within tolerance.
+ */
+TEST(a_verified_tint_topped_up_keeps_its_colour)
+{
+	const char *dir = run_dir("tint-topup");
+	char tint[4096];
+	const char *args[] = { "run", tint, "--out", dir, "--max-strokes", "60", "--quiet", NULL };
+	struct topups t = { 0 };
+	int rc;
+
+	snprintf(tint, sizeof(tint), "%s/tests/engine/data/pale-tint.png", getenv("BRUSHLOOP_SRC"));
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 0, "the pale tint's run exited %d", rc);
+	CHECK(journal_each(dir, read_topups, &t) == 0);
+	CHECK_MSG(t.topups > 0, "no colour was topped up: the test paints too little");
+	CHECK_MSG(t.kept == t.seen, "%d of %d top-ups changed the verified ratio", t.seen - t.kept,
+		  t.seen);
+	CHECK_MSG(t.tol_de00 > 0 && t.first_de00 <= t.tol_de00,
+		  "the first top-up measured %.2f against a tolerance of %.2f", t.first_de00, t.tol_de00);
+	for (int i = 0; i < t.n_verified; i++)
+		cJSON_Delete(t.units[i]);
+}
+
 /* What the journal shows after the operator substituted a colour. */
 struct substituted {
 	int seen;                   /* mix_substituted lines */
@@ -1552,7 +1655,7 @@ TEST(a_file_size_limit_pauses_the_run_cleanly)
 	CHECK(done_subtasks_worked_again(dir) == 0);
 }
 
-TEST_MAIN(T(two_resumes_at_once_one_runs), T(a_running_run_owns_its_directory),
+TEST_MAIN(T(a_verified_tint_topped_up_keeps_its_colour), T(two_resumes_at_once_one_runs), T(a_running_run_owns_its_directory),
 	  T(sighup_pauses_the_run_cleanly), T(a_file_size_limit_pauses_the_run_cleanly),
 	  T(a_run_its_wells_cannot_supply_is_refused_before_it_starts),
 	  T(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits),

@@ -738,6 +738,8 @@ static int settle(struct run *r, int rc, bl_err *err)
 		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
 		rc = err->code = BL_EPAUSED;
 	}
+	if (rc == BL_EPAUSED && !strcmp(r->st.state, "running") && gate_signals_count() > 0)
+		run_paused_by_signal(r);
 	if (rc && !strcmp(r->st.state, "running")) {
 		const char *state = rc == BL_EPAUSED || rc == BL_EDEFERRED ? "paused"
 				    : rc == BL_ESAFETY			   ? "safety_stop"

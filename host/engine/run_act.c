@@ -65,6 +65,14 @@ int run_heartbeat(struct run *r, bl_err *err)
 	return 0;
 }
 
+void run_paused_by_signal(struct run *r)
+{
+	snprintf(r->st.state, sizeof(r->st.state), "paused");
+	snprintf(r->st.reason, sizeof(r->st.reason),
+		 "paused by a signal: the arm was held and the state saved; "
+		 "`brushloop resume %s` goes on", r->dir);
+}
+
 int run_poll(struct run *r, bl_err *err)
 {
 	enum run_brake b;
@@ -74,10 +82,7 @@ int run_poll(struct run *r, bl_err *err)
 		return rc;
 	rc = gate_stop_poll(r->gate, r->rig.arm, err);
 	if (rc == BL_EPAUSED) {
-		snprintf(r->st.state, sizeof(r->st.state), "paused");
-		snprintf(r->st.reason, sizeof(r->st.reason),
-			 "paused by a signal: the arm was held and the state saved; "
-			 "`brushloop resume %s` goes on", r->dir);
+		run_paused_by_signal(r);
 		return rc;
 	}
 	if (rc == BL_ESAFETY) {

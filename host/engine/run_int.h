@@ -311,6 +311,12 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 int run_home(struct run *r, bl_err *err);
 /* Checks signals and faults (gate_stop_poll) and the budgets. */
 int run_poll(struct run *r, bl_err *err);
+/*
+ * The run's state and reason after a signal held the arm, whichever part of
+ * the run saw it (the poll between actions, the gate or the backend during
+ * one): one reason, which `regress` and people read.
+ */
+void run_paused_by_signal(struct run *r);
 /* Whether the journal shows a decision to allow action id in subtask sub (it may have run). */
 int run_journal_allowed(struct run *r, const char *sub, long action_id);
 /* Journals an engine event in the current subtask; data consumed. Errors are fatal to the run. */

@@ -1615,7 +1615,7 @@ TEST(sighup_pauses_the_run_cleanly)
 }
 
 /*
- * Under a file-size limit of 7.3 MB (the simulator's world passes it part
+ * Under a file-size limit of 4 MB (the simulator's world passes it part
  * way through the run): SIGXFSZ does not kill the run; the write fails with
  * EFBIG, a storage error: the run pauses at once (exit 3) saying so, nothing
  * counted as a camera or arm error, no arm action retried. Resumed without
@@ -1633,7 +1633,7 @@ TEST(a_file_size_limit_pauses_the_run_cleanly)
 	pid_t pid;
 
 	snprintf(errfile, sizeof(errfile), "%s/fsize.err", test_tmpdir());
-	pid = start_limited(args, errfile, 7300L << 10);
+	pid = start_limited(args, errfile, 4000L << 10);
 	CHECK(pid > 0);
 	rc = wait_exit(pid);
 	CHECK_MSG(rc == 3, "a run past its file-size limit exited %d, not 3 (paused)", rc);

@@ -8,6 +8,7 @@
 #include "bench/bench.h"
 #include "vision/canvas.h"
 #include "vision/measure.h"
+#include "vision/observe.h"
 #include "vision/synth.h"
 
 #define BENCH_W 1920
@@ -97,26 +98,25 @@ static int make_frame(bl_err *err)
 int bench_vision_observe(double *value, bl_err *err)
 {
 	struct meas_profile *p = NULL;
-	struct img im = { 0 }, raster = { 0 };
+	struct img im = { 0 };
+	struct vis_observer o;
+	struct vis_observation ob = { 0 };
 	struct vis_geometry g;
-	float *lab = NULL;
 	double t0;
 	int rc = make_frame(err);
 
 	if (rc || (rc = meas_profile_open(NULL, &p, err)))
 		return rc;
+	/* The run's pipeline, on a frame of a machine without a light map: its markers are the bench's. */
+	vis_observer_init(&o, NULL, p);
+	o.markers = bench_markers;
+	o.px_per_mm = 1.0;
 	t0 = bench_now_ms();
 	rc = img_decode(frame_jpeg, frame_len, "bench frame", 40000000L, &im, err);
 	if (rc == 0)
-		rc = vis_locate(&im, "bench frame", NULL, &bench_markers, &g, err);
+		rc = vis_observe_canvas(&o, &im, "bench frame", &g, &ob, err);
 	if (rc == 0 && g.source != VIS_FROM_MARKERS)
 		rc = bl_fail(err, BL_EIO, "bench: markers not found");
-	if (rc == 0)
-		rc = vis_rectify(&im, &g, 1.0, &raster, err);
-	if (rc == 0) {
-		lab = malloc((size_t)raster.w * raster.h * 3 * sizeof(float));
-		rc = lab ? meas_lab_raster(p, &raster, lab, err) : bl_fail(err, BL_ENOMEM, "oom");
-	}
 	for (int i = 0; rc == 0 && i < 5; i++) {
 		struct meas_roi r = { rois[i][0], rois[i][1], rois[i][2], rois[i][3] };
 		struct meas_swatch s;
@@ -124,8 +124,7 @@ int bench_vision_observe(double *value, bl_err *err)
 		rc = meas_swatch(&im, "bench frame", &r, p, &s, err);
 	}
 	*value = bench_now_ms() - t0;
-	free(lab);
-	img_free(&raster);
+	vis_observation_free(&ob);
 	img_free(&im);
 	meas_profile_close(p);
 	return rc;

@@ -13,6 +13,7 @@
 #include "vision/canvas.h"
 #include "vision/light.h"
 #include "vision/measure.h"
+#include "vision/observe.h"
 
 #define MAX_TRUTH_PATCHES 1024
 
@@ -283,16 +284,19 @@ static int measure_truth(const struct measure_opts *o, const struct img *im,
 }
 
 static int measure_canvas(const struct measure_opts *o, const struct img *im,
-			  const struct meas_profile *p, const struct machine *m)
+			  struct vis_observer *ob)
 {
-	struct vis_canvas file, *filep = NULL;
+	const struct meas_profile *p = ob->profile;
+	const struct machine *m = ob->m;
+	struct vis_canvas file;
 	struct vis_geometry g;
-	struct img raster = { 0 }, target = { 0 }, pic = { 0 };
+	struct vis_observation seen = { 0 };
+	struct img target = { 0 }, pic = { 0 };
+	const struct img *raster = &seen.rect;
 	struct meas_map map = { 0 };
-	float *obs = NULL, *tgt = NULL;
+	float *tgt = NULL;
 	bl_err err = { 0 };
 	const char *geom = o->geometry;
-	struct vis_markers markers;
 	long max_pixels = m->camera.max_pixels;
 	size_t n;
 	int rc;
@@ -306,30 +310,29 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 		if (file.error_mm > m->calibration.max_canvas_error_mm)
 			log_warn("%s: its recorded error %.2f mm exceeds calibration.max_canvas_error_mm "
 				 "%.2f", geom, file.error_mm, m->calibration.max_canvas_error_mm);
-		filep = &file;
+		ob->canvas = &file;
 	}
-	vis_markers_from_machine(m, &markers);
-	rc = vis_locate(im, o->image, filep, &markers, &g, &err);
+	/* measure looks for the corner markers first, the file where they are not seen. */
+	ob->use_markers = 1;
+	ob->px_per_mm = o->px_per_mm;
+	rc = vis_observe_locate(ob, im, o->image, &g, &err);
+	if (rc == 0)
+		rc = vis_observe_raster(ob, im, &g, &seen, &err);
 	if (rc)
 		goto out_fail;
-	rc = vis_rectify(im, &g, o->px_per_mm, &raster, &err);
-	if (rc)
-		goto out_fail;
-	if (o->raster && (rc = img_save(o->raster, &raster, &err)))
+	if (o->raster && (rc = img_save(o->raster, raster, &err)))
 		goto out_fail;
 	rc = img_load(o->target, max_pixels, &target, &err);
 	if (rc)
 		goto out_fail;
-	n = (size_t)raster.w * raster.h * 3;
-	obs = malloc(n * sizeof(float));
+	n = (size_t)raster->w * raster->h * 3;
 	tgt = malloc(n * sizeof(float));
-	if (!obs || !tgt) {
+	if (!tgt) {
 		rc = bl_fail(&err, BL_ENOMEM, "out of memory");
 		goto out_fail;
 	}
-	if ((rc = meas_lab_raster(p, &raster, obs, &err)) ||
-	    (rc = meas_target_lab(&target, o->target, raster.w, raster.h, tgt, &err)) ||
-	    (rc = meas_de_map(obs, tgt, raster.w, raster.h, o->px_per_mm, o->cell_mm, o->worst,
+	if ((rc = meas_target_lab(&target, o->target, raster->w, raster->h, tgt, &err)) ||
+	    (rc = meas_de_map(seen.lab, tgt, raster->w, raster->h, o->px_per_mm, o->cell_mm, o->worst,
 			      &map, &err)))
 		goto out_fail;
 	if (o->errmap) {
@@ -383,7 +386,7 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 		printf("canvas: %gx%g mm from %s (%d corner markers seen), raster %dx%d px at %g px/mm\n",
 		       g.size_mm[0], g.size_mm[1],
 		       g.source == VIS_FROM_MARKERS ? "the corner markers" : "the canvas file",
-		       g.markers_found, raster.w, raster.h, o->px_per_mm);
+		       g.markers_found, raster->w, raster->h, o->px_per_mm);
 		printf("CIEDE2000 over %dx%d cells of %g mm: mean %.2f, p95 %.2f, max %.2f\n",
 		       map.cols, map.rows, map.cell_mm, map.mean, map.p95, map.max);
 		for (int i = 0; i < map.n_worst; i++) {
@@ -403,9 +406,8 @@ out_fail:
 	rc = cli_fail(&err);
 out_free:
 	meas_map_free(&map);
-	free(obs);
 	free(tgt);
-	img_free(&raster);
+	vis_observation_free(&seen);
 	img_free(&target);
 	img_free(&pic);
 	return rc;
@@ -433,6 +435,8 @@ int cli_measure_main(int argc, char **argv)
 	struct measure_opts o = { .cell_mm = 5.0, .px_per_mm = VIS_DEFAULT_PX_PER_MM, .worst = 5 };
 	struct machine *m = NULL;
 	struct meas_profile *p = NULL;
+	struct vis_observer ob;
+	struct vis_light lm;
 	struct img im = { 0 };
 	bl_err err = { 0 };
 	const char *profile;
@@ -531,12 +535,13 @@ int cli_measure_main(int argc, char **argv)
 	 * Measuring through the machine's calibration (no --profile given): its
 	 * light map too, when the image is a frame of that camera's size.
 	 */
+	vis_observer_init(&ob, m, p);
 	if (!o.profile && m->calibration.light_map[0]) {
-		struct vis_light lm;
-
 		rc = vis_light_load(m->calibration.light_map, &lm, &err);
 		if (rc == 0 && lm.width == im.w && lm.height == im.h)
-			rc = vis_light_apply(&lm, NULL, &im, &err);
+			ob.light = &lm;
+		if (rc == 0)
+			rc = vis_observe_light(&ob, &im, o.image, &err);
 		vis_light_free(&lm);
 		if (rc) {
 			img_free(&im);
@@ -549,7 +554,7 @@ int cli_measure_main(int argc, char **argv)
 	else if (o.truth)
 		rc = measure_truth(&o, &im, p);
 	else
-		rc = measure_canvas(&o, &im, p, m);
+		rc = measure_canvas(&o, &im, &ob);
 	img_free(&im);
 	meas_profile_close(p);
 	free(m);

@@ -16,6 +16,7 @@
 #include "sim/sim.h"
 #include "vision/cam_open.h"
 #include "vision/light.h"
+#include "vision/observe.h"
 #include "vision/station.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
@@ -228,6 +229,19 @@ struct trial_bench {
 	int n_seen, cap_seen;
 };
 
+/* The bench's observer, as the run's: its profile, light map and lamp. */
+static void bench_observer(const struct trial_bench *b, struct vis_observer *o)
+{
+	vis_observer_init(o, b->m, b->profile);
+	o->light = b->has_light ? &b->light : NULL;
+	o->lamp = b->lamp;
+	/* Where the canvas lies, as the run finds it: calibration.canvas, else the corner markers. */
+	if (b->has_cs && b->cs.has_canvas) {
+		o->canvas = &b->cs.canvas;
+		o->use_markers = 0;
+	}
+}
+
 /*
  * A frame from the sim camera for measurement: controls locked,
  * camera.average_frames averaged, the light divided out as the engine
@@ -244,10 +258,13 @@ static int bench_frame(struct trial_bench *b, enum sim_scene scene, struct img *
 		return rc;
 	if (raw && (rc = img_alloc(raw, im->w, im->h, err)) == 0)
 		memcpy(raw->px, im->px, (size_t)im->w * im->h * 3);
-	if (rc == 0 && b->lamp)
-		rc = vis_lamp_ratio(b->lamp, im, "the sim camera's frame", b->lamp_now, err);
-	if (rc == 0 && b->has_light)
-		rc = vis_light_apply(&b->light, b->lamp ? b->lamp_now : NULL, im, err);
+	if (rc == 0 && b->has_light) {
+		struct vis_observer o;
+
+		bench_observer(b, &o);
+		rc = vis_observe_light(&o, im, "the sim camera's frame", err);
+		memcpy(b->lamp_now, o.lamp_now, sizeof(b->lamp_now));
+	}
 	if (rc)
 		img_free(im);
 	return rc;
@@ -280,7 +297,7 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 	struct calib_chart *chart = malloc(sizeof(*chart));
 	struct calib_camera_result *r = NULL;
 	struct img chart_im = { 0 }, flat = { 0 }, bare = { 0 }, bare_raw = { 0 };
-	struct vis_markers mk;
+	struct vis_observer o;
 	int rc;
 
 	if (!chart)
@@ -359,10 +376,10 @@ static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
 	}
 	b->has_light = light;
 	/* The bench as it stands, the light divided out: where the canvas, and so every station, lies. */
-	vis_markers_from_machine(m, &mk);
+	bench_observer(b, &o);
 	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, &bare_raw, err)) ||
-	    (rc = vis_locate(&bare, "the sim camera's frame of the bare table",
-			     b->has_cs && b->cs.has_canvas ? &b->cs.canvas : NULL, &mk, &b->g, err)) ||
+	    (rc = vis_observe_locate(&o, &bare, "the sim camera's frame of the bare table", &b->g,
+				     err)) ||
 	    (b->has_light && (rc = light_at_cells(b, err))))
 		goto out_free;
 	/* The lamp followed from here on, as a run follows it from its first frame. */
@@ -472,8 +489,12 @@ static int bench_measure(void *ctx, color_lab *out, bl_err *err)
 
 	snprintf(name, sizeof(name), "the sim camera's frame of cell %s", st->name);
 	rc = bench_frame(b, SIM_SCENE_SWATCHES, &im, NULL, err);
-	if (rc == 0)
-		rc = vis_measure_station(&im, name, &b->g, b->m, st, b->profile, &sw, err);
+	if (rc == 0) {
+		struct vis_observer o;
+
+		bench_observer(b, &o);
+		rc = vis_observe_station(&o, &im, name, &b->g, st, &sw, err);
+	}
 	img_free(&im);
 	if (rc)
 		return rc;

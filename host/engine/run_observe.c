@@ -12,7 +12,7 @@
 #include "base/log.h"
 #include "engine/run_int.h"
 #include "vision/canvas.h"
-#include "vision/station.h"
+#include "vision/observe.h"
 
 void run_canvas_free(struct run_canvas *c)
 {
@@ -211,16 +211,27 @@ out_free:
 	return rc;
 }
 
+/* The run's observer: its profile, light map and lamp; the canvas is located by locate() below. */
+static void run_observer(struct run *r, struct vis_observer *o)
+{
+	vis_observer_init(o, &r->m, r->profile);
+	o->light = r->have_light ? &r->light : NULL;
+	o->lamp = r->lamp;
+	o->px_per_mm = 1.0;
+}
+
 /*
  * An observation: averaged frames (average_frames), with the light divided
- * out as the profile expects it: the map's light over the view and the
- * lamp's change since the run's first frame, in one pass. A frame whose
- * board cannot be read for the lamp (the arm or something left over it) is a
- * camera error like a dropped one: counted by the breaker, taken again.
+ * out as the profile expects it (vis_observe_light: the map's light over the
+ * view and the lamp's change since the run's first frame, in one pass). A
+ * frame whose board cannot be read for the lamp (the arm or something left
+ * over it) is a camera error like a dropped one: counted by the breaker,
+ * taken again.
  */
 static int capture_average(struct run *r, const char *what, struct img *avg, char *frame,
 			   size_t frame_n, bl_err *err)
 {
+	struct vis_observer o;
 	int rc;
 
 	for (;;) {
@@ -228,13 +239,18 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 
 		if ((rc = average_frames(r, what, avg, frame, frame_n, err)))
 			return rc;
-		if (!r->lamp)
-			break;
-		if ((rc = vis_lamp_ratio(r->lamp, avg, frame, r->lamp_now, err)) == 0)
+		if (!r->lamp && !r->lamp_off && !r->first_raw.px) {
+			/* The reference is taken from this frame once the canvas shows where the board is. */
+			if ((rc = img_alloc(&r->first_raw, avg->w, avg->h, err)))
+				goto out_free;
+			memcpy(r->first_raw.px, avg->px, (size_t)avg->w * avg->h * 3);
+		}
+		run_observer(r, &o);
+		if ((rc = vis_observe_light(&o, avg, frame, err)) == 0)
 			break;
 		img_free(avg);
-		if (rc != BL_EIO)
-			return rc; /* a frame of another size than the reference's: no retry helps */
+		if (rc != BL_EIO || !r->lamp)
+			return rc; /* not the board: a frame of another size than the reference's or the map's */
 		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
 		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
 			return rc;
@@ -242,18 +258,10 @@ static int capture_average(struct run *r, const char *what, struct img *avg, cha
 			return run_brake(r, b, err);
 	}
 	if (r->lamp) {
+		memcpy(r->lamp_now, o.lamp_now, sizeof(r->lamp_now));
 		if ((rc = lamp_journal(r, err)))
 			goto out_free;
-	} else if (!r->lamp_off && !r->first_raw.px) {
-		/* The reference is taken from this frame once the canvas shows where the board is. */
-		if ((rc = img_alloc(&r->first_raw, avg->w, avg->h, err)))
-			goto out_free;
-		memcpy(r->first_raw.px, avg->px, (size_t)avg->w * avg->h * 3);
 	}
-	if ((r->have_light || r->lamp) &&
-	    (rc = vis_light_apply(r->have_light ? &r->light : NULL, r->lamp ? r->lamp_now : NULL, avg,
-				  err)))
-		goto out_free;
 	return 0;
 
 out_free:
@@ -313,9 +321,10 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
 {
-	struct img avg = { 0 }, rect = { 0 };
+	struct img avg = { 0 };
 	struct vis_geometry g;
-	float *lab = NULL;
+	struct vis_observer o;
+	struct vis_observation ob = { 0 };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -340,22 +349,16 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 		}
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
-	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_rectify(&avg, &g, 1.0, &rect, err)))
+	run_observer(r, &o);
+	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_observe_raster(&o, &avg, &g, &ob, err)))
 		goto out_free;
-	lab = malloc((size_t)rect.w * rect.h * 3 * sizeof(float));
-	if (!lab) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	if ((rc = meas_lab_raster(r->profile, &rect, lab, err)))
-		goto out_free;
-	out->w = rect.w;
-	out->h = rect.h;
-	out->lab = lab;
-	lab = NULL;
+	out->w = ob.w;
+	out->h = ob.h;
+	out->lab = ob.lab;
+	ob.lab = NULL;
 	/* Kept: the next paint pass is judged on the change it makes to what is seen now. */
 	{
-		size_t bytes = (size_t)rect.w * rect.h * 3 * sizeof(float);
+		size_t bytes = (size_t)ob.w * ob.h * 3 * sizeof(float);
 		float *keep = realloc(r->last_lab, bytes);
 
 		if (!keep) {
@@ -367,13 +370,12 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	}
 	/* Kept for the operator's previews (gate_image: rows along machine y, as here). */
 	free(r->last_rgb);
-	r->last_rgb = rect.px;
-	r->last_w = rect.w;
-	r->last_h = rect.h;
-	rect.px = NULL;
+	r->last_rgb = ob.rect.px;
+	r->last_w = ob.rect.w;
+	r->last_h = ob.rect.h;
+	ob.rect.px = NULL;
 out_free:
-	free(lab);
-	img_free(&rect);
+	vis_observation_free(&ob);
 	img_free(&avg);
 	return rc;
 }
@@ -384,6 +386,7 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 	const struct machine_station *st = machine_find_cell(&r->m, cell);
 	struct img avg = { 0 };
 	struct vis_geometry g;
+	struct vis_observer o;
 	struct meas_swatch sw;
 	char what[64];
 	int rc;
@@ -398,8 +401,9 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		if (rc)
 			return rc;
 		rc = locate(r, &avg, frame, &g, err);
+		run_observer(r, &o);
 		if (rc == 0)
-			rc = vis_measure_station(&avg, frame, &g, &r->m, st, r->profile, &sw, err);
+			rc = vis_observe_station(&o, &avg, frame, &g, st, &sw, err);
 		img_free(&avg);
 		if (rc == 0)
 			break;

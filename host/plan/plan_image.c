@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/log.h"
 #include "plan/plan_image.h"
 #include "plan/plan_int.h"
 #include "vision/canvas.h"
 #include "vision/measure.h"
+#include "vision/observe.h"
 
 void plan_grid_size(const struct machine *m, int w, int h, int *gw, int *gh, double image_mm[4])
 {
@@ -73,68 +75,57 @@ void plan_target_free(struct plan_target *t)
 int plan_observed_load(const char *path, const struct machine *m, const struct plan *p,
 		       int rectified, struct plan_raster *out, bl_err *err)
 {
-	struct img im = { 0 }, raster = { 0 };
-	struct meas_profile *prof = NULL;
-	struct vis_canvas file;
-	struct vis_geometry g;
-	const struct img *canvas = &im;
-	float *lab = NULL;
+	struct img im = { 0 };
+	struct vis_observer o;
+	struct vis_observation ob = { 0 };
 	double sx, sy;
 	int rc, x0, y0, x1, y1;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = img_load(path, m->camera.max_pixels, &im, err)))
+	if ((rc = vis_observer_load(&o, m, err)))
 		return rc;
-	if (!rectified) {
-		/* A camera frame: the canvas is found from its markers, or from the calibration. */
-		const struct vis_canvas *fp = NULL;
-		struct vis_markers mk;
-
-		vis_markers_from_machine(m, &mk);
-		if (m->calibration.canvas[0]) {
-			if ((rc = vis_canvas_load(m->calibration.canvas, &file, err)))
-				goto out_free;
-			fp = &file;
-		}
-		if ((rc = vis_locate(&im, path, fp, &mk, &g, err)) ||
-		    (rc = vis_rectify(&im, &g, VIS_DEFAULT_PX_PER_MM, &raster, err)))
-			goto out_free;
-		canvas = &raster;
-	}
-	if ((rc = meas_profile_open(m->calibration.camera_profile, &prof, err)))
+	if ((rc = img_load(path, m->camera.max_pixels, &im, err)))
 		goto out_free;
-	lab = malloc((size_t)canvas->w * canvas->h * 3 * sizeof(float));
-	if (!lab) {
-		rc = bl_fail(err, BL_ENOMEM, "%s: out of memory", path);
-		goto out_free;
+	/* As measure: a frame of another size is not of the camera the light map was made for. */
+	if (o.light && (o.light->width != im.w || o.light->height != im.h)) {
+		log_warn("%s: %dx%d px, not a frame of the %dx%d camera the light map %s was made "
+			 "for: its light is not divided out", path, im.w, im.h, o.light->width,
+			 o.light->height, m->calibration.light_map);
+		o.light = NULL;
 	}
-	if ((rc = meas_lab_raster(prof, canvas, lab, err)))
+	/*
+	 * A camera frame goes through the run's own pipeline (its light map
+	 * included), so a correction sees the colours the run saw; an image
+	 * that is already the rectified canvas is only converted.
+	 */
+	rc = rectified ? vis_observe_raster(&o, &im, NULL, &ob, err)
+		       : vis_observe_canvas(&o, &im, path, NULL, &ob, err);
+	if (rc)
 		goto out_free;
 	/* The picture's rectangle of the whole canvas. */
-	sx = canvas->w / p->canvas_size_mm[0];
-	sy = canvas->h / p->canvas_size_mm[1];
+	sx = ob.w / p->canvas_size_mm[0];
+	sy = ob.h / p->canvas_size_mm[1];
 	x0 = (int)floor(p->image_mm[0] * sx);
 	y0 = (int)floor(p->image_mm[1] * sy);
 	x1 = (int)ceil((p->image_mm[0] + p->image_mm[2]) * sx);
 	y1 = (int)ceil((p->image_mm[1] + p->image_mm[3]) * sy);
-	x1 = x1 > canvas->w ? canvas->w : x1;
-	y1 = y1 > canvas->h ? canvas->h : y1;
+	x1 = x1 > ob.w ? ob.w : x1;
+	y1 = y1 > ob.h ? ob.h : y1;
 	if (x1 - x0 < 1 || y1 - y0 < 1) {
 		rc = bl_fail(err, BL_EINVAL, "%s: %d x %d px is too small to show the canvas", path,
-			     canvas->w, canvas->h);
+			     ob.w, ob.h);
 		goto out_free;
 	}
 	if ((rc = plan_raster_alloc(out, x1 - x0, y1 - y0, err)))
 		goto out_free;
 	for (int y = y0; y < y1; y++)
-		memcpy(out->px + (size_t)(y - y0) * out->w * 3, lab + ((size_t)y * canvas->w + x0) * 3,
+		memcpy(out->px + (size_t)(y - y0) * out->w * 3, ob.lab + ((size_t)y * ob.w + x0) * 3,
 		       (size_t)out->w * 3 * sizeof(float));
 
 out_free:
-	free(lab);
-	meas_profile_close(prof);
-	img_free(&raster);
+	vis_observation_free(&ob);
 	img_free(&im);
+	vis_observer_close(&o);
 	return rc;
 }
 

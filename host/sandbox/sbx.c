@@ -1,0 +1,630 @@
+/* sbx.c: starting and stopping the planner's sandbox: bwrap's command line, the child's last steps before exec, reaping. */
+#include "sandbox/sbx_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+
+#define SBX_MAX_ARGS 256
+#define SBX_MAX_RO 16
+#define SBX_MAX_KEEP (SBX_MAX_RO + 8)
+
+/* Everything sbx_start prepares before fork: the child only dups, drops and execs. */
+struct sbx_spawn {
+	const char *args[SBX_MAX_ARGS];
+	int nargs;
+	char num[SBX_MAX_KEEP + 8][48]; /* fd numbers and limits as text */
+	int nnum;
+	int keep[SBX_MAX_KEEP]; /* fds bwrap reads, passed open across exec */
+	int nkeep;
+	char bwrap[PATH_MAX];
+	int planner_fd, err_fd, exec_fd;
+	int drop_uid;
+};
+
+double sbx_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int add(struct sbx_spawn *sp, const char *a, bl_err *err)
+{
+	if (sp->nargs >= SBX_MAX_ARGS - 1)
+		return bl_fail(err, BL_EINVAL, "sandbox: too many arguments for bwrap");
+	sp->args[sp->nargs++] = a;
+	sp->args[sp->nargs] = NULL;
+	return 0;
+}
+
+/* A number as an argument (kept in sp, so it lives until exec). */
+static int add_num(struct sbx_spawn *sp, long long v, bl_err *err)
+{
+	if (sp->nnum >= (int)(sizeof(sp->num) / sizeof(sp->num[0])))
+		return bl_fail(err, BL_EINVAL, "sandbox: too many numeric arguments");
+	snprintf(sp->num[sp->nnum], sizeof(sp->num[0]), "%lld", v);
+	return add(sp, sp->num[sp->nnum++], err);
+}
+
+/* "--opt=soft:hard" for prlimit. */
+static int add_limit(struct sbx_spawn *sp, const char *opt, long long soft, long long hard,
+		     bl_err *err)
+{
+	if (sp->nnum >= (int)(sizeof(sp->num) / sizeof(sp->num[0])))
+		return bl_fail(err, BL_EINVAL, "sandbox: too many numeric arguments");
+	snprintf(sp->num[sp->nnum], sizeof(sp->num[0]), "--%s=%lld:%lld", opt, soft, hard);
+	return add(sp, sp->num[sp->nnum++], err);
+}
+
+/* An fd bwrap reads: its number as the next argument, and kept open across exec. */
+static int add_fd(struct sbx_spawn *sp, int fd, bl_err *err)
+{
+	if (sp->nkeep >= SBX_MAX_KEEP)
+		return bl_fail(err, BL_EINVAL, "sandbox: too many descriptors for bwrap");
+	sp->keep[sp->nkeep++] = fd;
+	return add_num(sp, fd, err);
+}
+
+/* bwrap on the host's PATH, as an absolute path: the only program the host runs for the planner. */
+static int find_bwrap(char *out, size_t n, bl_err *err)
+{
+	const char *path = getenv("PATH");
+	const char *p = path ? path : "";
+
+	while (*p) {
+		const char *e = strchrnul(p, ':');
+		int len = (int)(e - p);
+
+		if (len > 0 && snprintf(out, n, "%.*s/bwrap", len, p) < (int)n &&
+		    access(out, X_OK) == 0)
+			return 0;
+		p = *e ? e + 1 : e;
+	}
+	return bl_fail(err, BL_EINVAL,
+		       "sandbox: bwrap not found on PATH (%s): install Debian's bubblewrap "
+		       "(scripts/install-deps); the planner is never run unsandboxed",
+		       path ? path : "unset");
+}
+
+/* A memfd holding text, for bwrap --ro-bind-data (a synthetic /etc/passwd). */
+static int data_fd(const char *text, bl_err *err)
+{
+	int fd = memfd_create("brushloop-sbx-data", MFD_CLOEXEC);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return bl_fail(err, BL_EIO, "sandbox: memfd_create: %s", strerror(errno));
+	if (write(fd, text, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return bl_fail(err, BL_EIO, "sandbox: writing a data file: %s", strerror(errno));
+	}
+	return fd;
+}
+
+/* An O_PATH descriptor of a host path to bind: bwrap (maybe as nobody) need not traverse its parents. */
+static int path_fd(const char *path, int want_dir, bl_err *err)
+{
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return bl_fail(err, BL_EINVAL, "sandbox: %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || (want_dir && !S_ISDIR(st.st_mode))) {
+		close(fd);
+		return bl_fail(err, BL_EINVAL, "sandbox: %s: not a directory", path);
+	}
+	return fd;
+}
+
+static void close_keep(struct sbx_spawn *sp)
+{
+	for (int i = 0; i < sp->nkeep; i++)
+		close(sp->keep[i]);
+	sp->nkeep = 0;
+}
+
+/* The filesystem: /usr read-only, the /lib links, a minimal /etc, /proc, /dev, a capped /tmp; then / and /dev read-only. */
+static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx_impl *s,
+		  bl_err *err)
+{
+	static const char *const ro_etc[] = { "/etc/ld.so.cache", "/etc/alternatives",
+					      "/etc/ssl/certs", "/etc/localtime", NULL };
+	static const char *const links[][2] = {
+		{ "usr/lib", "/lib" }, { "usr/lib64", "/lib64" }, { "usr/bin", "/bin" },
+		{ "usr/sbin", "/sbin" },
+	};
+	char passwd[128];
+	int fd;
+
+	BL_TRY(add(sp, "--ro-bind", err));
+	BL_TRY(add(sp, "/usr", err));
+	BL_TRY(add(sp, "/usr", err));
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		BL_TRY(add(sp, "--symlink", err));
+		BL_TRY(add(sp, links[i][0], err));
+		BL_TRY(add(sp, links[i][1], err));
+	}
+	/* No /etc of the host: no shadow, no resolver, no users but the planner's own. */
+	for (int i = 0; ro_etc[i]; i++) {
+		BL_TRY(add(sp, "--ro-bind-try", err));
+		BL_TRY(add(sp, ro_etc[i], err));
+		BL_TRY(add(sp, ro_etc[i], err));
+	}
+	unsigned uid = sp->drop_uid ? SBX_UID : (unsigned)getuid();
+	unsigned gid = sp->drop_uid ? SBX_UID : (unsigned)getgid();
+	snprintf(passwd, sizeof(passwd), "planner:x:%u:%u:planner:/tmp:/bin/sh\n", uid, gid);
+	if ((fd = data_fd(passwd, err)) < 0)
+		return fd;
+	sp->keep[sp->nkeep++] = fd;
+	BL_TRY(add(sp, "--ro-bind-data", err));
+	BL_TRY(add_num(sp, fd, err));
+	BL_TRY(add(sp, "/etc/passwd", err));
+	snprintf(passwd, sizeof(passwd), "planner:x:%u:\n", gid);
+	if ((fd = data_fd(passwd, err)) < 0)
+		return fd;
+	sp->keep[sp->nkeep++] = fd;
+	BL_TRY(add(sp, "--ro-bind-data", err));
+	BL_TRY(add_num(sp, fd, err));
+	BL_TRY(add(sp, "/etc/group", err));
+
+	BL_TRY(add(sp, "--proc", err));
+	BL_TRY(add(sp, "/proc", err));
+	BL_TRY(add(sp, "--dev", err));
+	BL_TRY(add(sp, "/dev", err));
+	BL_TRY(add(sp, "--size", err));
+	BL_TRY(add_num(sp, (long long)(pol->tmpfs_mb > 0 ? pol->tmpfs_mb : 64) << 20, err));
+	BL_TRY(add(sp, "--tmpfs", err));
+	BL_TRY(add(sp, "/tmp", err));
+	if (pol->in_dir) {
+		if ((fd = path_fd(pol->in_dir, 1, err)) < 0)
+			return fd;
+		BL_TRY(add(sp, "--ro-bind-fd", err));
+		BL_TRY(add_fd(sp, fd, err));
+		BL_TRY(add(sp, "/in", err));
+	}
+	for (int i = 0; pol->ro_paths && pol->ro_paths[i]; i++) {
+		if (i >= SBX_MAX_RO)
+			return bl_fail(err, BL_EINVAL, "sandbox: more than %d read-only paths", SBX_MAX_RO);
+		if (pol->ro_paths[i][0] != '/')
+			return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not absolute",
+				       pol->ro_paths[i]);
+		if ((fd = path_fd(pol->ro_paths[i], 0, err)) < 0)
+			return fd;
+		BL_TRY(add(sp, "--ro-bind-fd", err));
+		BL_TRY(add_fd(sp, fd, err));
+		BL_TRY(add(sp, pol->ro_paths[i], err));
+	}
+	if (s->has_egress) {
+		if ((fd = path_fd(s->sock_path, 0, err)) < 0)
+			return fd;
+		BL_TRY(add(sp, "--ro-bind-fd", err));
+		BL_TRY(add_fd(sp, fd, err));
+		BL_TRY(add(sp, SBX_EGRESS_PATH, err));
+	}
+	/* bwrap's root and /dev are tmpfs the planner's uid owns: read-only, /tmp stays the one writable place. */
+	BL_TRY(add(sp, "--remount-ro", err));
+	BL_TRY(add(sp, "/dev", err));
+	BL_TRY(add(sp, "--remount-ro", err));
+	BL_TRY(add(sp, "/", err));
+	return 0;
+}
+
+/* The whole bwrap command line: namespaces, environment, filesystem, seccomp, then prlimit and the planner. */
+static int build(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx_impl *s,
+		 bl_err *err)
+{
+	static const char *const ns[] = { "--unshare-user", "--unshare-pid", "--unshare-net",
+		"--unshare-ipc", "--unshare-uts", "--unshare-cgroup", "--disable-userns",
+		"--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+		"--hostname", "planner", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+		"--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp", "--chdir", "/tmp", NULL };
+	double cpu = pol->cpu_s > 0 ? pol->cpu_s : 60;
+	long long cpu_s = cpu < 1 ? 1 : (long long)(cpu + 0.999);
+	long long as = (long long)(pol->as_mb > 0 ? pol->as_mb : 2048) << 20;
+	int fd;
+
+	BL_TRY(add(sp, sp->bwrap, err));
+	for (int i = 0; ns[i]; i++)
+		BL_TRY(add(sp, ns[i], err));
+	if (s->has_egress) {
+		BL_TRY(add(sp, "--setenv", err));
+		BL_TRY(add(sp, "BRUSHLOOP_EGRESS", err));
+		BL_TRY(add(sp, SBX_EGRESS_PATH, err));
+	}
+	BL_TRY(add_fs(sp, pol, s, err));
+	BL_TRY(sbx_seccomp_fd(&fd, err));
+	BL_TRY(add(sp, "--seccomp", err));
+	BL_TRY(add_fd(sp, fd, err));
+	BL_TRY(add(sp, "--", err));
+	/* The limits are set inside the new user namespace: RLIMIT_NPROC then counts the sandbox's
+	 * processes, not every process of the host's uid. */
+	BL_TRY(add(sp, "/usr/bin/prlimit", err));
+	BL_TRY(add_limit(sp, "cpu", cpu_s, cpu_s + 1, err));
+	BL_TRY(add_limit(sp, "as", as, as, err));
+	BL_TRY(add_limit(sp, "nproc", pol->nproc > 0 ? pol->nproc : 64,
+			 pol->nproc > 0 ? pol->nproc : 64, err));
+	BL_TRY(add_limit(sp, "nofile", pol->nofile > 0 ? pol->nofile : 64,
+			 pol->nofile > 0 ? pol->nofile : 64, err));
+	BL_TRY(add_limit(sp, "core", 0, 0, err));
+	BL_TRY(add(sp, "--", err));
+	for (int i = 0; pol->argv[i]; i++)
+		BL_TRY(add(sp, pol->argv[i], err));
+	return 0;
+}
+
+/* In the child between fork and exec: only async-signal-safe calls. */
+static void __attribute__((noreturn)) child(const struct sbx_spawn *sp)
+{
+	static char *const envp[] = { NULL };
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int e;
+
+	/* Nothing of the host's passes but what bwrap is told about. */
+	if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+		goto fail;
+	for (int i = 0; i < sp->nkeep; i++)
+		if (fcntl(sp->keep[i], F_SETFD, 0) < 0)
+			goto fail;
+	if (dup2(sp->planner_fd, 0) < 0 || dup2(sp->planner_fd, 1) < 0 || dup2(sp->err_fd, 2) < 0)
+		goto fail;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (sp->drop_uid && (setgroups(0, NULL) < 0 || setresgid(SBX_UID, SBX_UID, SBX_UID) < 0 ||
+			     setresuid(SBX_UID, SBX_UID, SBX_UID) < 0))
+		goto fail;
+	execve(sp->bwrap, (char *const *)sp->args, envp);
+fail:
+	e = errno;
+	if (write(sp->exec_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void impl_free(struct sbx_impl *s)
+{
+	struct sbx_event *e, *next;
+
+	for (e = s->q_head; e; e = next) {
+		next = e->next;
+		cJSON_Delete(e->data);
+		free(e);
+	}
+	if (s->err_fd >= 0)
+		close(s->err_fd);
+	if (s->wake[0] >= 0)
+		close(s->wake[0]);
+	if (s->wake[1] >= 0)
+		close(s->wake[1]);
+	egress_close_all(s);
+	pthread_mutex_destroy(&s->lock);
+	free(s->q_times);
+	free(s->err_buf);
+	free(s);
+}
+
+static struct sbx_impl *impl_new(const struct sbx_policy *pol)
+{
+	struct sbx_impl *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->err_fd = s->wake[0] = s->wake[1] = s->listen_fd = -1;
+	for (int i = 0; i < EGRESS_MAX_CONNS; i++)
+		s->conns[i].in_fd = s->conns[i].out_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	s->log = pol->log;
+	s->log_ctx = pol->log_ctx;
+	s->err_max = pol->stderr_max ? pol->stderr_max : 64 << 10;
+	s->err_buf = malloc(s->err_max + 1);
+	if (!s->err_buf) {
+		impl_free(s);
+		return NULL;
+	}
+	if (pol->egress) {
+		s->has_egress = 1;
+		s->egress = *pol->egress;
+		s->q_times = calloc((size_t)(s->egress.rate_limit_per_minute > 0 ?
+					     s->egress.rate_limit_per_minute : 30), sizeof(double));
+		if (!s->q_times) {
+			impl_free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+/* An fd at 3 or above, so the child's dup2 onto 0, 1 and 2 never clobbers one it still needs. */
+static int above_stdio(int fd)
+{
+	int hi;
+
+	if (fd >= 3)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return hi;
+}
+
+/* Forks and execs bwrap; returns when exec happened (or failed, with its errno). */
+static int spawn(struct sbx_spawn *sp, struct sbx_impl *s, bl_err *err)
+{
+	int ex[2], e = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe2(ex, O_CLOEXEC) < 0)
+		return bl_fail(err, BL_EIO, "sandbox: pipe: %s", strerror(errno));
+	sp->exec_fd = ex[1];
+	pid = fork();
+	if (pid < 0) {
+		close(ex[0]);
+		close(ex[1]);
+		return bl_fail(err, BL_EIO, "sandbox: fork: %s", strerror(errno));
+	}
+	if (pid == 0)
+		child(sp);
+	close(ex[1]);
+	do
+		r = read(ex[0], &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(ex[0]);
+	s->pid = pid;
+	if (r > 0) {
+		waitpid(pid, &s->status, 0);
+		s->reaped = 1;
+		return bl_fail(err, BL_EINVAL, "sandbox: starting %s: %s", sp->bwrap, strerror(e));
+	}
+	return 0;
+}
+
+int sbx_start(const struct sbx_policy *pol, struct sbx_proc *out, bl_err *err)
+{
+	struct sbx_spawn *sp;
+	struct sbx_impl *s;
+	int sv[2], ep[2], rc;
+
+	out->pid = -1;
+	out->fd = -1;
+	out->impl = NULL;
+	if (!pol->argv || !pol->argv[0] || !pol->argv[0][0])
+		return bl_fail(err, BL_EINVAL, "sandbox: no planner command");
+	sp = calloc(1, sizeof(*sp));
+	s = impl_new(pol);
+	if (!sp || !s) {
+		rc = bl_fail(err, BL_ENOMEM, "sandbox: out of memory");
+		goto out_mem;
+	}
+	s->t_start_ms = sbx_now_ms();
+	sp->drop_uid = geteuid() == 0;
+	rc = find_bwrap(sp->bwrap, sizeof(sp->bwrap), err);
+	if (rc < 0)
+		goto out_mem;
+	if (s->has_egress && (rc = egress_listen(s, err)) < 0)
+		goto out_mem;
+	rc = build(sp, pol, s, err);
+	if (rc < 0)
+		goto out_keep;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		rc = bl_fail(err, BL_EIO, "sandbox: socketpair/pipe: %s", strerror(errno));
+		goto out_keep;
+	}
+	sv[0] = above_stdio(sv[0]);
+	sv[1] = above_stdio(sv[1]);
+	ep[0] = above_stdio(ep[0]);
+	ep[1] = above_stdio(ep[1]);
+	sp->planner_fd = sv[1];
+	sp->err_fd = ep[1];
+	rc = spawn(sp, s, err);
+	close(sv[1]);
+	close(ep[1]);
+	close_keep(sp);
+	s->err_fd = ep[0];
+	if (rc < 0) {
+		close(sv[0]);
+		goto out_mem;
+	}
+	if (pipe2(s->wake, O_CLOEXEC) < 0 || pthread_create(&s->thread, NULL, sbx_service, s)) {
+		/* Without the thread nobody drains stderr or serves the broker: not a sandbox we run. */
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, &s->status, 0);
+		close(sv[0]);
+		rc = bl_fail(err, BL_EIO, "sandbox: starting its service thread failed");
+		goto out_mem;
+	}
+	s->thread_on = 1;
+	out->pid = s->pid;
+	out->fd = sv[0];
+	out->impl = s;
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "pid", s->pid);
+	cJSON_AddStringToObject(d, "planner", pol->argv[0]);
+	cJSON_AddBoolToObject(d, "egress", s->has_egress);
+	cJSON_AddNumberToObject(d, "uid", sp->drop_uid ? SBX_UID : (double)getuid());
+	cJSON_AddNumberToObject(d, "start_ms", sbx_now_ms() - s->t_start_ms);
+	sbx_queue(s, "sandbox_start", d);
+	free(sp);
+	sbx_pump(out);
+	return 0;
+out_keep:
+	close_keep(sp);
+out_mem:
+	if (s)
+		impl_free(s);
+	free(sp);
+	return rc;
+}
+
+int sbx_pump(struct sbx_proc *p)
+{
+	struct sbx_impl *s = p ? p->impl : NULL;
+	struct sbx_event *e, *next;
+	int n = 0;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	e = s->q_head;
+	s->q_head = s->q_tail = NULL;
+	pthread_mutex_unlock(&s->lock);
+	for (; e; e = next, n++) {
+		next = e->next;
+		if (s->log)
+			s->log(s->log_ctx, e->name, e->data);
+		else
+			cJSON_Delete(e->data);
+		free(e);
+	}
+	return n;
+}
+
+size_t sbx_stderr(struct sbx_proc *p, char *buf, size_t n)
+{
+	struct sbx_impl *s = p ? p->impl : NULL;
+	size_t len = 0;
+
+	if (!n)
+		return 0;
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		len = s->err_len < n - 1 ? s->err_len : n - 1;
+		memcpy(buf, s->err_buf, len);
+		pthread_mutex_unlock(&s->lock);
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/* The kept stderr as a JSON string: bytes that are not printable ASCII become '?', so the journal stays text. */
+static cJSON *stderr_json(struct sbx_impl *s)
+{
+	char *t = malloc(s->err_len + 1);
+	cJSON *j;
+
+	if (!t)
+		return cJSON_CreateNull();
+	for (size_t i = 0; i < s->err_len; i++) {
+		unsigned char c = (unsigned char)s->err_buf[i];
+		t[i] = (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' ? (char)c : '?';
+	}
+	t[s->err_len] = '\0';
+	j = cJSON_CreateString(t);
+	free(t);
+	return j;
+}
+
+int sbx_stop(struct sbx_proc *p, int *wstatus, bl_err *err)
+{
+	struct sbx_impl *s = p ? p->impl : NULL;
+	char c = 1;
+
+	if (!s) {
+		if (p && p->fd >= 0)
+			close(p->fd);
+		if (p)
+			p->fd = -1;
+		return 0;
+	}
+	if (!s->reaped) {
+		/* bwrap's own child has PR_SET_PDEATHSIG (--die-with-parent) and is the pid
+		 * namespace's init: with it dies every process of the sandbox. */
+		kill(s->pid, SIGKILL);
+		while (waitpid(s->pid, &s->status, 0) < 0 && errno == EINTR)
+			;
+		s->reaped = 1;
+	}
+	if (s->thread_on) {
+		if (write(s->wake[1], &c, 1) < 0)
+			(void)0; /* the thread also ends at stderr's EOF, which the kill brought */
+		pthread_join(s->thread, NULL);
+		s->thread_on = 0;
+	}
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	egress_close_all(s);
+	cJSON *d = cJSON_CreateObject();
+	if (WIFEXITED(s->status))
+		cJSON_AddNumberToObject(d, "exit", WEXITSTATUS(s->status));
+	else
+		cJSON_AddNumberToObject(d, "signal", WTERMSIG(s->status));
+	cJSON_AddNumberToObject(d, "stderr_bytes", (double)s->err_total);
+	cJSON_AddNumberToObject(d, "stderr_dropped", (double)(s->err_total - s->err_len));
+	cJSON_AddItemToObject(d, "stderr", stderr_json(s));
+	cJSON_AddNumberToObject(d, "wall_ms", sbx_now_ms() - s->t_start_ms);
+	sbx_queue(s, "sandbox_stop", d);
+	sbx_pump(p);
+	if (wstatus)
+		*wstatus = s->status;
+	impl_free(s);
+	p->impl = NULL;
+	p->pid = -1;
+	(void)err;
+	return 0;
+}
+
+int sbx_wait(struct sbx_proc *p, int timeout_ms, int *wstatus)
+{
+	struct sbx_impl *s = p ? p->impl : NULL;
+	double until = sbx_now_ms() + timeout_ms;
+
+	if (!s)
+		return -1;
+	while (!s->reaped) {
+		pid_t r = waitpid(s->pid, &s->status, WNOHANG);
+
+		if (r == s->pid || (r < 0 && errno != EINTR)) {
+			s->reaped = 1;
+			break;
+		}
+		if (sbx_now_ms() >= until)
+			return 0;
+		usleep(2000);
+	}
+	if (wstatus)
+		*wstatus = s->status;
+	return 1;
+}
+
+int sbx_probe(bl_err *err)
+{
+	static const char *const argv[] = { "true", NULL };
+	struct sbx_policy pol = { .argv = argv, .tmpfs_mb = 1, .cpu_s = 5 };
+	struct sbx_proc p;
+	char tail[512];
+	int st = 0, rc;
+
+	rc = sbx_start(&pol, &p, err);
+	if (rc < 0)
+		return bl_err_prefix(err, "no sandbox can be made here");
+	if (sbx_wait(&p, 10000, &st) == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		sbx_stop(&p, NULL, NULL);
+		return 0;
+	}
+	sbx_stderr(&p, tail, sizeof(tail));
+	sbx_stop(&p, &st, NULL);
+	tail[strcspn(tail, "\n")] = '\0';
+	return bl_fail(err, BL_EINVAL,
+		       "no sandbox can be made here: bwrap failed (%s%s): user namespaces, "
+		       "seccomp or mounts are refused on this machine; the planner is never run "
+		       "unsandboxed (docs/sandbox.md)",
+		       tail[0] ? tail : "no message",
+		       WIFEXITED(st) ? "" : ", killed");
+}

@@ -23,6 +23,8 @@ const struct bench_case bench_cases[] = {
 	{ "plan.strokes_2000_s", "s", 5, bench_plan_strokes },
 	{ "serve.run_page_ttfb_ms", "ms", 21, bench_serve_run_page },
 	{ "serve.event_after_change_ms", "ms", 11, bench_serve_event },
+	{ "sandbox.start_ms", "ms", 21, bench_sandbox_start },
+	{ "sandbox.start_cpu_ms", "ms", 21, bench_sandbox_start_cpu },
 	{ NULL, NULL, 0, NULL },
 };
 

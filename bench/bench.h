@@ -39,5 +39,8 @@ int bench_sim_night_real(double *value, bl_err *err);
 int bench_plan_strokes(double *value, bl_err *err);
 int bench_serve_run_page(double *value, bl_err *err);
 int bench_serve_event(double *value, bl_err *err);
+/* A fresh sandbox per phase: start, one line answered, teardown (wall, and the host's CPU with its children's). */
+int bench_sandbox_start(double *value, bl_err *err);
+int bench_sandbox_start_cpu(double *value, bl_err *err);
 
 #endif

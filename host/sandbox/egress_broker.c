@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int egress_listen(struct sbx_impl *s, bl_err *err)
+int egress_listen(struct sbx_impl *s, int to_nobody, bl_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *base = getenv("XDG_RUNTIME_DIR");
@@ -34,8 +34,9 @@ int egress_listen(struct sbx_impl *s, bl_err *err)
 	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(s->listen_fd, EGRESS_MAX_CONNS) < 0 ||
-	    /* the sandbox's uid (nobody under a root host) connects through a bind of the socket itself */
-	    chmod(s->sock_path, 0666) < 0) {
+	    /* Under a root host bwrap and the planner are nobody: theirs, and still nobody else's. */
+	    (to_nobody && (chown(s->sock_path, SBX_UID, SBX_UID) < 0 ||
+			   chown(s->sock_dir, SBX_UID, SBX_UID) < 0))) {
 		int e = errno;
 		egress_close_all(s);
 		return bl_fail(err, BL_EIO, "egress: listening on %s: %s", sa.sun_path, strerror(e));

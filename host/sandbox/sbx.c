@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <grp.h>
 #include <linux/close_range.h>
 #include <signal.h>
@@ -18,15 +19,17 @@
 
 #include "base/strbuf.h"
 
-#define SBX_MAX_ARGS 256
+#define SBX_MAX_ARGS 512
 #define SBX_MAX_RO 16
-#define SBX_MAX_KEEP (SBX_MAX_RO + 8)
+#define SBX_MAX_IN 64 /* files of in_dir */
+#define SBX_MAX_KEEP (SBX_MAX_RO + SBX_MAX_IN + 8)
 
 /* Everything sbx_start prepares before fork: the child only dups, drops and execs. */
 struct sbx_spawn {
 	const char *args[SBX_MAX_ARGS];
 	int nargs;
 	char num[SBX_MAX_KEEP + 8][48]; /* fd numbers and limits as text */
+	char in_dest[SBX_MAX_IN][300];  /* /in/NAME */
 	int nnum;
 	int keep[SBX_MAX_KEEP]; /* fds bwrap reads, passed open across exec */
 	int nkeep;
@@ -116,19 +119,55 @@ static int data_fd(const char *text, bl_err *err)
 	return fd;
 }
 
-/* An O_PATH descriptor of a host path to bind: bwrap (maybe as nobody) need not traverse its parents. */
-static int path_fd(const char *path, int want_dir, bl_err *err)
+/* A host path to bind must exist: said here, not by bwrap on the planner's stderr. */
+static int check_path(const char *path, bl_err *err)
 {
 	struct stat st;
-	int fd = open(path, O_PATH | O_CLOEXEC);
 
-	if (fd < 0)
-		return bl_fail(err, BL_EINVAL, "sandbox: %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || (want_dir && !S_ISDIR(st.st_mode))) {
-		close(fd);
-		return bl_fail(err, BL_EINVAL, "sandbox: %s: not a directory", path);
+	if (path[0] != '/')
+		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not absolute", path);
+	if (stat(path, &st) < 0)
+		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/*
+ * in_dir's regular files, copied to /in by bwrap from descriptors the host
+ * opened: a run directory may be 0700 root's, where bwrap running as nobody
+ * could not bind it (it resolves a bind's source by its path).
+ */
+static int add_in(struct sbx_spawn *sp, const char *dir, bl_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0, rc = 0;
+
+	if (!d)
+		return bl_fail(err, BL_EINVAL, "sandbox: in_dir %s: %s", dir, strerror(errno));
+	BL_TRY(add(sp, "--dir", err));
+	BL_TRY(add(sp, "/in", err));
+	while (rc == 0 && (e = readdir(d))) {
+		struct stat st;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+		if (fd < 0)
+			continue; /* "." and "..", symlinks: not copied */
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || strlen(e->d_name) > 250) {
+			close(fd);
+			continue;
+		}
+		if (n == SBX_MAX_IN) {
+			close(fd);
+			rc = bl_fail(err, BL_EINVAL, "sandbox: in_dir %s has more than %d files", dir,
+				     SBX_MAX_IN);
+			break;
+		}
+		snprintf(sp->in_dest[n], sizeof(sp->in_dest[n]), "/in/%s", e->d_name);
+		if ((rc = add(sp, "--ro-bind-data", err)) == 0 && (rc = add_fd(sp, fd, err)) == 0)
+			rc = add(sp, sp->in_dest[n++], err);
 	}
-	return fd;
+	closedir(d);
+	return rc;
 }
 
 static void close_keep(struct sbx_spawn *sp)
@@ -190,30 +229,20 @@ static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx
 	BL_TRY(add_num(sp, (long long)(pol->tmpfs_mb > 0 ? pol->tmpfs_mb : 64) << 20, err));
 	BL_TRY(add(sp, "--tmpfs", err));
 	BL_TRY(add(sp, "/tmp", err));
-	if (pol->in_dir) {
-		if ((fd = path_fd(pol->in_dir, 1, err)) < 0)
-			return fd;
-		BL_TRY(add(sp, "--ro-bind-fd", err));
-		BL_TRY(add_fd(sp, fd, err));
-		BL_TRY(add(sp, "/in", err));
-	}
+	if (pol->in_dir)
+		BL_TRY(add_in(sp, pol->in_dir, err));
+	/* Bound by path: bwrap (as nobody under a root host) must be able to reach them. */
 	for (int i = 0; pol->ro_paths && pol->ro_paths[i]; i++) {
 		if (i >= SBX_MAX_RO)
 			return bl_fail(err, BL_EINVAL, "sandbox: more than %d read-only paths", SBX_MAX_RO);
-		if (pol->ro_paths[i][0] != '/')
-			return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not absolute",
-				       pol->ro_paths[i]);
-		if ((fd = path_fd(pol->ro_paths[i], 0, err)) < 0)
-			return fd;
-		BL_TRY(add(sp, "--ro-bind-fd", err));
-		BL_TRY(add_fd(sp, fd, err));
+		BL_TRY(check_path(pol->ro_paths[i], err));
+		BL_TRY(add(sp, "--ro-bind", err));
+		BL_TRY(add(sp, pol->ro_paths[i], err));
 		BL_TRY(add(sp, pol->ro_paths[i], err));
 	}
 	if (s->has_egress) {
-		if ((fd = path_fd(s->sock_path, 0, err)) < 0)
-			return fd;
-		BL_TRY(add(sp, "--ro-bind-fd", err));
-		BL_TRY(add_fd(sp, fd, err));
+		BL_TRY(add(sp, "--ro-bind", err));
+		BL_TRY(add(sp, s->sock_path, err));
 		BL_TRY(add(sp, SBX_EGRESS_PATH, err));
 	}
 	/* bwrap's root and /dev are tmpfs the planner's uid owns: read-only, /tmp stays the one writable place. */
@@ -417,7 +446,7 @@ int sbx_start(const struct sbx_policy *pol, struct sbx_proc *out, bl_err *err)
 	rc = find_bwrap(sp->bwrap, sizeof(sp->bwrap), err);
 	if (rc < 0)
 		goto out_mem;
-	if (s->has_egress && (rc = egress_listen(s, err)) < 0)
+	if (s->has_egress && (rc = egress_listen(s, sp->drop_uid, err)) < 0)
 		goto out_mem;
 	rc = build(sp, pol, s, err);
 	if (rc < 0)

@@ -34,6 +34,12 @@ int egress_policy_from_json(const cJSON *j, const char *where, struct egress_pol
 			    bl_err *err);
 
 /*
+ * The broker's check of a name: 0 when the policy allows it (exact or "*."
+ * entry, every label within max_label_length), else BL_EDENIED and why.
+ */
+int egress_check_name(const struct egress_policy *pol, const char *name, char *why, size_t n);
+
+/*
  * Receives the sandbox's events: egress_query, egress_connect, egress_close,
  * egress_grant, sandbox_start, sandbox_stop. Takes ownership of data. Called
  * only on the caller's thread, from sbx_start, sbx_pump and sbx_stop, never

@@ -90,16 +90,15 @@ void *sbx_service(void *arg);
 /* A compiled seccomp filter (BPF) in a sealed memfd at offset 0, for bwrap --seccomp. */
 int sbx_seccomp_fd(int *fd_out, bl_err *err);
 
-/* The broker: its listening socket in a fresh 0700 directory, and its part of the service loop. */
-int egress_listen(struct sbx_impl *s, bl_err *err);
+/* The broker: its listening socket in a fresh 0700 directory (nobody's when to_nobody), and its part of the service loop. */
+int egress_listen(struct sbx_impl *s, int to_nobody, bl_err *err);
 void egress_close_all(struct sbx_impl *s);
 /* Adds the broker's fds to pfd (at most EGRESS_MAX_CONNS * 2 + 1); returns how many. */
 int egress_poll_fds(struct sbx_impl *s, struct pollfd *pfd);
 /* Handles what poll saw on the fds egress_poll_fds gave, and expires stale requests. */
 void egress_poll_done(struct sbx_impl *s, const struct pollfd *pfd, int n);
 
-/* Policy checks, for the broker and its tests: 0 allowed, else BL_EDENIED and why. */
-int egress_check_name(const struct egress_policy *pol, const char *name, char *why, size_t n);
+/* 1 when name:port is one of the policy's destinations. */
 int egress_dest_listed(const struct egress_policy *pol, const char *name, int port);
 
 #endif

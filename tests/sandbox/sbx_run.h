@@ -6,7 +6,7 @@
 
 struct hostile_run {
 	char out[8192];      /* what the planner wrote on its stdout */
-	char err[4096];      /* the stderr kept */
+	char err[8192];      /* the stderr kept */
 	int status;          /* bwrap's wait status */
 	int ended;           /* it ended by itself within the time given */
 	cJSON *events;       /* [{"event": NAME, "data": {...}}, ...] as pol->log got them */

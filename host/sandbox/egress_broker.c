@@ -108,7 +108,7 @@ static void reply(struct egress_conn *c, const char *status)
 /* The rate limit over the last minute; a refused query is not counted, so a flood ends a minute after it stops. */
 static int rate_ok(struct sbx_impl *s, double now)
 {
-	int cap = s->egress.rate_limit_per_minute > 0 ? s->egress.rate_limit_per_minute : 30;
+	int cap = s->egress.rate_limit_per_minute;
 
 	if (s->q_count == cap && s->q_times[s->q_next] > now - 60000)
 		return 0;

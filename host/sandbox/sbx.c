@@ -74,13 +74,14 @@ static int add_limit(struct sbx_spawn *sp, const char *opt, long long soft, long
 	return add(sp, sp->num[sp->nnum++], err);
 }
 
-/* An fd bwrap reads: its number as the next argument, and kept open across exec. */
+/* An fd bwrap reads: its number as the next argument, and kept open across exec (and closed by close_keep); on failure the caller still owns it. */
 static int add_fd(struct sbx_spawn *sp, int fd, bl_err *err)
 {
 	if (sp->nkeep >= SBX_MAX_KEEP)
 		return bl_fail(err, BL_EINVAL, "sandbox: too many descriptors for bwrap");
+	BL_TRY(add_num(sp, fd, err));
 	sp->keep[sp->nkeep++] = fd;
-	return add_num(sp, fd, err);
+	return 0;
 }
 
 /* bwrap on the host's PATH, as an absolute path: the only program the host runs for the planner. */
@@ -104,8 +105,8 @@ static int find_bwrap(char *out, size_t n, bl_err *err)
 		       path ? path : "unset");
 }
 
-/* A memfd holding text, for bwrap --ro-bind-data (a synthetic /etc/passwd). */
-static int data_fd(const char *text, bl_err *err)
+/* A read-only file made of text (a synthetic /etc/passwd), from a memfd bwrap copies. */
+static int add_data(struct sbx_spawn *sp, const char *text, const char *dest, bl_err *err)
 {
 	int fd = memfd_create("brushloop-sbx-data", MFD_CLOEXEC);
 	size_t len = strlen(text);
@@ -114,9 +115,16 @@ static int data_fd(const char *text, bl_err *err)
 		return bl_fail(err, BL_EIO, "sandbox: memfd_create: %s", strerror(errno));
 	if (write(fd, text, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
-		return bl_fail(err, BL_EIO, "sandbox: writing a data file: %s", strerror(errno));
+		return bl_fail(err, BL_EIO, "sandbox: writing %s: %s", dest, strerror(errno));
 	}
-	return fd;
+	int rc = add(sp, "--ro-bind-data", err);
+	if (rc == 0)
+		rc = add_fd(sp, fd, err);
+	if (rc < 0) {
+		close(fd); /* not kept: close_keep would not see it */
+		return rc;
+	}
+	return add(sp, dest, err);
 }
 
 /* A host path to bind must exist: said here, not by bwrap on the planner's stderr. */
@@ -163,7 +171,12 @@ static int add_in(struct sbx_spawn *sp, const char *dir, bl_err *err)
 			break;
 		}
 		snprintf(sp->in_dest[n], sizeof(sp->in_dest[n]), "/in/%s", e->d_name);
-		if ((rc = add(sp, "--ro-bind-data", err)) == 0 && (rc = add_fd(sp, fd, err)) == 0)
+		rc = add(sp, "--ro-bind-data", err);
+		if (rc == 0)
+			rc = add_fd(sp, fd, err);
+		if (rc < 0)
+			close(fd);
+		else
 			rc = add(sp, sp->in_dest[n++], err);
 	}
 	closedir(d);
@@ -188,7 +201,6 @@ static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx
 		{ "usr/sbin", "/sbin" },
 	};
 	char passwd[128];
-	int fd;
 
 	BL_TRY(add(sp, "--ro-bind", err));
 	BL_TRY(add(sp, "/usr", err));
@@ -207,19 +219,9 @@ static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx
 	unsigned uid = sp->drop_uid ? SBX_UID : (unsigned)getuid();
 	unsigned gid = sp->drop_uid ? SBX_UID : (unsigned)getgid();
 	snprintf(passwd, sizeof(passwd), "planner:x:%u:%u:planner:/tmp:/bin/sh\n", uid, gid);
-	if ((fd = data_fd(passwd, err)) < 0)
-		return fd;
-	sp->keep[sp->nkeep++] = fd;
-	BL_TRY(add(sp, "--ro-bind-data", err));
-	BL_TRY(add_num(sp, fd, err));
-	BL_TRY(add(sp, "/etc/passwd", err));
+	BL_TRY(add_data(sp, passwd, "/etc/passwd", err));
 	snprintf(passwd, sizeof(passwd), "planner:x:%u:\n", gid);
-	if ((fd = data_fd(passwd, err)) < 0)
-		return fd;
-	sp->keep[sp->nkeep++] = fd;
-	BL_TRY(add(sp, "--ro-bind-data", err));
-	BL_TRY(add_num(sp, fd, err));
-	BL_TRY(add(sp, "/etc/group", err));
+	BL_TRY(add_data(sp, passwd, "/etc/group", err));
 
 	BL_TRY(add(sp, "--proc", err));
 	BL_TRY(add(sp, "/proc", err));
@@ -277,8 +279,13 @@ static int build(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx_
 	}
 	BL_TRY(add_fs(sp, pol, s, err));
 	BL_TRY(sbx_seccomp_fd(&fd, err));
-	BL_TRY(add(sp, "--seccomp", err));
-	BL_TRY(add_fd(sp, fd, err));
+	int rc = add(sp, "--seccomp", err);
+	if (rc == 0)
+		rc = add_fd(sp, fd, err);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
 	BL_TRY(add(sp, "--", err));
 	/* The limits are set inside the new user namespace: RLIMIT_NPROC then counts the sandbox's
 	 * processes, not every process of the host's uid. */
@@ -370,8 +377,12 @@ static struct sbx_impl *impl_new(const struct sbx_policy *pol)
 	if (pol->egress) {
 		s->has_egress = 1;
 		s->egress = *pol->egress;
-		s->q_times = calloc((size_t)(s->egress.rate_limit_per_minute > 0 ?
-					     s->egress.rate_limit_per_minute : 30), sizeof(double));
+		/* A policy filled by hand with zeros takes the reader's defaults. */
+		if (s->egress.max_label_length <= 0)
+			s->egress.max_label_length = 40;
+		if (s->egress.rate_limit_per_minute <= 0)
+			s->egress.rate_limit_per_minute = 30;
+		s->q_times = calloc((size_t)s->egress.rate_limit_per_minute, sizeof(double));
 		if (!s->q_times) {
 			impl_free(s);
 			return NULL;

@@ -65,7 +65,8 @@ struct sbx_policy {
 struct sbx_impl;
 struct sbx_proc {
 	pid_t pid;             /* bwrap's pid: killing it takes the sandbox's whole pid namespace with it */
-	int fd;                /* host end of a socketpair: the planner's stdin and stdout (JSON lines) */
+	int fd;                /* host end of a socketpair: the planner's stdin and stdout (JSON lines); write
+				  with send(MSG_NOSIGNAL): a planner that died must not SIGPIPE the host */
 	struct sbx_impl *impl; /* private: stderr, broker thread, timings */
 };
 

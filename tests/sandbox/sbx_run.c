@@ -1,5 +1,6 @@
 /* sbx_run.c: runs a hostile planner in a sandbox and collects its output and events, for the sandbox's tests. */
 #include "sbx_run.h"
+#include "test.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -114,4 +115,20 @@ int hostile_count(const struct hostile_run *r, const char *name, const char *key
 			n++;
 	}
 	return n;
+}
+
+void hostile_check(const struct sbx_policy *pol, const char *const *args, int timeout_ms,
+		   struct hostile_run *r)
+{
+	bl_err err = { 0 };
+	int rc = hostile_run(pol, args, timeout_ms, r, &err);
+
+	CHECK_MSG(rc == 0, "sandbox did not start: %s", err.msg);
+	CHECK(hostile_count(r, "sandbox_start", NULL, NULL) == 1);
+	CHECK(hostile_count(r, "sandbox_stop", NULL, NULL) == 1);
+	if (getenv("SBX_DEBUG")) {
+		char *t = cJSON_Print(r->events);
+		fprintf(stderr, "out: %s\nerr: %s\nevents: %s\n", r->out, r->err, t);
+		free(t);
+	}
 }

@@ -23,6 +23,13 @@ int hostile_run(const struct sbx_policy *base, const char *const *args, int time
 		struct hostile_run *r, bl_err *err);
 void hostile_free(struct hostile_run *r);
 
+/*
+ * hostile_run as a test's check: the sandbox started, and journaled its start
+ * and its stop once each (SBX_DEBUG=1 prints what it said and the events).
+ */
+void hostile_check(const struct sbx_policy *pol, const char *const *args, int timeout_ms,
+		   struct hostile_run *r);
+
 /* The n-th (0-based) event named name, or NULL. */
 const cJSON *hostile_event(const struct hostile_run *r, const char *name, int n);
 /* How many events named name whose data's key equals value (value NULL: any). */

@@ -15,17 +15,7 @@
 
 static void run_with(const struct sbx_policy *pol, const char *const *args, struct hostile_run *r)
 {
-	bl_err err = { 0 };
-	int rc = hostile_run(pol, args, 20000, r, &err);
-
-	CHECK_MSG(rc == 0, "sandbox did not start: %s", err.msg);
-	CHECK(hostile_count(r, "sandbox_start", NULL, NULL) == 1);
-	CHECK(hostile_count(r, "sandbox_stop", NULL, NULL) == 1);
-	if (getenv("SBX_DEBUG")) {
-		char *t = cJSON_Print(r->events);
-		fprintf(stderr, "out: %s\nerr: %s\nevents: %s\n", r->out, r->err, t);
-		free(t);
-	}
+	hostile_check(pol, args, 20000, r);
 }
 
 /* A listener on the host's 127.0.0.1 (TCP or UDP) on a free port. */
@@ -58,34 +48,30 @@ static int nothing_arrived(int fd, int type)
 	return recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0 && errno == EAGAIN;
 }
 
-TEST(tcp_to_a_host_loopback_listener_arrives_nowhere)
+/* The hostile case sends to a listener of type on the host's loopback: it must say want, and nothing arrive. */
+static void arrives_nowhere(int type, const char *hostile_case, const char *want)
 {
 	struct hostile_run r;
 	char p[16];
-	int port, fd = listen_loopback(SOCK_STREAM, &port);
+	int port, fd = listen_loopback(type, &port);
 
 	CHECK(fd >= 0);
 	snprintf(p, sizeof(p), "%d", port);
-	run_with(NULL, (const char *[]){ "tcp", p, NULL }, &r);
-	CHECK_MSG(strcmp(r.out, "tcp: socket errno=EPERM\n") == 0, "said '%s'", r.out);
-	CHECK(nothing_arrived(fd, SOCK_STREAM));
+	run_with(NULL, (const char *[]){ hostile_case, p, NULL }, &r);
+	CHECK_MSG(strcmp(r.out, want) == 0, "said '%s'", r.out);
+	CHECK(nothing_arrived(fd, type));
 	close(fd);
 	hostile_free(&r);
 }
 
+TEST(tcp_to_a_host_loopback_listener_arrives_nowhere)
+{
+	arrives_nowhere(SOCK_STREAM, "tcp", "tcp: socket errno=EPERM\n");
+}
+
 TEST(dns_to_a_host_loopback_resolver_arrives_nowhere)
 {
-	struct hostile_run r;
-	char p[16];
-	int port, fd = listen_loopback(SOCK_DGRAM, &port);
-
-	CHECK(fd >= 0);
-	snprintf(p, sizeof(p), "%d", port);
-	run_with(NULL, (const char *[]){ "dns", p, NULL }, &r);
-	CHECK_MSG(strcmp(r.out, "dns: socket errno=EPERM\n") == 0, "said '%s'", r.out);
-	CHECK(nothing_arrived(fd, SOCK_DGRAM));
-	close(fd);
-	hostile_free(&r);
+	arrives_nowhere(SOCK_DGRAM, "dns", "dns: socket errno=EPERM\n");
 }
 
 TEST(the_network_namespace_has_only_loopback)

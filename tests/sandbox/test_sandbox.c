@@ -19,17 +19,7 @@
 static void run_with(const struct sbx_policy *pol, const char *const *args, int timeout_ms,
 		     struct hostile_run *r)
 {
-	bl_err err = { 0 };
-	int rc = hostile_run(pol, args, timeout_ms, r, &err);
-
-	CHECK_MSG(rc == 0, "sandbox did not start: %s", err.msg);
-	CHECK(hostile_count(r, "sandbox_start", NULL, NULL) == 1);
-	CHECK(hostile_count(r, "sandbox_stop", NULL, NULL) == 1);
-	if (getenv("SBX_DEBUG")) {
-		char *t = cJSON_Print(r->events);
-		fprintf(stderr, "out: %s\nerr: %s\nevents: %s\n", r->out, r->err, t);
-		free(t);
-	}
+	hostile_check(pol, args, timeout_ms, r);
 }
 
 static void run(const char *const *args, int timeout_ms, struct hostile_run *r)

@@ -273,9 +273,10 @@ TEST(stopping_kills_every_process_of_the_sandbox)
 	struct sbx_policy pol = { .nproc = 8 };
 	struct hostile_run r;
 
-	/* The fork bomb leaves its children paused: sbx_stop must take them all. */
-	run_with(&pol, (const char *[]){ "forkbomb", NULL }, 20000, &r);
+	/* The fork bomb and its children wait to be killed: sbx_stop must take them all. */
+	run_with(&pol, (const char *[]){ "forkbomb", "stay", NULL }, 3000, &r);
 	CHECK_STR_CONTAINS(r.out, "forkbomb: fork failed after");
+	CHECK(!r.ended);
 	for (int i = 0; i < 100 && hostile_processes(); i++)
 		usleep(20000);
 	CHECK_MSG(hostile_processes() == 0, "%d hostile processes left", hostile_processes());

@@ -135,14 +135,20 @@ static int fill(const char *c, const char *path)
 	}
 }
 
-static int forkbomb(const char *c)
+/* Forks until refused; with stay, then waits to be killed with its children. */
+static int forkbomb(const char *c, int stay)
 {
 	int n = 0;
 
 	for (;;) {
 		pid_t p = fork();
-		if (p < 0)
-			return say(c, "fork failed after %d errno=%s", n, ename(errno));
+		if (p < 0) {
+			int e = errno;
+			say(c, "fork failed after %d errno=%s", n, ename(e));
+			while (stay)
+				pause();
+			return 0;
+		}
 		if (p == 0) {
 			pause();
 			_exit(0);
@@ -274,7 +280,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "fill"))
 		return fill(c, a);
 	if (!strcmp(c, "forkbomb"))
-		return forkbomb(c);
+		return forkbomb(c, !strcmp(a, "stay"));
 	if (!strcmp(c, "membomb"))
 		return membomb(c);
 	if (!strcmp(c, "spin")) {

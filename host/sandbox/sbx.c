@@ -127,15 +127,35 @@ static int add_data(struct sbx_spawn *sp, const char *text, const char *dest, bl
 	return add(sp, dest, err);
 }
 
-/* A host path to bind must exist: said here, not by bwrap on the planner's stderr. */
-static int check_path(const char *path, bl_err *err)
+/*
+ * A host path to bind must exist and, under a root host, be reachable by
+ * nobody (every directory above it searchable by others, itself readable):
+ * said here, not by bwrap on the planner's stderr.
+ */
+static int check_path(const char *path, int as_nobody, bl_err *err)
 {
+	char up[PATH_MAX];
 	struct stat st;
 
 	if (path[0] != '/')
 		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not absolute", path);
 	if (stat(path, &st) < 0)
 		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s: %s", path, strerror(errno));
+	if (!as_nobody || st.st_uid == SBX_UID)
+		return 0;
+	if (!(st.st_mode & S_IROTH))
+		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not readable by others "
+			       "(a root host's sandbox runs as uid %d)", path, SBX_UID);
+	snprintf(up, sizeof(up), "%s", path);
+	for (char *slash = strrchr(up, '/'); slash; slash = strrchr(up, '/')) {
+		*slash = '\0';
+		if (stat(up[0] ? up : "/", &st) == 0 && st.st_uid != SBX_UID && !(st.st_mode & S_IXOTH))
+			return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is below %s, which "
+				       "others cannot search (a root host's sandbox runs as uid %d)",
+				       path, up[0] ? up : "/", SBX_UID);
+		if (!up[0])
+			break;
+	}
 	return 0;
 }
 
@@ -237,7 +257,7 @@ static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx
 	for (int i = 0; pol->ro_paths && pol->ro_paths[i]; i++) {
 		if (i >= SBX_MAX_RO)
 			return bl_fail(err, BL_EINVAL, "sandbox: more than %d read-only paths", SBX_MAX_RO);
-		BL_TRY(check_path(pol->ro_paths[i], err));
+		BL_TRY(check_path(pol->ro_paths[i], sp->drop_uid, err));
 		BL_TRY(add(sp, "--ro-bind", err));
 		BL_TRY(add(sp, pol->ro_paths[i], err));
 		BL_TRY(add(sp, pol->ro_paths[i], err));

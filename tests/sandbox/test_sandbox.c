@@ -156,6 +156,29 @@ TEST(in_dir_files_are_there_read_only)
 	hostile_free(&r);
 }
 
+TEST(a_read_only_path_nobody_can_reach_is_a_clear_error)
+{
+	char dir[PATH_MAX];
+	const char *ro[] = { dir, NULL };
+	const char *argv[] = { "true", NULL };
+	struct sbx_policy pol = { .argv = argv, .ro_paths = ro };
+	struct sbx_proc p;
+	bl_err err = { 0 };
+
+	if (geteuid() != 0)
+		test_skip("only a root host runs its sandbox as nobody");
+	/* test_tmpdir is 0700: a planner's directory below it cannot be bound by nobody. */
+	snprintf(dir, sizeof(dir), "%s/planner", test_tmpdir());
+	CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	CHECK(chmod(test_tmpdir(), 0700) == 0);
+	CHECK(sbx_start(&pol, &p, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "others cannot search");
+	CHECK(chmod(test_tmpdir(), 0711) == 0);
+	CHECK(sbx_start(&pol, &p, &err) == 0);
+	CHECK(sbx_stop(&p, NULL, NULL) == 0);
+	CHECK(chmod(test_tmpdir(), 0700) == 0);
+}
+
 TEST(tmp_over_its_cap_is_enospc)
 {
 	struct sbx_policy pol = { .tmpfs_mb = 4 };
@@ -318,7 +341,8 @@ TEST_MAIN(T(capabilities_are_all_dropped), T(socket_inet_is_refused_by_seccomp),
 	  T(a_new_user_namespace_is_refused), T(etc_shadow_is_not_there),
 	  T(the_host_environment_is_not_visible), T(machine_file_approvals_and_home_are_not_visible),
 	  T(an_approval_answer_cannot_be_forged), T(writing_outside_tmp_fails),
-	  T(in_dir_files_are_there_read_only), T(tmp_over_its_cap_is_enospc), T(each_sandbox_starts_fresh), T(a_fork_bomb_is_contained),
+	  T(in_dir_files_are_there_read_only),
+	  T(a_read_only_path_nobody_can_reach_is_a_clear_error), T(tmp_over_its_cap_is_enospc), T(each_sandbox_starts_fresh), T(a_fork_bomb_is_contained),
 	  T(a_memory_bomb_is_contained), T(a_cpu_spin_is_killed_at_its_limit),
 	  T(a_gigabyte_of_stderr_is_capped), T(the_host_pid_is_not_visible),
 	  T(stopping_kills_every_process_of_the_sandbox), T(a_sandbox_can_be_made_here),

@@ -316,6 +316,37 @@ TEST(backend_homes_moves_holds)
 	hil_stop(&t);
 }
 
+/*
+ * arm_time_s is motion time in every backend (arm/arm_backend.h): a run's
+ * cost and its arm-time brake read it, so an arm standing still while the
+ * host waits (an operator, a camera) must not count.
+ */
+TEST(arm_time_is_motion_time_not_wall_time)
+{
+	struct hil_target t;
+	struct machine m;
+	struct arm_status st0, st1, st2;
+	struct arm *a;
+	bl_err err;
+
+	hil_start(&t, NULL);
+	a = open_arm(&t, &m);
+	CHECK(a->ops->home(a, &err) == 0);
+	CHECK(arm_status(a, &st0, &err) == 0);
+	sleep_ms(1500);
+	CHECK(arm_status(a, &st1, &err) == 0);
+	CHECK_MSG(st1.arm_time_s - st0.arm_time_s < 0.05, "idle 1.5 s counted %.3f s",
+		  st1.arm_time_s - st0.arm_time_s);
+	/* 100 mm at 100 mm/s: a second of motion and the ramps, a poll or two. */
+	CHECK(move_to(a, (arm_point){ m.home_mm[0] + 100, m.home_mm[1], m.home_mm[2] }, 100,
+		      &err) == 0);
+	CHECK(arm_status(a, &st2, &err) == 0);
+	CHECK_MSG(st2.arm_time_s - st1.arm_time_s > 0.9 && st2.arm_time_s - st1.arm_time_s < 2.5,
+		  "a 1 s move counted %.3f s", st2.arm_time_s - st1.arm_time_s);
+	arm_close(a);
+	hil_stop(&t);
+}
+
 TEST(backend_reports_a_silent_slave)
 {
 	struct hil_target t;
@@ -729,7 +760,7 @@ TEST(strict_control_word_by_pymodbus_and_mbpoll)
 }
 
 TEST_MAIN(T(register_map_by_mbpoll), T(exceptions_on_the_wire), T(backend_homes_moves_holds),
-	  T(backend_reports_a_silent_slave), T(out_of_limit_targets_refused),
+	  T(arm_time_is_motion_time_not_wall_time), T(backend_reports_a_silent_slave), T(out_of_limit_targets_refused),
 	  T(watchdog_stops_when_the_host_dies), T(estop_latches_until_cleared),
 	  T(thousand_segment_stream), T(scara_line_through_kinematics),
 	  T(native_board_exits_cleanly), T(strict_control_word_by_pymodbus_and_mbpoll))

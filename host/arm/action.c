@@ -12,29 +12,40 @@ const char *const arm_kind_names[] = { "home", "move", "jog", "stroke", "dip", "
 				       "stir", "wipe", "wash", "park", NULL };
 const char *const arm_zone_names[] = { "travel", "canvas", "well", "cell", "water", "wipe", NULL };
 
+_Static_assert(sizeof(arm_kind_names) / sizeof(arm_kind_names[0]) == ARM_KIND_COUNT + 1,
+	       "a name for every arm kind");
+
 #define ZB(z) (1u << (z))
+
+/* What each kind is, in enum arm_kind's order. */
+static const struct arm_kind_info {
+	unsigned zones; /* entered when the action declares none (0: it must declare them) */
+	int once;       /* may not be sent again after an error that may have come after it began */
+} kinds[] = {
+	/* home */ { ZB(ARM_ZONE_TRAVEL), 0 },
+	/* move */ { 0, 0 },
+	/* jog */ { 0, 0 },
+	/* stroke: a second one is a second coat of paint */
+	{ ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_CANVAS), 1 },
+	/* dip */ { ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WELL), 0 },
+	/* dispense: a second one is paint the mix did not ask for */
+	{ ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WELL) | ZB(ARM_ZONE_CELL), 1 },
+	/* stir */ { ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_CELL), 0 },
+	/* wipe */ { ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WIPE), 0 },
+	/* wash */ { ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WATER), 0 },
+	/* park */ { ZB(ARM_ZONE_TRAVEL), 0 },
+};
+
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == ARM_KIND_COUNT, "a row for every arm kind");
 
 unsigned arm_default_zones(enum arm_kind kind)
 {
-	switch (kind) {
-	case ARM_HOME:
-	case ARM_PARK:
-		return ZB(ARM_ZONE_TRAVEL);
-	case ARM_STROKE:
-		return ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_CANVAS);
-	case ARM_DIP:
-		return ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WELL);
-	case ARM_DISPENSE:
-		return ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WELL) | ZB(ARM_ZONE_CELL);
-	case ARM_STIR:
-		return ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_CELL);
-	case ARM_WIPE:
-		return ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WIPE);
-	case ARM_WASH:
-		return ZB(ARM_ZONE_TRAVEL) | ZB(ARM_ZONE_WATER);
-	default:
-		return 0; /* move and jog say where they go */
-	}
+	return kinds[kind].zones;
+}
+
+int arm_kind_repeatable(enum arm_kind kind)
+{
+	return !kinds[kind].once;
 }
 
 static int read_point(json_obj *o, const char *key, int flags, arm_point *p, bl_err *err)

@@ -74,6 +74,16 @@ struct arm_action {
 unsigned arm_default_zones(enum arm_kind kind);
 
 /*
+ * The repeat rule, the one place it is written: 1 when an action of this
+ * kind may be sent again after an error that may have come after the arm
+ * began it (a timeout, an I/O error), because doing it twice harms nothing
+ * (a move, a dip, a wash); 0 for a stroke or a dispense, which would put
+ * paint down twice. A command the arm was never sent (BL_ENOTSENT) may
+ * always be sent again.
+ */
+int arm_kind_repeatable(enum arm_kind kind);
+
+/*
  * Parses one action object. Checks only what needs no machine file: known
  * kind and fields, finite numbers, sane sizes. What the machine allows is the
  * gate's to decide. On error, the message names file, action index and field.

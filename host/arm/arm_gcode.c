@@ -10,6 +10,7 @@
 #include "arm/arm_backend.h"
 #include "arm/arm_gcode.h"
 #include "base/log.h"
+#include "config/machine_conn.h"
 
 /*
  * What GRBL does (gnea/grbl 1.1, its source and doc/markdown/interface.md)
@@ -955,6 +956,16 @@ static int handshake(struct gc *p, const struct machine *m, bl_err *err)
 	}
 	return bl_fail(err, BL_EIO, "gcode %s: GRBL reports WPos ($10=%d) but sent no WCO", p->where,
 		       p->s10);
+}
+
+/* arm.connection of a GRBL controller: a serial port, and where GRBL's machine space lies in ours. */
+int arm_gcode_load_connection(json_obj *o, struct machine_connection *c, bl_err *err)
+{
+	BL_TRY(machine_conn_link(o, c, MACHINE_LINK_SERIAL, "gcode", err));
+	/* GRBL's machine space lies below its homing switches: no default can be right. */
+	BL_TRY(json_vec(o, "grbl_offset_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM,
+			MACHINE_COORD_MAX_MM, c->grbl_offset_mm, err));
+	return json_end(o, err);
 }
 
 int arm_gcode_open(const struct machine *m, clk *c, struct arm **out, bl_err *err)

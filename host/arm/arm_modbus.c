@@ -10,6 +10,7 @@
 #include "arm/arm_backend.h"
 #include "arm/arm_modbus.h"
 #include "arm/kin.h"
+#include "config/machine_conn.h"
 #include "firmware/include/regmap.h"
 
 /* Attempts of one request before a communication error is reported (BL_EIO). */
@@ -41,7 +42,7 @@ struct mb {
 	uint32_t seq;                 /* sequence number of the last segment sent */
 	int32_t lim_min[FW_JOINTS], lim_max[FW_JOINTS];
 	uint32_t lim_speed[FW_JOINTS], lim_accel[FW_JOINTS];
-	uint32_t t0_ms;               /* firmware time at open */
+	uint32_t motion_ms;           /* firmware time spent executing actions since open (arm_time_s) */
 	int have_status;
 	struct mb_status last;
 };
@@ -218,7 +219,7 @@ static int mb_status(struct arm *a, struct arm_status *st, bl_err *err)
 		state_error(a, &s, &e);
 		snprintf(st->fault_msg, sizeof(st->fault_msg), "%s", e.msg);
 	}
-	st->arm_time_s = (double)(s.time_ms - p->t0_ms) / 1000.0;
+	st->arm_time_s = p->motion_ms / 1000.0;
 	return 0;
 }
 
@@ -456,7 +457,7 @@ static int mb_execute(struct arm *a, const struct arm_action *act, const struct 
 	size_t n = 0, sent = 0;
 	double est = 0.0;
 	int64_t deadline;
-	uint32_t first;
+	uint32_t first, t0_ms = 0;
 	int rc;
 
 	(void)act;
@@ -480,6 +481,7 @@ static int mb_execute(struct arm *a, const struct arm_action *act, const struct 
 	}
 	p->seq = s.last_seq;
 	first = p->seq + 1;
+	t0_ms = s.time_ms;
 	/* Generous: the planned motion twice over, plus a poll per segment and slack. */
 	deadline = clk_real_ns() + (int64_t)((2.0 * est + 0.02 * (double)n + 3.0) * 1e9);
 	for (;;) {
@@ -529,6 +531,9 @@ static int mb_execute(struct arm *a, const struct arm_action *act, const struct 
 	}
 	rc = 0;
 out_free_segs:
+	/* Motion time on the firmware's clock, from the first segment sent to the last status read. */
+	if (sent && p->have_status)
+		p->motion_ms += p->last.time_ms - t0_ms;
 	free(segs);
 	return rc;
 }
@@ -608,6 +613,18 @@ static modbus_t *new_ctx(const struct machine_connection *c, bl_err *err)
 	return ctx;
 }
 
+/* arm.connection of a Modbus controller: RTU over a serial port or TCP, a slave address, a watchdog. */
+int arm_modbus_load_connection(json_obj *o, struct machine_connection *c, bl_err *err)
+{
+	c->address = 1;
+	c->watchdog_ms = 1000;
+	BL_TRY(machine_conn_link(o, c, MACHINE_LINK_SERIAL_OR_TCP, "modbus", err));
+	BL_TRY(json_i32(o, "address", JSON_OPTIONAL, 1, 247, &c->address, err));
+	/* The firmware's range (firmware/include/regmap.h). */
+	BL_TRY(json_i32(o, "watchdog_ms", JSON_OPTIONAL, 20, 60000, &c->watchdog_ms, err));
+	return json_end(o, err);
+}
+
 int arm_modbus_open(const struct machine *m, clk *c, struct arm **out, bl_err *err)
 {
 	const struct machine_connection *mc = &m->connection;
@@ -677,7 +694,6 @@ int arm_modbus_open(const struct machine *m, clk *c, struct arm **out, bl_err *e
 			     rc);
 	if (rc || (rc = read_status(p, &s, err)))
 		goto out_close;
-	p->t0_ms = s.time_ms;
 	p->seq = s.last_seq;
 	/* A latched fault or e-stop stays latched: only homing (an operator's) clears it. */
 	if (s.state == FW_STATE_DISABLED || s.state == FW_STATE_READY)

@@ -11,65 +11,81 @@
 #include "arm/action.h"
 #include "base/json.h"
 #include "base/strbuf.h"
+#include "config/machine_conn.h"
 
-const char *const machine_arm_backend_names[] = { "sim", "modbus", "gcode", NULL };
-const char *const machine_cam_backend_names[] = { "sim", "v4l2", "replay", NULL };
+const char *const machine_arm_backend_names[MACHINE_ARM_COUNT + 1] = {
+#define BL_SIM_BACKEND(ID, name) [MACHINE_ARM_##ID] = name,
+#define BL_ARM_BACKEND(ID, name, load_connection, open) [MACHINE_ARM_##ID] = name,
+#include "config/backends.def"
+#undef BL_SIM_BACKEND
+#undef BL_ARM_BACKEND
+	NULL
+};
+const char *const machine_cam_backend_names[MACHINE_CAM_COUNT + 1] = {
+#define BL_SIM_BACKEND(ID, name) [MACHINE_CAM_##ID] = name,
+#define BL_CAM_BACKEND(ID, name, open) [MACHINE_CAM_##ID] = name,
+#include "config/backends.def"
+#undef BL_SIM_BACKEND
+#undef BL_CAM_BACKEND
+	NULL
+};
 const char *const machine_kin_type_names[] = { "cartesian", "scara", NULL };
 const char *const machine_sim_light_names[] = { "led", "d50", "d65", "tungsten", NULL };
 static const char *const parity_names[] = { "none", "even", "odd", NULL };
 
-/* Coordinates beyond a few metres are a typo, not a machine. */
-#define COORD_MAX_MM 10000.0
+
+int machine_conn_link(json_obj *o, struct machine_connection *c, enum machine_link link,
+		      const char *backend, bl_err *err)
+{
+	c->baud = 115200;
+	c->parity = MACHINE_PARITY_NONE;
+	c->timeout_ms = 200;
+	BL_TRY(json_str(o, "port", JSON_OPTIONAL, c->port, sizeof(c->port), err));
+	BL_TRY(json_str(o, "host", JSON_OPTIONAL, c->host, sizeof(c->host), err));
+	if (!c->port[0] && !c->host[0])
+		return json_fail(o, NULL, err, BL_EINVAL, "needs \"port\" or \"host\"");
+	if (c->port[0] && c->host[0])
+		return json_fail(o, "host", err, BL_EINVAL, "give \"port\" or \"host\", not both");
+	if (c->host[0] && link == MACHINE_LINK_SERIAL)
+		return json_fail(o, "host", err, BL_EINVAL,
+				 "the %s backend speaks over a serial port only", backend);
+	if (c->host[0] && !strchr(c->host, ':'))
+		return json_fail(o, "host", err, BL_EINVAL, "write it as host:port");
+	BL_TRY(json_i32(o, "baud", JSON_OPTIONAL, 1200, 4000000, &c->baud, err));
+	BL_TRY(json_enum(o, "parity", JSON_OPTIONAL, parity_names, &c->parity, err));
+	return json_i32(o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err);
+}
+
+/* The connection parser of each hardware arm backend (config/backends.def); the simulator has none. */
+static int (*const load_connections[MACHINE_ARM_COUNT])(json_obj *o, struct machine_connection *c,
+							 bl_err *err) = {
+#define BL_ARM_BACKEND(ID, name, load_connection, open) [MACHINE_ARM_##ID] = load_connection,
+#include "config/backends.def"
+#undef BL_ARM_BACKEND
+};
 
 static int load_connection(json_obj *root, struct machine *m, bl_err *err)
 {
-	struct machine_connection *c = &m->connection;
+	int (*load)(json_obj *, struct machine_connection *, bl_err *) =
+		load_connections[m->arm_backend];
 	json_obj o;
 	int rc;
 
 	rc = json_child(root, "connection", JSON_OPTIONAL, &o, err);
 	if (rc < 0)
 		return rc;
-	if (m->arm_backend == MACHINE_ARM_SIM) {
+	if (!load) {
 		if (rc == 0)
 			return json_fail(root, "connection", err, BL_EINVAL,
-					 "the sim backend has no connection; remove this key");
+					 "the %s backend has no connection; remove this key",
+					 machine_arm_backend_names[m->arm_backend]);
 		return 0;
 	}
 	if (rc == 1)
 		return json_fail(root, "connection", err, BL_EINVAL,
 				 "missing: the %s backend needs a port or a host",
 				 machine_arm_backend_names[m->arm_backend]);
-	c->baud = 115200;
-	c->parity = MACHINE_PARITY_NONE;
-	c->address = 1;
-	c->timeout_ms = 200;
-	c->watchdog_ms = 1000;
-	BL_TRY(json_str(&o, "port", JSON_OPTIONAL, c->port, sizeof(c->port), err));
-	BL_TRY(json_str(&o, "host", JSON_OPTIONAL, c->host, sizeof(c->host), err));
-	if (!c->port[0] && !c->host[0])
-		return json_fail(&o, NULL, err, BL_EINVAL, "needs \"port\" or \"host\"");
-	if (c->port[0] && c->host[0])
-		return json_fail(&o, "host", err, BL_EINVAL, "give \"port\" or \"host\", not both");
-	if (c->host[0] && m->arm_backend == MACHINE_ARM_GCODE)
-		return json_fail(&o, "host", err, BL_EINVAL,
-				 "the gcode backend speaks over a serial port only");
-	if (c->host[0] && !strchr(c->host, ':'))
-		return json_fail(&o, "host", err, BL_EINVAL, "write it as host:port");
-	BL_TRY(json_i32(&o, "baud", JSON_OPTIONAL, 1200, 4000000, &c->baud, err));
-	BL_TRY(json_enum(&o, "parity", JSON_OPTIONAL, parity_names, &c->parity, err));
-	/* A G-code controller has no address: the key is only read for Modbus. */
-	if (m->arm_backend == MACHINE_ARM_MODBUS) {
-		BL_TRY(json_i32(&o, "address", JSON_OPTIONAL, 1, 247, &c->address, err));
-		/* The firmware's range (firmware/include/regmap.h). */
-		BL_TRY(json_i32(&o, "watchdog_ms", JSON_OPTIONAL, 20, 60000, &c->watchdog_ms, err));
-	}
-	/* GRBL's machine space lies below its homing switches: no default can be right. */
-	if (m->arm_backend == MACHINE_ARM_GCODE)
-		BL_TRY(json_vec(&o, "grbl_offset_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
-				c->grbl_offset_mm, err));
-	BL_TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
-	return json_end(&o, err);
+	return load(&o, &m->connection, err);
 }
 
 static int load_range(json_obj *o, const char *key, double lo, double hi, double out[2],
@@ -91,7 +107,7 @@ static int load_kinematics(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_child(root, "kinematics", JSON_REQUIRED, &o, err));
 	BL_TRY(json_enum(&o, "type", JSON_REQUIRED, machine_kin_type_names, &k->type, err));
 	if (k->type == MACHINE_KIN_SCARA) {
-		BL_TRY(json_vec(&o, "base_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&o, "base_mm", JSON_REQUIRED, 2, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 			     k->base_mm, err));
 		BL_TRY(json_num(&o, "l1_mm", JSON_REQUIRED, 1.0, 5000.0, &k->l1_mm, err));
 		BL_TRY(json_num(&o, "l2_mm", JSON_REQUIRED, 1.0, 5000.0, &k->l2_mm, err));
@@ -125,10 +141,10 @@ static int load_station(json_obj *o, struct machine_station *s, const struct mac
 
 	if (named)
 		BL_TRY(json_str(o, "name", JSON_REQUIRED, s->name, sizeof(s->name), err));
-	BL_TRY(json_vec(o, "center_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM, s->center_mm,
+	BL_TRY(json_vec(o, "center_mm", JSON_REQUIRED, 2, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, s->center_mm,
 		     err));
 	BL_TRY(json_num(o, "radius_mm", JSON_REQUIRED, 1.0, 500.0, &s->radius_mm, err));
-	BL_TRY(json_num(o, "surface_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_num(o, "surface_z_mm", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 		     &s->surface_z_mm, err));
 	if (has_depth)
 		BL_TRY(json_num(o, "depth_mm", JSON_REQUIRED, 0.0, 200.0, &s->depth_mm, err));
@@ -219,10 +235,10 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_child(root, "zones", JSON_REQUIRED, &z, err));
 
 	BL_TRY(json_child(&z, "canvas", JSON_REQUIRED, &o, err));
-	BL_TRY(json_vec(&o, "origin_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_vec(&o, "origin_mm", JSON_REQUIRED, 2, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 		     m->canvas.origin_mm, err));
 	BL_TRY(json_vec(&o, "size_mm", JSON_REQUIRED, 2, 10.0, 5000.0, m->canvas.size_mm, err));
-	BL_TRY(json_num(&o, "surface_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_num(&o, "surface_z_mm", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 		     &m->canvas.surface_z_mm, err));
 	{
 		double far[2] = { m->canvas.origin_mm[0] + m->canvas.size_mm[0],
@@ -254,7 +270,7 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(load_station(&o, &m->wipe, m, 0, 1, 0, err));
 
 	BL_TRY(json_child(&z, "park", JSON_REQUIRED, &o, err));
-	BL_TRY(json_vec(&o, "pose_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->park_mm,
+	BL_TRY(json_vec(&o, "pose_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, m->park_mm,
 		     err));
 	BL_TRY(check_point_in_work(&o, "pose_mm", m, m->park_mm, err));
 	BL_TRY(json_end(&o, err));
@@ -268,9 +284,9 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 
 			BL_TRY(json_item_obj(&z, "keep_out", it, i, &o, err));
 			BL_TRY(json_str(&o, "name", JSON_REQUIRED, b->name, sizeof(b->name), err));
-			BL_TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+			BL_TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 				     b->min_mm, err));
-			BL_TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+			BL_TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 				     b->max_mm, err));
 			for (int k = 0; k < 3; k++)
 				if (b->min_mm[k] >= b->max_mm[k])
@@ -376,12 +392,12 @@ static int load_limits(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(soft_within_hard(&o, "move_mm", l->soft.move_mm, l->hard.move_mm, err));
 
 	BL_TRY(json_child(&o, "z_floor_mm", JSON_REQUIRED, &f, err));
-	BL_TRY(json_num(&f, "canvas", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->canvas_mm, err));
-	BL_TRY(json_num(&f, "well", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->well_mm, err));
-	BL_TRY(json_num(&f, "cell", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->cell_mm, err));
-	BL_TRY(json_num(&f, "water", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->water_mm, err));
-	BL_TRY(json_num(&f, "wipe", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->wipe_mm, err));
-	BL_TRY(json_num(&f, "travel", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM, &z->travel_mm, err));
+	BL_TRY(json_num(&f, "canvas", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, &z->canvas_mm, err));
+	BL_TRY(json_num(&f, "well", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, &z->well_mm, err));
+	BL_TRY(json_num(&f, "cell", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, &z->cell_mm, err));
+	BL_TRY(json_num(&f, "water", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, &z->water_mm, err));
+	BL_TRY(json_num(&f, "wipe", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, &z->wipe_mm, err));
+	BL_TRY(json_num(&f, "travel", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, &z->travel_mm, err));
 	BL_TRY(json_end(&f, err));
 
 	l->max_stroke_points = 4096;
@@ -786,9 +802,9 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
-		BL_TRY(json_vec(&c, "position_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "position_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 			     s->cam_position_mm, err));
-		BL_TRY(json_vec(&c, "look_at_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "look_at_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 			     s->cam_look_at_mm, err));
 		BL_TRY(json_num(&c, "hfov_deg", JSON_REQUIRED, 5.0, 150.0, &s->cam_hfov_deg, err));
 		if (s->cam_position_mm[2] <= s->cam_look_at_mm[2] + 1.0)
@@ -805,7 +821,7 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 
 		BL_TRY(json_enum(&c, "spectrum", JSON_OPTIONAL, machine_sim_light_names,
 			      &s->light_spectrum, err));
-		BL_TRY(json_vec(&c, "position_mm", JSON_OPTIONAL, 3, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "position_mm", JSON_OPTIONAL, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 			     s->light_position_mm, err));
 		if (s->light_position_mm[2] <= m->work_max_mm[2])
 			return json_fail(&c, "position_mm", err, BL_EINVAL,
@@ -847,7 +863,7 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
-		BL_TRY(json_vec(&c, "center_mm", JSON_REQUIRED, 2, -COORD_MAX_MM, COORD_MAX_MM,
+		BL_TRY(json_vec(&c, "center_mm", JSON_REQUIRED, 2, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 			     s->chart_center_mm, err));
 		BL_TRY(json_num(&c, "patch_mm", JSON_REQUIRED, 5.0, 200.0, &s->chart_patch_mm, err));
 		BL_TRY(json_num(&c, "gap_mm", JSON_REQUIRED, 0.0, 50.0, &s->chart_gap_mm, err));
@@ -922,9 +938,9 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_str(root, "name", JSON_REQUIRED, m->name, sizeof(m->name), err));
 
 	BL_TRY(json_child(root, "work_area", JSON_REQUIRED, &o, err));
-	BL_TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->work_min_mm,
+	BL_TRY(json_vec(&o, "min_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, m->work_min_mm,
 		     err));
-	BL_TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->work_max_mm,
+	BL_TRY(json_vec(&o, "max_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, m->work_max_mm,
 		     err));
 	for (int i = 0; i < 3; i++)
 		if (m->work_min_mm[i] >= m->work_max_mm[i])
@@ -937,11 +953,11 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 		      err));
 	BL_TRY(load_connection(&o, m, err));
 	BL_TRY(load_kinematics(&o, m, err));
-	BL_TRY(json_vec(&o, "home_mm", JSON_REQUIRED, 3, -COORD_MAX_MM, COORD_MAX_MM, m->home_mm, err));
+	BL_TRY(json_vec(&o, "home_mm", JSON_REQUIRED, 3, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM, m->home_mm, err));
 	BL_TRY(check_point_in_work(&o, "home_mm", m, m->home_mm, err));
 	BL_TRY(json_end(&o, err));
 
-	BL_TRY(json_num(root, "travel_z_mm", JSON_REQUIRED, -COORD_MAX_MM, COORD_MAX_MM,
+	BL_TRY(json_num(root, "travel_z_mm", JSON_REQUIRED, -MACHINE_COORD_MAX_MM, MACHINE_COORD_MAX_MM,
 		     &m->travel_z_mm, err));
 	if (m->travel_z_mm < m->work_min_mm[2] || m->travel_z_mm > m->work_max_mm[2])
 		return json_fail(root, "travel_z_mm", err, BL_EINVAL,

@@ -17,14 +17,30 @@
 #define CFG_MAX_KEEP_OUT 16
 #define CFG_MAX_CONTROLS 16
 #define CFG_MAX_OPERATOR_KINDS 16
+#define MACHINE_COORD_MAX_MM 10000.0 /* |coordinate| in a machine file: beyond a few metres it is a typo */
 #define MACHINE_ACCEPT_WITHIN_DE00 5.0 /* unattended.accept_within_de00 when the file does not say */
 
-enum machine_arm_backend { MACHINE_ARM_SIM, MACHINE_ARM_MODBUS, MACHINE_ARM_GCODE };
+/* The backends of config/backends.def, the simulator first; _COUNT sizes every table of them. */
+enum machine_arm_backend {
+#define BL_SIM_BACKEND(ID, name) MACHINE_ARM_##ID,
+#define BL_ARM_BACKEND(ID, name, load_connection, open) MACHINE_ARM_##ID,
+#include "config/backends.def"
+#undef BL_SIM_BACKEND
+#undef BL_ARM_BACKEND
+	MACHINE_ARM_COUNT
+};
 enum machine_kin_type { MACHINE_KIN_CARTESIAN, MACHINE_KIN_SCARA };
 enum machine_parity { MACHINE_PARITY_NONE, MACHINE_PARITY_EVEN, MACHINE_PARITY_ODD };
-enum machine_cam_backend { MACHINE_CAM_SIM, MACHINE_CAM_V4L2, MACHINE_CAM_REPLAY };
+enum machine_cam_backend {
+#define BL_SIM_BACKEND(ID, name) MACHINE_CAM_##ID,
+#define BL_CAM_BACKEND(ID, name, open) MACHINE_CAM_##ID,
+#include "config/backends.def"
+#undef BL_SIM_BACKEND
+#undef BL_CAM_BACKEND
+	MACHINE_CAM_COUNT
+};
 
-/* How the host reaches the arm controller (modbus and gcode backends). */
+/* How the host reaches the arm controller: each backend reads the keys it has (config/machine_conn.h). */
 struct machine_connection {
 	char port[CFG_PATH_MAX]; /* serial device, e.g. /dev/ttyUSB0 ("" when host is used) */
 	int baud;                /* bits/s */
@@ -294,8 +310,8 @@ const struct machine_brush *machine_find_brush(const struct machine *m, const ch
 /* A normalised, human-readable summary (for `config check`); returns a malloc'd string. */
 char *machine_summary(const struct machine *m);
 
-extern const char *const machine_arm_backend_names[];
-extern const char *const machine_cam_backend_names[];
+extern const char *const machine_arm_backend_names[MACHINE_ARM_COUNT + 1]; /* NULL-terminated */
+extern const char *const machine_cam_backend_names[MACHINE_CAM_COUNT + 1];
 extern const char *const machine_kin_type_names[];
 extern const char *const machine_sim_light_names[];
 

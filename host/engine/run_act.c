@@ -103,16 +103,16 @@ int run_poll(struct run *r, bl_err *err)
 /*
  * An arm command or homing (a: NULL) that failed with rc. A command the arm
  * was never sent (BL_ENOTSENT) is journaled, counted by the circuit breaker
- * and taken again (0 says try again). A timeout or I/O error may have come
- * after the arm began: a move, park, wash, wipe, stir, dip or homing is
- * taken again all the same (doing it twice harms nothing), but a stroke or a
- * dispense is never repeated: it is journaled as may have run, and 1 says
- * carry on as if it had (the batch's or the mix's measurement shows what is
- * there). Anything else, or the breaker opening, is returned.
+ * and taken again (0 says try again). After a timeout or I/O error, which
+ * may have come after the arm began, the repeat rule (arm_kind_repeatable)
+ * decides: a kind that harms nothing done twice is taken again; a stroke or
+ * a dispense is journaled as may have run, and 1 says carry on as if it had
+ * (the batch's or the mix's measurement shows what is there). Anything
+ * else, or the breaker opening, is returned.
  */
 static int comm_failed(struct run *r, const struct arm_action *a, int rc, bl_err *err)
 {
-	int once = a && (a->kind == ARM_STROKE || a->kind == ARM_DISPENSE);
+	int once = a && !arm_kind_repeatable(a->kind);
 	enum run_brake b;
 	cJSON *d;
 

@@ -609,11 +609,6 @@ int run_plan_action(struct run *r, const struct plan_subtask *s, const struct ar
 	return 0;
 }
 
-static int repeatable(enum arm_kind k)
-{
-	return k != ARM_STROKE && k != ARM_DISPENSE;
-}
-
 /* The batch's actions this pass: all of them, or the retry's. */
 static int retrying(const struct run *r)
 {
@@ -838,7 +833,7 @@ static int resume_pass(struct run *r, const struct plan_subtask *s, const char *
 	cJSON_AddStringToObject(dj, "last_action", seen == 2 ? "done" : seen ? "unknown" : "not run");
 	if (!r->st.open_loop)
 		cJSON_AddNumberToObject(dj, "observed_de00", verdict);
-	if (seen && k < n && !repeatable(a.kind)) {
+	if (seen && k < n && !arm_kind_repeatable(a.kind)) {
 		sub->action_next++;
 		if (a.kind == ARM_STROKE)
 			r->st.strokes_done++;

@@ -3,11 +3,8 @@
 
 #include <string.h>
 
-#include "arm/arm_gcode.h"
-#include "arm/arm_modbus.h"
 #include "rig/rig_shadow.h"
 #include "sim/sim.h"
-#include "vision/cam_open.h"
 
 /*
  * The simulated world. With the simulator's arm the run keeps the world's
@@ -31,78 +28,65 @@ static int open_world(struct rig *r, const struct rig_options *o, int shadow, bl
 	return sim_open(&r->m, &so, &r->vclock, &r->sim, err);
 }
 
-static int open_sim_arm(struct rig *r, const struct rig_options *o, bl_err *err)
-{
-	int rc = open_world(r, o, 0, err);
+/* The hardware backends of config/backends.def; the simulator's slots stay NULL (its world opens it). */
+static int (*const arm_opens[MACHINE_ARM_COUNT])(const struct machine *m, clk *c,
+						  struct arm **out, bl_err *err) = {
+#define BL_ARM_BACKEND(ID, name, load_connection, open) [MACHINE_ARM_##ID] = open,
+#include "config/backends.def"
+#undef BL_ARM_BACKEND
+};
 
-	if (rc == 0)
-		r->arm = sim_arm(r->sim);
-	return rc;
-}
+static int (*const cam_opens[MACHINE_CAM_COUNT])(struct camera *c, const struct machine *m,
+						  clk *clock, bl_err *err) = {
+#define BL_CAM_BACKEND(ID, name, open) [MACHINE_CAM_##ID] = open,
+#include "config/backends.def"
+#undef BL_CAM_BACKEND
+};
 
-static int open_modbus_arm(struct rig *r, const struct rig_options *o, bl_err *err)
-{
-	(void)o;
-	return arm_modbus_open(&r->m, r->clock, &r->arm, err);
-}
-
-static int open_gcode_arm(struct rig *r, const struct rig_options *o, bl_err *err)
-{
-	(void)o;
-	return arm_gcode_open(&r->m, r->clock, &r->arm, err);
-}
-
-static int open_sim_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+static int open_arm(struct rig *r, const struct rig_options *o, bl_err *err)
 {
 	int rc;
 
-	/* With a real arm the camera films a world in the arm's shadow (rig_shadow.h). */
-	rc = open_world(r, o, r->m.arm_backend != MACHINE_ARM_SIM, err);
-	if (rc == 0)
-		r->cam = sim_camera(r->sim);
-	return rc;
+	if (r->m.arm_backend == MACHINE_ARM_SIM) {
+		if ((rc = open_world(r, o, 0, err)) == 0)
+			r->arm = sim_arm(r->sim);
+		return rc;
+	}
+	if ((rc = arm_opens[r->m.arm_backend](&r->m, r->clock, &r->arm, err)))
+		return rc;
+	if (r->m.camera.backend == MACHINE_CAM_SIM) {
+		/*
+		 * A real arm and the simulator's camera: the camera must see what the
+		 * arm did, so the simulated world repeats every action the arm completes.
+		 */
+		struct arm *wrapped;
+
+		if ((rc = open_world(r, o, 1, err)) ||
+		    (rc = rig_shadow_arm(r->arm, r->sim, &wrapped, err)))
+			return rc;
+		r->arm = wrapped;
+	}
+	return 0;
 }
 
-static int open_v4l2_camera(struct rig *r, const struct rig_options *o, bl_err *err)
+static int open_camera(struct rig *r, const struct rig_options *o, bl_err *err)
 {
-	int rc = cam_v4l2_open(&r->cam_store, &r->m, r->clock, err);
+	int rc;
 
-	(void)o;
-	if (rc == 0)
+	if (r->m.camera.backend == MACHINE_CAM_SIM) {
+		/* With a real arm the camera films a world in the arm's shadow (rig_shadow.h). */
+		if ((rc = open_world(r, o, r->m.arm_backend != MACHINE_ARM_SIM, err)) == 0)
+			r->cam = sim_camera(r->sim);
+		return rc;
+	}
+	if ((rc = cam_opens[r->m.camera.backend](&r->cam_store, &r->m, r->clock, err)) == 0)
 		r->cam = &r->cam_store;
 	return rc;
 }
-
-static int open_replay_camera(struct rig *r, const struct rig_options *o, bl_err *err)
-{
-	int rc = cam_replay_open(&r->cam_store, &r->m, r->clock, err);
-
-	(void)o;
-	if (rc == 0)
-		r->cam = &r->cam_store;
-	return rc;
-}
-
-/* Backends by the machine file's names: a new one adds its entry here and nowhere else. */
-static const struct {
-	int backend;
-	int (*open)(struct rig *r, const struct rig_options *o, bl_err *err);
-} arm_backends[] = {
-	{ MACHINE_ARM_SIM, open_sim_arm },
-	{ MACHINE_ARM_MODBUS, open_modbus_arm },
-	{ MACHINE_ARM_GCODE, open_gcode_arm },
-}, cam_backends[] = {
-	{ MACHINE_CAM_SIM, open_sim_camera },
-	{ MACHINE_CAM_V4L2, open_v4l2_camera },
-	{ MACHINE_CAM_REPLAY, open_replay_camera },
-};
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static int open_parts(const struct machine *m, const struct rig_options *o, int with_arm,
 		      struct rig *r, bl_err *err)
 {
-	size_t i;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -116,37 +100,7 @@ static int open_parts(const struct machine *m, const struct rig_options *o, int 
 		if (rc)
 			return rc;
 	}
-	if (with_arm) {
-		for (i = 0; i < N_OF(arm_backends) && arm_backends[i].backend != m->arm_backend; i++)
-			;
-		if (i == N_OF(arm_backends))
-			return bl_fail(err, BL_EINVAL, "%s: arm backend '%s' is not built into this "
-				       "brushloop", m->file, machine_arm_backend_names[m->arm_backend]);
-		rc = arm_backends[i].open(r, o, err);
-		if (rc)
-			goto out_close;
-		if (m->arm_backend != MACHINE_ARM_SIM && m->camera.backend == MACHINE_CAM_SIM) {
-			/*
-			 * A real arm and the simulator's camera: the camera must see what the
-			 * arm did, so the simulated world repeats every action the arm completes.
-			 */
-			struct arm *wrapped;
-
-			if ((rc = open_world(r, o, 1, err)) ||
-			    (rc = rig_shadow_arm(r->arm, r->sim, &wrapped, err)))
-				goto out_close;
-			r->arm = wrapped;
-		}
-	}
-	for (i = 0; i < N_OF(cam_backends) && cam_backends[i].backend != m->camera.backend; i++)
-		;
-	if (i == N_OF(cam_backends)) {
-		rc = bl_fail(err, BL_EINVAL, "%s: camera backend '%s' is not built into this "
-			     "brushloop", m->file, machine_cam_backend_names[m->camera.backend]);
-		goto out_close;
-	}
-	rc = cam_backends[i].open(r, o, err);
-	if (rc)
+	if ((with_arm && (rc = open_arm(r, o, err))) || (rc = open_camera(r, o, err)))
 		goto out_close;
 	return 0;
 

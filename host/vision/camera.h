@@ -28,13 +28,31 @@ struct cam_frame {
 
 struct camera;
 
+/*
+ * The contract every camera backend keeps (config/backends.def lists them,
+ * one file each, opened by `open` there into a caller's struct camera).
+ * Every operation returns 0 or a negative BL_E* code with err filled:
+ *   BL_EIO        the device failed or vanished; a capture may be tried again.
+ *   BL_ETIMEDOUT  no frame within the backend's bounded wait (never a hang).
+ *   BL_EINVAL     the machine file asks for what the device cannot do (a
+ *                 size, a control, a pixel format), or a replayed file is bad.
+ *   BL_ENOMEM     as everywhere.
+ * A frame is what the sensor gave, encoded (JPEG, PNG or RGB24): the
+ * observation pipeline decodes and calibrates it, the backend never does.
+ */
 struct camera_ops {
 	const char *name;
-	/* Sets the machine file's controls and switches every automatic control off. */
+	/*
+	 * Switches every automatic control the device has off (exposure, white
+	 * balance, gain, focus), sets the machine file's controls (one the
+	 * device lacks, or a value outside its range, is BL_EINVAL naming it),
+	 * and reads back what the device really does: a frame says whether its
+	 * controls were locked.
+	 */
 	int (*lock_controls)(struct camera *c, bl_err *err);
-	/* One frame; a vanished device or a timeout is an error, never a hang. */
+	/* One frame; t_ns on the run's clock, seq counting from open. */
 	int (*capture)(struct camera *c, struct cam_frame *f, bl_err *err);
-	void (*close)(struct camera *c);
+	void (*close)(struct camera *c); /* frees what open made; the struct camera is the caller's */
 };
 
 struct camera {
@@ -43,6 +61,16 @@ struct camera {
 	const struct machine *m;
 	clk *clock;
 };
+
+/*
+ * The opener of each hardware camera backend of config/backends.def, defined
+ * in the backend's own file, filling a caller's struct camera (the
+ * simulator's camera comes with its world: sim_camera).
+ */
+#define BL_CAM_BACKEND(ID, name, open) \
+	int open(struct camera *c, const struct machine *m, clk *clock, bl_err *err);
+#include "config/backends.def"
+#undef BL_CAM_BACKEND
 
 int cam_lock_controls(struct camera *c, bl_err *err);
 int cam_capture(struct camera *c, struct cam_frame *f, bl_err *err);

@@ -256,7 +256,11 @@ static void apply(struct sim *s, const struct arm_action *a, const struct arm_se
 		if (g->zone == ARM_ZONE_WIPE && g->from.x != g->to.x)
 			r->wiped = 1;
 		break;
-	default:
+	case ARM_HOME:
+	case ARM_MOVE:
+	case ARM_JOG:
+	case ARM_PARK:
+	case ARM_KIND_COUNT:
 		break;
 	}
 }

@@ -40,12 +40,13 @@ _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == ARM_KIND_COUNT, "a row for ev
 
 unsigned arm_default_zones(enum arm_kind kind)
 {
-	return kinds[kind].zones;
+	return (unsigned)kind < ARM_KIND_COUNT ? kinds[kind].zones : 0;
 }
 
 int arm_kind_repeatable(enum arm_kind kind)
 {
-	return !kinds[kind].once;
+	/* A kind nobody knows is never sent again. */
+	return (unsigned)kind < ARM_KIND_COUNT && !kinds[kind].once;
 }
 
 static int read_point(json_obj *o, const char *key, int flags, arm_point *p, bl_err *err)
@@ -212,7 +213,10 @@ static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 	case ARM_WASH:
 		BL_TRY(json_i32(o, "ms", JSON_REQUIRED, 1, ARM_MAX_MS, &a->duration_ms, err));
 		break;
-	default:
+	case ARM_HOME:
+	case ARM_WIPE:
+	case ARM_PARK:
+	case ARM_KIND_COUNT:
 		break;
 	}
 	return json_end(o, err);
@@ -310,7 +314,10 @@ cJSON *arm_action_to_json(const struct arm_action *a)
 	case ARM_WASH:
 		cJSON_AddNumberToObject(o, "ms", a->duration_ms);
 		break;
-	default:
+	case ARM_HOME:
+	case ARM_WIPE:
+	case ARM_PARK:
+	case ARM_KIND_COUNT:
 		break;
 	}
 	return o;

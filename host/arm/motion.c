@@ -123,6 +123,8 @@ int arm_motion(const struct machine *m, const arm_point *from, const struct arm_
 	    (rc = need(machine_find_brush(m, a->brush), "brush", a->brush, err)))
 		return rc;
 
+	if ((unsigned)a->kind >= ARM_KIND_COUNT)
+		return bl_fail(err, BL_EINVAL, "unknown action kind %d", (int)a->kind);
 	switch (a->kind) {
 	case ARM_HOME:
 		travel_to(&w, m->home_mm[0], m->home_mm[1], m->home_mm[2], ARM_ZONE_TRAVEL);
@@ -195,8 +197,8 @@ int arm_motion(const struct machine *m, const arm_point *from, const struct arm_
 		lift(&w);
 		break;
 	}
-	default:
-		return bl_fail(err, BL_EINVAL, "unknown action kind %d", (int)a->kind);
+	case ARM_KIND_COUNT:
+		break; /* refused above */
 	}
 	return w.rc;
 }

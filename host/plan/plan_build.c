@@ -273,7 +273,10 @@ static int push_action(struct builder *b, struct arm_action *a, bl_err *err)
 			x = b->m->park_mm[0];
 			y = b->m->park_mm[1];
 			break;
-		default:
+		case ARM_HOME:
+		case ARM_MOVE:
+		case ARM_JOG:
+		case ARM_KIND_COUNT:
 			break;
 		}
 		if (st) {

@@ -122,7 +122,11 @@ static void seg_field(const struct arm_action *a, const struct arm_path *p, cons
 	case ARM_DISPENSE:
 		snprintf(out, n, "%s", s->zone == ARM_ZONE_CELL ? "cell" : "well");
 		return;
-	default:
+	case ARM_HOME:
+	case ARM_WIPE:
+	case ARM_WASH:
+	case ARM_PARK:
+	case ARM_KIND_COUNT:
 		snprintf(out, n, "path[%zu]", i);
 		return;
 	}

@@ -11,7 +11,11 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/strbuf.h"
 #include "safety/operator.h"
+
+/* Answers are version 2: version 1 named no digest, so it cannot be shown to answer anything. */
+#define ANSWER_VERSION 2
 
 const char *const gate_req_status_names[] = { "pending", "used", "refused", "timed_out",
 					      "superseded", NULL };
@@ -126,6 +130,34 @@ static void add_point(cJSON *o, const char *key, const arm_point *p)
 	json_add_vec(o, key, v, 3);
 }
 
+int gate_request_digest(const struct gate_request *r, char out[BL_DIGEST_HEX], bl_err *err)
+{
+	strbuf sb;
+	int rc;
+
+	/* One field a line, in a fixed order: the same request always hashes the same. */
+	sb_init(&sb);
+	sb_printf(&sb, "brushloop approval request\nid %s\ncreated_wall_ms %lld\naction %s\n", r->id,
+		  (long long)r->created_wall_ms, r->action_json ? r->action_json : "");
+	for (int i = 0; i < r->n_why; i++)
+		sb_printf(&sb, "why %s\t%s\t%s\n", gate_reason_names[r->why[i].reason], r->why[i].field,
+			  r->why[i].detail);
+	if (!sb.s)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	rc = bl_digest_hex(sb.s, sb.len, out, err);
+	sb_free(&sb);
+	return rc;
+}
+
+/* Adds the request's digest to o (nothing when it cannot be computed: out of memory). */
+static void add_digest(cJSON *o, const struct gate_request *r)
+{
+	char dg[BL_DIGEST_HEX];
+
+	if (gate_request_digest(r, dg, NULL) == 0)
+		cJSON_AddStringToObject(o, "digest", dg);
+}
+
 cJSON *gate_request_json(const struct gate_request *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -140,6 +172,9 @@ cJSON *gate_request_json(const struct gate_request *r)
 	cJSON_AddNumberToObject(o, "action_index", (double)r->index);
 	gate_request_add_motion(o, r);
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)r->created_wall_ms);
+	add_digest(o, r);
+	if (r->answer_ignored[0])
+		cJSON_AddStringToObject(o, "answer_ignored", r->answer_ignored);
 	return o;
 }
 
@@ -193,6 +228,7 @@ int gate_request_write(const char *run_dir, const struct gate_request *r,
 	gate_request_add_motion(o, r);
 	cJSON_AddNumberToObject(o, "length_mm", r->length_mm);
 	cJSON_AddNumberToObject(o, "segments", (double)r->n_segments);
+	add_digest(o, r); /* for people: an answer names it; the gate computes it again */
 	if (d)
 		cJSON_AddItemToObject(o, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
 	rc = json_write_file(path, o, err);
@@ -221,9 +257,36 @@ static int find_name(const char *const *names, const char *s)
 	return -1;
 }
 
+/* Why answer file (version ver, digest dg, written at wall) answers nothing of request r, or 0 when it answers it. */
+static int answer_binds(const struct gate_request *r, long long ver, const char *dg,
+			long long wall, char *why, size_t n, bl_err *err)
+{
+	char want[BL_DIGEST_HEX];
+	int rc;
+
+	if (ver < ANSWER_VERSION) {
+		snprintf(why, n, "it is in the old format (version %lld), which names no digest of the "
+			 "action it approves: answer again", ver);
+		return 1;
+	}
+	if ((rc = gate_request_digest(r, want, err)))
+		return rc;
+	if (strcmp(dg, want) != 0) {
+		snprintf(why, n, "it approves digest %.16s..., not this request's %.16s... (another "
+			 "action or other reasons, or written before the request existed)", dg, want);
+		return 1;
+	}
+	if (wall < r->created_wall_ms) {
+		snprintf(why, n, "it was written at wall_ms %lld, before the request was filed "
+			 "(created_wall_ms %lld)", wall, (long long)r->created_wall_ms);
+		return 1;
+	}
+	return 0;
+}
+
 static int load_answer(const char *run_dir, struct gate_request *r, bl_err *err)
 {
-	char path[PATH_MAX], id[GATE_ID_MAX], ans[8], kind[32];
+	char path[PATH_MAX], id[GATE_ID_MAX], ans[8], kind[32], dg[BL_DIGEST_HEX] = "";
 	long long wall, version;
 	cJSON *doc;
 	json_obj o;
@@ -238,11 +301,13 @@ static int load_answer(const char *run_dir, struct gate_request *r, bl_err *err)
 		return rc;
 	if ((rc = json_obj_open(doc, path, "", &o, err)) ||
 	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) ||
-	    (rc = json_int(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) ||
+	    (rc = json_int(&o, "version", JSON_REQUIRED, 1, ANSWER_VERSION, &version, err)) ||
 	    (rc = json_str(&o, "id", JSON_REQUIRED, id, sizeof(id), err)) ||
 	    (rc = json_str(&o, "answer", JSON_REQUIRED, ans, sizeof(ans), err)) ||
 	    (rc = json_int(&o, "wall_ms", JSON_REQUIRED, 0, INT64_MAX / 2, &wall, err)) ||
 	    (rc = json_str(&o, "by", JSON_REQUIRED, r->answer_by, sizeof(r->answer_by), err)) ||
+	    (rc = json_str(&o, "digest", version >= 2 ? JSON_REQUIRED : JSON_OPTIONAL, dg, sizeof(dg),
+			   err)) < 0 ||
 	    (rc = json_end(&o, err)))
 		goto out;
 	if (strcmp(kind, "approval_answer") != 0)
@@ -253,10 +318,16 @@ static int load_answer(const char *run_dir, struct gate_request *r, bl_err *err)
 			       r->id);
 	else if (strcmp(ans, "yes") != 0 && strcmp(ans, "no") != 0)
 		rc = json_fail(&o, "answer", err, BL_EINVAL, "must be \"yes\" or \"no\"");
+	if (rc)
+		goto out;
+	rc = answer_binds(r, version, dg, wall, r->answer_ignored, sizeof(r->answer_ignored), err);
 	if (rc == 0) {
 		r->answered = 1;
 		r->approved = strcmp(ans, "yes") == 0;
 		r->answer_wall_ms = wall;
+	} else if (rc > 0) {
+		r->answer_by[0] = '\0'; /* nobody answered this request */
+		rc = 0;
 	}
 out:
 	cJSON_Delete(doc);
@@ -354,6 +425,7 @@ static int load_fields(json_obj *o, struct gate_request *r, bl_err *err)
 	if ((rc = json_str(o, "preview", JSON_OPTIONAL, r->preview, sizeof(r->preview), err)) < 0)
 		return rc;
 	json_take(o, "decision"); /* for people; the fields above are what the gate acts on */
+	json_take(o, "digest");   /* likewise: computed again from those fields */
 	return json_end(o, err);
 }
 
@@ -504,11 +576,26 @@ static int create_once(const char *path, const char *data, bl_err *err)
 	return rc;
 }
 
+/* An answer file that answers nothing moves aside (kept for the record) so a real answer can land. */
+static int move_aside(const char *path, bl_err *err)
+{
+	char aside[PATH_MAX];
+	size_t n = strlen(path) - strlen(".json");
+
+	if (snprintf(aside, sizeof(aside), "%.*s.ignored-%lld.json", (int)n, path,
+		     (long long)clk_wall_ms()) >= (int)sizeof(aside))
+		return bl_fail(err, BL_EINVAL, "%s: path too long", path);
+	if (rename(path, aside) < 0 && errno != ENOENT)
+		return bl_fail(err, BL_EIO, "%s: cannot move aside: %s", path, strerror(errno));
+	return 0;
+}
+
 int gate_request_answer(const char *run_dir, const char *id, int approve, const char *by,
 			bl_err *err)
 {
 	struct gate_request r;
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX], dg[BL_DIGEST_HEX], *text;
+	int64_t now;
 	cJSON *o;
 	int rc = gate_request_load(run_dir, id, &r, err);
 
@@ -525,15 +612,20 @@ int gate_request_answer(const char *run_dir, const char *id, int approve, const 
 		goto out_req;
 	}
 	rc = id_path(run_dir, id, ".answer.json", path, sizeof(path), err);
-	if (rc)
+	if (rc || (rc = gate_request_digest(&r, dg, err)))
+		goto out_req;
+	if (r.answer_ignored[0] && (rc = move_aside(path, err)))
 		goto out_req;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "kind", "approval_answer");
-	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddNumberToObject(o, "version", ANSWER_VERSION);
 	cJSON_AddStringToObject(o, "id", id);
 	cJSON_AddStringToObject(o, "answer", approve ? "yes" : "no");
-	cJSON_AddNumberToObject(o, "wall_ms", (double)clk_wall_ms());
+	/* Never older than the request, whatever the clock did since it was filed. */
+	now = clk_wall_ms();
+	cJSON_AddNumberToObject(o, "wall_ms", (double)(now > r.created_wall_ms ? now : r.created_wall_ms));
 	cJSON_AddStringToObject(o, "by", by ? by : "unknown");
+	cJSON_AddStringToObject(o, "digest", dg);
 	text = cJSON_Print(o);
 	cJSON_Delete(o);
 	if (!text) {

@@ -12,8 +12,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "safety/gate.h"
-#include "safety/operator.h"
+#include "safety/gate_int.h"
 
 /* How long a controlled hold may take to bring the arm to rest before the gate stops it outright. */
 #define HOLD_SETTLE_MS 10000
@@ -21,42 +20,15 @@
 #define ANSWER_POLL_MS 50
 #define PREVIEW_WIDTH_PX 480
 
-struct seen_grant {
-	char id[GATE_ID_MAX];
-	int64_t start_ns;     /* run clock when the gate first saw it */
-	int expired_told;
-};
-
 struct deferred {
 	struct gate_deferred pub;
 	struct gate_decision d;
 	char *action_json;
 };
 
-struct gate {
-	struct gate_config cfg;
-	const struct machine *m;
-	clk *clock;
-	char run_dir[PATH_MAX];
-	char fault_path[PATH_MAX];
-	long motions;
-	int after_fault;      /* latched: the next motion needs an operator */
-	int fault_told;       /* this latch is journaled */
-	int held, stopped;    /* signal handling done once each */
-	struct seen_grant *seen;
-	size_t n_seen;
-	struct gate_grants grants;  /* grants.json as last read */
-	struct stat grants_st;      /* to re-read it only when it changed */
-	int grants_read;
-	uint64_t *told;       /* hashes of grant problems already reported */
-	size_t n_told;
-	struct deferred *def;
-	size_t n_def;
-};
-
 /* ---- the journal ---- */
 
-static int journal(struct gate *g, const char *event, cJSON *body, bl_err *err)
+int gate_journal(struct gate *g, const char *event, cJSON *body, bl_err *err)
 {
 	int rc;
 
@@ -68,7 +40,7 @@ static int journal(struct gate *g, const char *event, cJSON *body, bl_err *err)
 	return rc;
 }
 
-static cJSON *body_str(const char *k1, const char *v1)
+cJSON *gate_body_str(const char *k1, const char *v1)
 {
 	cJSON *b = cJSON_CreateObject();
 
@@ -86,7 +58,7 @@ static int journal_decision(struct gate *g, const struct gate_decision *d,
 	if (a)
 		cJSON_AddItemToObject(b, "action", arm_action_to_json(a));
 	cJSON_AddItemToObject(b, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
-	return journal(g, "decision", b, err);
+	return gate_journal(g, "decision", b, err);
 }
 
 /* ---- open and close ---- */
@@ -95,6 +67,7 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 {
 	char dir[PATH_MAX];
 	struct gate *g;
+	cJSON *b;
 	int rc;
 
 	*out = NULL;
@@ -119,15 +92,18 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 		g->after_fault = 1;
 		g->fault_told = 1;
 	}
-	rc = journal(g, "gate_open", body_str("mode", cfg->mode == GATE_UNATTENDED ? "unattended"
-						 : cfg->mode == GATE_REMOTE	  ? "remote"
-										  : "terminal"),
-		     err);
-	if (rc)
+	if ((rc = gate_grants_restore(g, err)))
+		goto out_free;
+	b = gate_body_str("mode", cfg->mode == GATE_UNATTENDED ? "unattended"
+				  : cfg->mode == GATE_REMOTE   ? "remote"
+							       : "terminal");
+	cJSON_AddNumberToObject(b, "run_ns", (double)gate_run_ns(g));
+	if ((rc = gate_journal(g, "gate_open", b, err)))
 		goto out_free;
 	*out = g;
 	return 0;
 out_free:
+	free(g->seen);
 	free(g);
 	return rc;
 }
@@ -185,7 +161,7 @@ static int latch_fault(struct gate *g, const struct arm_status *st, const char *
 		cJSON_Delete(b);
 		return rc;
 	}
-	return journal(g, "fault", b, err);
+	return gate_journal(g, "fault", b, err);
 }
 
 static int clear_fault(struct gate *g, bl_err *err)
@@ -196,7 +172,7 @@ static int clear_fault(struct gate *g, bl_err *err)
 	g->fault_told = 0;
 	if (unlink(g->fault_path) < 0 && errno != ENOENT)
 		return bl_fail(err, BL_EIO, "%s: cannot remove: %s", g->fault_path, strerror(errno));
-	return journal(g, "fault_cleared", NULL, err);
+	return gate_journal(g, "fault_cleared", NULL, err);
 }
 
 static void fault_decision(struct gate_decision *d, const struct arm_action *a, const char *msg)
@@ -222,7 +198,7 @@ static int do_stop(struct gate *g, struct arm *arm, bl_err *err)
 		cJSON_AddBoolToObject(b, "stopped", rc == 0);
 		if (rc)
 			cJSON_AddStringToObject(b, "error", e.msg);
-		journal(g, "stop", b, NULL);
+		gate_journal(g, "stop", b, NULL);
 		/* Stopped mid-motion, queued motion dropped: a person looks before the next one. */
 		latch_fault(g, NULL, "stopped at once after a second signal", NULL);
 	}
@@ -259,7 +235,7 @@ int gate_stop_poll(struct gate *g, struct arm *arm, bl_err *err)
 			cJSON_AddBoolToObject(b, "held", rc == 0);
 			if (rc)
 				cJSON_AddStringToObject(b, "error", e.msg);
-			journal(g, "hold", b, NULL);
+			gate_journal(g, "hold", b, NULL);
 			/* A controlled hold decelerates; a second signal meanwhile cuts it short. */
 			while (rc == 0 && clk_real_ns() < until) {
 				if (gate_signals_count() >= 2)
@@ -274,7 +250,7 @@ int gate_stop_poll(struct gate *g, struct arm *arm, bl_err *err)
 			}
 			if (!at_rest)
 				return do_stop(g, arm, err);
-			journal(g, "held", NULL, NULL);
+			gate_journal(g, "held", NULL, NULL);
 		}
 		if (gate_signals_count() >= 2)
 			return do_stop(g, arm, err);
@@ -297,151 +273,6 @@ int gate_stop_poll(struct gate *g, struct arm *arm, bl_err *err)
 	return 0;
 }
 
-/* ---- grants ---- */
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-/* Reports a grant problem once per distinct message (journal and log). */
-static void tell_once(struct gate *g, const char *event, const char *msg)
-{
-	uint64_t h = hash_str(msg) ^ hash_str(event);
-	uint64_t *nt;
-
-	for (size_t i = 0; i < g->n_told; i++)
-		if (g->told[i] == h)
-			return;
-	nt = realloc(g->told, (g->n_told + 1) * sizeof(*nt));
-	if (!nt)
-		return;
-	g->told = nt;
-	g->told[g->n_told++] = h;
-	log_warn("%s", msg);
-	journal(g, event, body_str("message", msg), NULL);
-}
-
-static struct seen_grant *seen(struct gate *g, const struct gate_grant *gr)
-{
-	struct seen_grant *ns;
-
-	for (size_t i = 0; i < g->n_seen; i++)
-		if (strcmp(g->seen[i].id, gr->id) == 0)
-			return &g->seen[i];
-	ns = realloc(g->seen, (g->n_seen + 1) * sizeof(*ns));
-	if (!ns)
-		return NULL;
-	g->seen = ns;
-	ns = &g->seen[g->n_seen++];
-	memset(ns, 0, sizeof(*ns));
-	snprintf(ns->id, sizeof(ns->id), "%s", gr->id);
-	ns->start_ns = clk_now_ns(g->clock);
-	{
-		cJSON *b = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(b, "grant", gr->id);
-		cJSON_AddNumberToObject(b, "for_s", gr->for_s);
-		cJSON_AddNumberToObject(b, "max_speed_mm_s", gr->max_speed_mm_s);
-		cJSON_AddNumberToObject(b, "issued_wall_ms", (double)gr->issued_wall_ms);
-		cJSON_AddStringToObject(b, "by", gr->by);
-		cJSON_AddNumberToObject(b, "expires_run_s",
-					(double)ns->start_ns * 1e-9 + gr->for_s);
-		journal(g, "grant", b, NULL);
-	}
-	return ns;
-}
-
-/* Whether grant gr is still in force by the run's clock and by the wall clock. */
-static int in_force(struct gate *g, const struct gate_grant *gr, struct seen_grant *s)
-{
-	int64_t run_ns = clk_now_ns(g->clock) - s->start_ns;
-	int64_t wall_ms = clk_wall_ms() - gr->issued_wall_ms;
-	int expired = (double)run_ns * 1e-9 > gr->for_s || (double)wall_ms * 1e-3 > gr->for_s;
-
-	if (expired && !s->expired_told) {
-		cJSON *b = cJSON_CreateObject();
-
-		s->expired_told = 1;
-		cJSON_AddStringToObject(b, "grant", gr->id);
-		cJSON_AddNumberToObject(b, "run_s_since_seen", (double)run_ns * 1e-9);
-		cJSON_AddNumberToObject(b, "wall_s_since_issued", (double)wall_ms * 1e-3);
-		journal(g, "grant_expired", b, NULL);
-	}
-	return !expired;
-}
-
-/*
- * Re-reads grants.json when it changed, and starts the run-clock lifetime of
- * every grant seen for the first time. Problems are reported once, never fatal:
- * a bad grant is ignored, the others still hold.
- */
-static void refresh_grants(struct gate *g)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	bl_err e = { 0 };
-
-	if (fs_join(path, sizeof(path), g->run_dir, "grants.json", NULL))
-		return;
-	if (stat(path, &st) < 0) {
-		gate_grants_free(&g->grants);
-		g->grants_read = 0;
-		return;
-	}
-	if (g->grants_read && st.st_ino == g->grants_st.st_ino &&
-	    st.st_size == g->grants_st.st_size &&
-	    st.st_mtim.tv_sec == g->grants_st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == g->grants_st.st_mtim.tv_nsec)
-		return;
-	gate_grants_free(&g->grants);
-	g->grants_st = st;
-	g->grants_read = 1;
-	if (gate_grants_load(g->run_dir, &g->grants, &e)) {
-		tell_once(g, "grant_invalid", e.msg);
-		return;
-	}
-	for (size_t i = 0; i < g->grants.n_bad && i < sizeof(g->grants.bad) / sizeof(g->grants.bad[0]);
-	     i++)
-		tell_once(g, "grant_invalid", g->grants.bad[i]);
-	for (size_t i = 0; i < g->grants.n; i++) {
-		const struct gate_grant *gr = &g->grants.g[i];
-
-		if (gr->revoked)
-			continue;
-		if (gate_grant_validate(g->m, gr, &e)) {
-			tell_once(g, "grant_invalid", e.msg);
-			continue;
-		}
-		seen(g, gr);
-	}
-}
-
-/* Finds a grant in force that covers d; copies its id. */
-static int find_grant(struct gate *g, const struct gate_decision *d, char *id, size_t n)
-{
-	refresh_grants(g);
-	for (size_t i = 0; i < g->grants.n; i++) {
-		const struct gate_grant *gr = &g->grants.g[i];
-		struct seen_grant *s;
-
-		if (gr->revoked || gate_grant_validate(g->m, gr, NULL))
-			continue;
-		s = seen(g, gr);
-		if (!s || !in_force(g, gr, s))
-			continue;
-		if (gate_grant_covers(gr, d)) {
-			snprintf(id, n, "%s", gr->id);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static int all_grantable(const struct gate_decision *d)
 {
 	for (int i = 0; i < d->n_findings; i++)
@@ -454,6 +285,7 @@ static int all_grantable(const struct gate_decision *d)
 /* ---- requests ---- */
 
 static void drop_deferred(struct gate *g, const char *id);
+static void note_ignored(struct gate *g, const struct gate_request *r);
 
 /* Whether request r asked about every operator reason of d (same action, perhaps another start). */
 static int covers(const struct gate_request *r, const struct gate_decision *d)
@@ -496,7 +328,7 @@ static int find_request(struct gate *g, const char *action_json, const struct ga
 	if (rc)
 		return rc;
 	if (bad)
-		tell_once(g, "request_invalid", berr.msg);
+		gate_tell_once(g, "request_invalid", berr.msg);
 	for (size_t i = 0; i < n; i++) {
 		if (l[i].status != GATE_REQ_PENDING || strcmp(l[i].action_json, action_json) != 0)
 			continue;
@@ -504,6 +336,7 @@ static int find_request(struct gate *g, const char *action_json, const struct ga
 			*r = l[i];
 			l[i].action_json = NULL;
 			found = 1;
+			note_ignored(g, r);
 		} else if (!l[i].answered) {
 			rc = set_status(g, &l[i], GATE_REQ_SUPERSEDED, NULL, err);
 			if (rc)
@@ -546,7 +379,7 @@ static int file_request(struct gate *g, const struct arm_action *a, const struct
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "request", r->id);
 	cJSON_AddItemToObject(b, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
-	rc = journal(g, "request", b, err);
+	rc = gate_journal(g, "request", b, err);
 	if (rc == 0)
 		return 0;
 out_free:
@@ -563,7 +396,19 @@ static int journal_answer(struct gate *g, const struct gate_request *r, const ch
 	cJSON_AddStringToObject(b, "answer", r->answered ? (r->approved ? "yes" : "no") : "none");
 	cJSON_AddStringToObject(b, "by", r->answered ? r->answer_by : how);
 	cJSON_AddStringToObject(b, "outcome", how);
-	return journal(g, "answer", b, err);
+	return gate_journal(g, "answer", b, err);
+}
+
+/* An answer file that answers nothing of r is journaled once, naming why; it never counts. */
+static void note_ignored(struct gate *g, const struct gate_request *r)
+{
+	char msg[GATE_MSG_MAX + 96];
+
+	if (!r->answer_ignored[0])
+		return;
+	snprintf(msg, sizeof(msg), "request %s: approvals/%s.answer.json is ignored: %s", r->id, r->id,
+		 r->answer_ignored);
+	gate_tell_once(g, "answer_ignored", msg);
 }
 
 /* ---- the terminal prompt ---- */
@@ -622,6 +467,7 @@ static int wait_answer(struct gate *g, struct gate_request *r, enum wait_result 
 		rc = gate_request_load(g->run_dir, r->id, &now, err);
 		if (rc)
 			return rc;
+		note_ignored(g, &now);
 		if (now.answered) {
 			gate_request_free(r);
 			*r = now;
@@ -752,14 +598,15 @@ int gate_recheck(struct gate *g, int *refused, bl_err *err)
 		bl_err e = { 0 };
 
 		if (gate_request_load(g->run_dir, x->pub.request_id, &r, &e)) {
-			tell_once(g, "request_invalid", e.msg);
+			gate_tell_once(g, "request_invalid", e.msg);
 			continue;
 		}
+		note_ignored(g, &r);
 		if (r.answered)
 			x->pub.state = r.approved ? GATE_READY : GATE_REFUSED;
 		else if (r.status != GATE_REQ_PENDING)
 			x->pub.state = GATE_REFUSED;
-		else if (all_grantable(&x->d) && find_grant(g, &x->d, gid, sizeof(gid)))
+		else if (all_grantable(&x->d) && gate_grants_find(g, &x->d, gid, sizeof(gid)))
 			x->pub.state = GATE_READY;
 		else
 			x->pub.state = GATE_WAITING;
@@ -794,12 +641,13 @@ static int seek_authority(struct gate *g, struct arm *arm, const struct arm_acti
 	enum wait_result res;
 	int rc;
 
-	if (all_grantable(d) && find_grant(g, d, d->grant_id, sizeof(d->grant_id))) {
+	if (all_grantable(d) && gate_grants_find(g, d, d->grant_id, sizeof(d->grant_id))) {
 		cJSON *b = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(b, "grant", d->grant_id);
+		cJSON_AddNumberToObject(b, "run_ns", (double)gate_run_ns(g));
 		cJSON_AddItemToObject(b, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
-		return journal(g, "grant_use", b, err);
+		return gate_journal(g, "grant_use", b, err);
 	}
 	{
 		cJSON *aj = arm_action_to_json(a);
@@ -827,7 +675,7 @@ static int seek_authority(struct gate *g, struct arm *arm, const struct arm_acti
 			rc = add_deferred(g, &r, d, err);
 			cJSON_AddStringToObject(b, "request", r.id);
 			if (rc == 0)
-				rc = journal(g, "deferred", b, err);
+				rc = gate_journal(g, "deferred", b, err);
 			else
 				cJSON_Delete(b);
 			gate_request_free(&r);
@@ -891,7 +739,7 @@ int gate_execute(struct gate *g, struct arm *arm, const struct arm_action *a,
 		fault_decision(d, a, err->msg);
 		return rc;
 	}
-	refresh_grants(g); /* a grant's lifetime starts when the run first sees it */
+	gate_grants_refresh(g); /* a grant's lifetime starts when the run first sees it */
 	ctx.first_motion = g->motions == 0;
 	ctx.after_fault = g->after_fault;
 	was_after_fault = g->after_fault;
@@ -935,7 +783,8 @@ int gate_execute(struct gate *g, struct arm *arm, const struct arm_action *a,
 			cJSON_AddStringToObject(b, "request", d->request_id);
 		if (d->grant_id[0])
 			cJSON_AddStringToObject(b, "grant", d->grant_id);
-		rc = journal(g, "executed", b, err);
+		cJSON_AddNumberToObject(b, "run_ns", (double)gate_run_ns(g)); /* the run's clock goes on from here */
+		rc = gate_journal(g, "executed", b, err);
 		if (rc)
 			goto out_path;
 	}
@@ -1004,7 +853,7 @@ int gate_home(struct gate *g, struct arm *arm, struct gate_decision *d, bl_err *
 			cJSON_AddStringToObject(b, "error", xerr.msg);
 		if (d->request_id[0])
 			cJSON_AddStringToObject(b, "request", d->request_id);
-		if ((rc = journal(g, "executed", b, err)))
+		if ((rc = gate_journal(g, "executed", b, err)))
 			return rc;
 	}
 	if (xrc == 0 && was_after_fault && (rc = clear_fault(g, err)))

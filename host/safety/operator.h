@@ -4,12 +4,17 @@
 
 #include <stdint.h>
 
+#include "base/digest.h"
 #include "safety/gate.h"
 
 /*
  * RUN_DIR/approvals/ID.json        a request, written atomically by the gate only
  * RUN_DIR/approvals/ID.answer.json its answer, created once (never overwritten) by
- *                                  `brushloop approve` or by the gate's terminal prompt
+ *                                  `brushloop approve` or by the gate's terminal prompt;
+ *                                  it names the request's digest and is newer than it
+ * RUN_DIR/approvals/ID.answer.ignored-MS.json an answer that did not answer ID (written
+ *                                  before it, for another action, or in the old format),
+ *                                  moved aside by the next answer
  * RUN_DIR/approvals/ID.png         the preview of the path, when the gate could draw it
  * RUN_DIR/grants.json              grants, rewritten atomically by `brushloop grant`
  *                                  under a lock on RUN_DIR/grants.lock; the gate only reads it
@@ -49,11 +54,20 @@ struct gate_request {
 	int n_why;
 	struct gate_why why[GATE_MAX_REASONS];
 	char preview[GATE_ID_MAX + 8]; /* file name next to the request, "" when none */
-	/* from the answer file, when there is one */
+	/* from the answer file, when there is one that answers this request */
 	int answered, approved;
 	int64_t answer_wall_ms;
 	char answer_by[96];
+	char answer_ignored[GATE_MSG_MAX]; /* why the answer file on disk answers nothing, or "" */
 };
+
+/*
+ * What an answer approves: SHA-256 over the request's id, the wall time it
+ * was filed and the exact action and reasons asked about. An answer that
+ * names another digest (written before the request existed, or for another
+ * action) answers nothing.
+ */
+int gate_request_digest(const struct gate_request *r, char out[BL_DIGEST_HEX], bl_err *err);
 
 /* RUN_DIR/approvals into out. */
 int gate_approvals_dir(const char *run_dir, char *out, size_t n, bl_err *err);
@@ -89,8 +103,11 @@ void gate_requests_free(struct gate_request *l, size_t n);
 int gate_request_waiting(const struct gate_request *r);
 
 /*
- * Answers request id once: fails (BL_EINVAL) when it does not exist, is no
- * longer pending or was answered already. by says who (a user, "terminal").
+ * Answers request id once, naming its digest: fails (BL_EINVAL) when it
+ * does not exist, is no longer pending or was answered already. An answer
+ * file that answers nothing (see answer_ignored) is moved aside first. by
+ * says who (a user, "terminal", "console (client ...)"). Whoever can write
+ * the run directory can answer: docs/safety.md says why that is the line.
  */
 int gate_request_answer(const char *run_dir, const char *id, int approve, const char *by,
 			bl_err *err);

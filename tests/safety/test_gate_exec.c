@@ -3,91 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rec_arm.h"
-#include "safety/gate.h"
-#include "safety/operator.h"
-#include "safety_test.h"
-
-struct rig {
-	char run[4096];
-	char journal[4096];
-	struct journal jr;
-	clk clock;
-	struct rec_state st;
-	struct machine m;
-	struct arm *arm;
-	struct gate *g;
-};
-
-static void rig_open(struct rig *r, const char *name, enum gate_mode mode, int timeout_ms)
-{
-	struct gate_config cfg;
-	bl_err err = { 0 };
-
-	memset(r, 0, sizeof(*r));
-	snprintf(r->run, sizeof(r->run), "%s", fresh_dir(name));
-	snprintf(r->journal, sizeof(r->journal), "%s/journal.jsonl", r->run);
-	clk_virtual_init(&r->clock, 0);
-	r->m = *test_machine();
-	r->arm = rec_arm_open(&r->m, &r->clock, &r->st);
-	if (journal_open(&r->jr, r->journal, &r->clock, &err)) {
-		fprintf(stderr, "journal_open: %s\n", err.msg);
-		exit(1);
-	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.m = &r->m;
-	cfg.run_dir = r->run;
-	cfg.journal = &r->jr;
-	cfg.clock = &r->clock;
-	cfg.mode = mode;
-	cfg.tty_in_fd = -1;
-	cfg.tty_out_fd = -1;
-	cfg.timeout_ms = timeout_ms;
-	if (gate_open(&cfg, &r->g, &err)) {
-		fprintf(stderr, "gate_open: %s\n", err.msg);
-		exit(1);
-	}
-}
-
-static void rig_close(struct rig *r)
-{
-	gate_close(r->g);
-	arm_close(r->arm);
-	journal_close(&r->jr);
-}
-
-static struct arm_action act(const char *json)
-{
-	struct arm_action a;
-	cJSON *item = cJSON_Parse(json);
-	bl_err err = { 0 };
-
-	if (!item || arm_action_parse(item, "test", 0, &a, &err)) {
-		fprintf(stderr, "bad test action %s: %s\n", json, err.msg);
-		exit(1);
-	}
-	cJSON_Delete(item);
-	return a;
-}
-
-static int run(struct rig *r, const char *json, struct gate_decision *d, bl_err *err)
-{
-	struct arm_action a = act(json);
-	int rc = gate_execute(r->g, r->arm, &a, NULL, d, err);
-
-	arm_action_release(&a);
-	return rc;
-}
-
-#define MOVE_OK "{\"type\":\"move\",\"speed_mm_s\":100,\"zones\":[\"travel\"],\"to_mm\":[300,200,50]}"
-#define MOVE_FAST "{\"type\":\"move\",\"id\":7,\"speed_mm_s\":280,\"zones\":[\"travel\"],\"to_mm\":[300,220,50]}"
-
-static const char *brushloop_bin(void)
-{
-	const char *b = getenv("BRUSHLOOP");
-
-	return b ? b : "brushloop";
-}
+#include "gate_rig.h"
 
 TEST(denied_actions_never_reach_the_backend)
 {
@@ -435,20 +351,6 @@ TEST(grant_arriving_later_readies_deferred_request)
 	CHECK(run(&r, MOVE_FAST, &d, &err) == 0 && strcmp(d.grant_id, "g1") == 0);
 	CHECK(r.st.n_execute == 1);
 	rig_close(&r);
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-	char p[4200];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	f = fopen(p, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
 }
 
 TEST(bad_grants_are_reported_and_ignored)

@@ -329,7 +329,7 @@ const struct cli_command cli_commands[] = {
 	{ "resume", "continue a run after a crash, a pause or a brake",
 	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--substitute COLOUR=NEW]...\n"
 	  "                            [--refilled WELLS] [--fault KEY=VALUE]... [--attended]\n"
-	  "                            [--quiet]\n"
+	  "                            [--accept-changed] [--quiet]\n"
 	  "\n"
 	  "Continues the run in DIR from its state.json and journal: the arm is homed again,\n"
 	  "a dispense the journal shows may have run is never repeated, a paint batch whose\n"
@@ -344,6 +344,11 @@ const struct cli_command cli_commands[] = {
 	  "--refilled w1,w3 (or all) says a person has filled those wells again (on the\n"
 	  "simulator, the simulated wells are filled). --answered-by NAME says who gives\n"
 	  "these answers in the journal (default \"$USER (pid N)\"; the console says itself).\n"
+	  "The run trusts only what it wrote: a changed DIR/machine.json, palette.json or\n"
+	  "target (run.json holds their SHA-256 from the start) is refused, exit 2, naming\n"
+	  "the file and the keys that differ; --accept-changed goes on with them as they are,\n"
+	  "the differences journaled (inputs_changed). A missing state.json, plan.json or\n"
+	  "world.sim (the simulated canvas) of a run under way is refused, never started over.\n"
 	  "Exit status as for run.\n",
 	  cli_resume_main },
 	{ "serve", "the web console: runs, a live run, approvals, grants and answers",

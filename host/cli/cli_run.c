@@ -37,6 +37,7 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		{ "accept-nearest", no_argument, NULL, 'N' },
 		{ "refill-ok", no_argument, NULL, 'F' },
 		{ "answered-by", required_argument, NULL, 'B' },
+		{ "accept-changed", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -110,6 +111,9 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 				return cli_usage(cmd, "--answered-by: a name of 1 to 95 characters on one line");
 			o->answered_by = optarg;
 			break;
+		case 'C':
+			o->accept_changed = 1;
+			break;
 		case 'j':
 			if (!json)
 				return cli_usage(cmd, "--json is not an option of %s", cmd->name);
@@ -149,7 +153,8 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 int cli_run_no_answers(const struct cli_command *cmd, const struct run_options *o)
 {
 	const char *which = o->accept_mix ? "--accept-mix" : o->refilled ? "--refilled"
-			  : o->n_substitute ? "--substitute" : o->answered_by ? "--answered-by" : NULL;
+			  : o->n_substitute ? "--substitute" : o->answered_by ? "--answered-by"
+			  : o->accept_changed ? "--accept-changed" : NULL;
 
 	return which ? cli_usage(cmd, "%s answers a paused run: use it with `brushloop resume`", which)
 		     : 0;

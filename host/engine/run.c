@@ -267,6 +267,8 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 	    (rc = json_parse_file(pal, &pj, err)))
 		goto out;
 	cJSON_AddItemToObject(o, "palette", pj);
+	if ((rc = run_inputs_add(r, o, err)))
+		goto out;
 	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) == 0)
 		rc = json_write_file(p, o, err);
 out:
@@ -1024,6 +1026,7 @@ static int read_run_json(struct run *r, bl_err *err)
 	json_take(&o, "versions");
 	json_take(&o, "machine"); /* machine.json is the copy that is loaded */
 	json_take(&o, "palette");
+	json_take(&o, "inputs"); /* run_inputs_verify compares them */
 	if ((rc = json_end(&o, err)) < 0)
 		goto out;
 	if (strcmp(kind, "run")) {
@@ -1242,9 +1245,11 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		return err->code;
 	/* One process drives a run: a second resume (or a run still going) is refused, naming it. */
 	if ((rc = read_run_json(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	    (rc = run_inputs_verify(r, err)) ||
 	    (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
+	    (rc = run_files_present(r, err)) ||
 	    (rc = run_path(r, "state.json", p, sizeof(p), err)))
 		goto out;
 	if (access(p, F_OK) != 0 ||
@@ -1272,7 +1277,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		goto out;
 	r->opt.open_loop = r->st.open_loop;
 	r->wall_s0 = r->st.wall_s;
-	if ((rc = open_world(r, 0, err)))
+	if ((rc = open_world(r, 0, err)) || (rc = run_state_catch_up(r, err)))
 		goto out;
 	prune_deferred(r);
 	{

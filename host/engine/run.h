@@ -34,6 +34,7 @@ struct run_options {
 	int n_substitute;          /* resume: colours the operator substitutes, "c3=lab:80,0,10" or "c3=c1" */
 	const char *substitute[RUN_MAX_SUBSTITUTES];
 	const char *answered_by;   /* resume: who gives these answers, journaled with the resume (NULL: not said) */
+	int accept_changed;        /* resume: go on with a changed machine, palette or target (journaled) */
 	long stop_after_actions;   /* tests: pause as if signalled after this many arm actions (0: never) */
 };
 

@@ -11,6 +11,11 @@
 
 const char *const run_sub_status_names[] = { "pending", "running", "done", "failed",
 					     "deferred", "skipped", NULL };
+/* Where a run stands (state.json "state"): the engine writes no other. */
+static const char *const run_state_names[] = { "running", "paused", "braked", "finished",
+					       "failed", "safety_stop", NULL };
+/* Slack for sums of dispensed millilitres printed and read back. */
+#define ML_EPS 1e-6
 
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err)
 {
@@ -283,6 +288,17 @@ int run_state_load(struct run *r, bl_err *err)
 		goto out;
 	}
 	TRY(json_str(&o, "state", JSON_REQUIRED, st->state, sizeof(st->state), err));
+	{
+		int k;
+
+		for (k = 0; run_state_names[k] && strcmp(run_state_names[k], st->state); k++)
+			;
+		if (!run_state_names[k]) {
+			rc = json_fail(&o, "state", err, BL_EINVAL, "'%s' is not a run state (running, "
+				       "paused, braked, finished, failed, safety_stop)", st->state);
+			goto out;
+		}
+	}
 	TRY(json_str(&o, "reason", JSON_REQUIRED, st->reason, sizeof(st->reason), err));
 	TRY(json_str(&o, "brake", JSON_REQUIRED, st->brake, sizeof(st->brake), err));
 	TRY(json_i32(&o, "round", JSON_REQUIRED, 0, 1000, &st->round, err));
@@ -335,7 +351,13 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_item_obj(&o, "colours", it, i, &c, err));
 		TRY(json_str(&c, "name", JSON_REQUIRED, name, sizeof(name), err));
 		TRY(json_str(&c, "cell", JSON_REQUIRED, rc2->cell, sizeof(rc2->cell), err));
-		TRY(json_num(&c, "cell_ml", JSON_REQUIRED, -1e6, 1e6, &rc2->cell_ml, err));
+		if (rc2->cell[0] && !machine_find_cell(&r->m, rc2->cell)) {
+			rc = json_fail(&c, "cell", err, BL_EINVAL, "'%s' is no mixing cell of the machine",
+				       rc2->cell);
+			goto out;
+		}
+		TRY(json_num(&c, "cell_ml", JSON_REQUIRED, 0.0, r->m.mixing.cell_max_ml + ML_EPS,
+			     &rc2->cell_ml, err));
 		TRY(json_bool(&c, "verified", JSON_REQUIRED, &rc2->verified, err));
 		TRY(json_bool(&c, "accepted", JSON_REQUIRED, &rc2->accepted, err));
 		TRY(json_bool(&c, "accepted_within", JSON_OPTIONAL, &rc2->accepted_within, err));
@@ -365,7 +387,7 @@ int run_state_load(struct run *r, bl_err *err)
 		i++;
 	}
 	/* A bit per mixing cell: at most CFG_MAX_CELLS (32) of them. */
-	TRY(json_num(&o, "cells_used", JSON_REQUIRED, 0, 4294967295.0, &v, err));
+	TRY(json_num(&o, "cells_used", JSON_REQUIRED, 0, ldexp(1.0, r->m.n_cells) - 1.0, &v, err));
 	st->cells_used = (uint64_t)v;
 	/* A state from before wells were counted has none: they count from full. */
 	run_wells_full(r);
@@ -385,13 +407,15 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_item_obj(&o, "wells", it, i, &c, err));
 		TRY(json_str(&c, "well", JSON_REQUIRED, name, sizeof(name), err));
 		TRY(json_str(&c, "paint", JSON_REQUIRED, paint, sizeof(paint), err));
-		TRY(json_num(&c, "left_ml", JSON_REQUIRED, -1e3, 1e6, &st->wells_ml[i], err));
 		TRY(json_num(&c, "capacity_ml", JSON_REQUIRED, 0, 1e6, &cap, err));
 		if (strcmp(name, r->m.wells[i].name)) {
 			rc = json_fail(&c, "well", err, BL_EINVAL, "'%s', the machine's well %zu is '%s'",
 				       name, i + 1, r->m.wells[i].name);
 			goto out;
 		}
+		/* What a well holds is between empty and the machine's capacity_ml. */
+		TRY(json_num(&c, "left_ml", JSON_REQUIRED, 0.0, r->m.wells[i].capacity_ml + ML_EPS,
+			     &st->wells_ml[i], err));
 		TRY(json_end(&c, err));
 		i++;
 	}
@@ -485,12 +509,13 @@ int run_state_load(struct run *r, bl_err *err)
 		TRY(json_end(&c, err));
 		i++;
 	}
-	TRY(json_num(&o, "next_action_id", JSON_REQUIRED, 0, 1e15, &v, err));
+	/* The engine's own ids start at RUN_ACTION_ID_BASE (the plan's are below). */
+	TRY(json_num(&o, "next_action_id", JSON_REQUIRED, RUN_ACTION_ID_BASE, 1e15, &v, err));
 	st->next_action_id = (long)v;
-	TRY(json_num(&o, "strokes_done", JSON_REQUIRED, 0, 1e12, &v, err));
-	st->strokes_done = (long)v;
 	TRY(json_num(&o, "strokes_total", JSON_REQUIRED, 0, 1e12, &v, err));
 	st->strokes_total = (long)v;
+	TRY(json_num(&o, "strokes_done", JSON_REQUIRED, 0, (double)st->strokes_total, &v, err));
+	st->strokes_done = (long)v;
 	TRY(json_num(&o, "actions_done", JSON_REQUIRED, 0, 1e12, &v, err));
 	st->actions_done = (long)v;
 	TRY(json_num(&o, "wall_s", JSON_REQUIRED, 0, 1e12, &st->wall_s, err));

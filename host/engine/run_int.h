@@ -273,6 +273,25 @@ int run_state_resize(struct run_state *st, size_t n_sub, bl_err *err);
 /* The state as JSON (state.json; status reads the same). */
 cJSON *run_state_json(const struct run *r);
 
+/* ---- run_trust.c: what a resume trusts ---- */
+/* Adds "inputs" to run.json: the SHA-256 of the run's machine.json, palette.json and target copy. */
+int run_inputs_add(const struct run *r, cJSON *run_json, bl_err *err);
+/*
+ * Compares the copies with run.json's hashes: a change is refused (BL_EINVAL
+ * naming each file and, for JSON, the keys that differ, old -> new) unless
+ * opt.accept_changed, which journals the differences (inputs_changed) and
+ * makes the copies as they are now the run's.
+ */
+int run_inputs_verify(struct run *r, bl_err *err);
+/*
+ * A missing state.json or plan.json while the journal shows the run under
+ * way, or a missing world.sim (the simulator's canvas) after arm actions:
+ * BL_EINVAL naming it, never a fresh start.
+ */
+int run_files_present(struct run *r, bl_err *err);
+/* Takes next_action_id from the journal when the journal is ahead of state.json (journaled). */
+int run_state_catch_up(struct run *r, bl_err *err);
+
 /* ---- run_observe.c: the camera, through the calibrated pipeline ---- */
 
 /* A canvas observation: Lab over the whole canvas, 1 px/mm, plan orientation (y along machine y). */

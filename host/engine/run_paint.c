@@ -602,7 +602,10 @@ int run_plan_action(struct run *r, const struct plan_subtask *s, const struct ar
 	if (a.kind == ARM_DIP && a.cell[0]) {
 		const struct machine_brush *b = machine_find_brush(&r->m, a.brush);
 
-		r->st.colours[s->colour].cell_ml -= b ? b->load_ml : 0.0;
+		struct run_colour *col = &r->st.colours[s->colour];
+
+		/* An estimate: dips can take more than it put in, never below empty. */
+		col->cell_ml = fmax(0.0, col->cell_ml - (b ? b->load_ml : 0.0));
 	}
 	if (a.kind == ARM_STROKE)
 		r->st.strokes_done++;

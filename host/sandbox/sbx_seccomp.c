@@ -51,13 +51,24 @@ static int deny(scmp_filter_ctx ctx, const char *name, int errnum, unsigned n,
 	return 0;
 }
 
+/*
+ * A comparison of syscall argument arg, as libseccomp's SCMP_A0..SCMP_A5 make
+ * one, with every field named (clang's -Wmissing-field-initializers refuses
+ * the macros' compound literal when it gives only datum_a).
+ */
+static struct scmp_arg_cmp arg_cmp(unsigned int arg, enum scmp_compare op, scmp_datum_t a,
+				   scmp_datum_t b)
+{
+	return (struct scmp_arg_cmp){ .arg = arg, .op = op, .datum_a = a, .datum_b = b };
+}
+
 static int add_rules(scmp_filter_ctx ctx, bl_err *err)
 {
 	/* Only AF_UNIX: the broker's socket is a Unix one, and the network namespace is a second wall. */
-	const struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+	const struct scmp_arg_cmp not_unix = arg_cmp(0, SCMP_CMP_NE, AF_UNIX, 0);
 	/* The ioctl request is an int: compare its low 32 bits only, or a high bit set gets past. */
-	const struct scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
-	const struct scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX);
+	const struct scmp_arg_cmp tiocsti = arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
+	const struct scmp_arg_cmp tioclinux = arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX);
 
 	for (size_t i = 0; i < sizeof(deny_always) / sizeof(deny_always[0]); i++)
 		BL_TRY(deny(ctx, deny_always[i], EPERM, 0, NULL, err));
@@ -71,7 +82,7 @@ static int add_rules(scmp_filter_ctx ctx, bl_err *err)
 	for (unsigned long bit = 1; bit; bit <<= 1) {
 		if (!(bit & SBX_CLONE_NS))
 			continue;
-		const struct scmp_arg_cmp ns = SCMP_A0(SCMP_CMP_MASKED_EQ, bit, bit);
+		const struct scmp_arg_cmp ns = arg_cmp(0, SCMP_CMP_MASKED_EQ, bit, bit);
 		BL_TRY(deny(ctx, "clone", EPERM, 1, &ns, err));
 	}
 	return 0;

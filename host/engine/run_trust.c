@@ -278,7 +278,13 @@ out:
 /* ---- the journal's record ---- */
 
 struct record {
-	int progress;       /* an arm action other than homing ran, or a subtask began */
+	/*
+	 * A subtask began, or an arm action other than homing and parking ran. The run
+	 * homes, parks and looks at the blank canvas before it plans, and journals
+	 * run_start before its first state.json: a run stopped there has touched no
+	 * paint, so planning it again repeats nothing physical.
+	 */
+	int progress;
 	int executed;       /* any arm action ran, homing included (the world was saved) */
 	long max_action_id; /* the largest action id the gate decided on (-1: none) */
 };
@@ -292,8 +298,7 @@ static int record_fn(const cJSON *ev, void *ctx)
 
 	if (!cJSON_IsString(evn) || !cJSON_IsString(src))
 		return 0;
-	if (!strcmp(src->valuestring, "engine") &&
-	    (!strcmp(evn->valuestring, "subtask_start") || !strcmp(evn->valuestring, "run_start")))
+	if (!strcmp(src->valuestring, "engine") && !strcmp(evn->valuestring, "subtask_start"))
 		rec->progress = 1;
 	if (strcmp(src->valuestring, "gate"))
 		return 0;
@@ -307,7 +312,8 @@ static int record_fn(const cJSON *ev, void *ctx)
 		id = cJSON_GetObjectItemCaseSensitive(data, "id");
 		if (cJSON_IsString(res) && !strcmp(res->valuestring, "done")) {
 			rec->executed = 1;
-			if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "home"))
+			if (!cJSON_IsString(kind) ||
+			    (strcmp(kind->valuestring, "home") && strcmp(kind->valuestring, "park")))
 				rec->progress = 1;
 		}
 	}

@@ -199,6 +199,34 @@ TEST(a_missing_state_plan_or_world_of_a_run_under_way_is_refused)
 	free(journal);
 }
 
+/*
+ * A kill can land after run_start is journaled and before the first state.json is
+ * written: only homing and a look at the blank canvas happened, so resume plans again.
+ */
+TEST(a_run_stopped_before_its_first_state_plans_again)
+{
+	const char *dir = stopped_run("before-first-state");
+	char *journal = file_of(dir, "journal.jsonl"), *cut, *err = NULL, path[4200];
+
+	CHECK(journal != NULL);
+	if (!journal)
+		return;
+	cut = strstr(journal, "\"event\":\"run_start\"");
+	CHECK(cut != NULL && (cut = strchr(cut, '\n')) != NULL);
+	if (cut) {
+		cut[1] = '\0';
+		CHECK(put_file(dir, "journal.jsonl", journal) == 0);
+	}
+	free(journal);
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	CHECK(unlink(path) == 0);
+	CHECK_MSG(resume_a_while(dir, NULL, &err) == 86, "resume refused: %s", err ? err : "");
+	free(err);
+	journal = file_of(dir, "journal.jsonl");
+	CHECK(journal && count(journal, "\"event\":\"run_start\"") == 2);
+	free(journal);
+}
+
 static void dancing(cJSON *st)
 {
 	cJSON_ReplaceItemInObject(st, "state", cJSON_CreateString("dancing"));
@@ -327,4 +355,5 @@ TEST(a_rewound_next_action_id_reuses_no_id)
 TEST_MAIN(T(an_edited_machine_is_refused_unless_accepted_and_journaled),
 	  T(a_replaced_target_or_palette_is_refused),
 	  T(a_missing_state_plan_or_world_of_a_run_under_way_is_refused),
+	  T(a_run_stopped_before_its_first_state_plans_again),
 	  T(impossible_state_values_are_refused_naming_the_key), T(a_rewound_next_action_id_reuses_no_id))

@@ -1,0 +1,103 @@
+/* planner.h: the planner interface: the engine asks with an observation, gets typed subtasks with end conditions back, and admits nothing it has not checked itself. */
+#ifndef BL_PLANNER_PLANNER_H
+#define BL_PLANNER_PLANNER_H
+
+#include "base/err.h"
+#include "config/machine.h"
+#include "plan/plan.h"
+#include "safety/gate.h"
+
+/*
+ * A planner is anything that turns a request into a plan: the built-in one
+ * (plan_make, plan_correct) or, behind the same operations, a process in a
+ * sandbox whose answers are untrusted. Whatever it is, its answer passes
+ * planner_admit before the engine keeps it, every action still passes the
+ * gate when it runs, and every end condition is verified by the engine's
+ * own observation against a threshold no looser than the machine's.
+ */
+
+enum planner_phase {
+	PLANNER_PLAN,    /* the painting: target and the blank canvas in, the whole plan out */
+	PLANNER_CORRECT, /* a correction round: the canvas as observed in, corrective subtasks out */
+	PLANNER_PHASE_COUNT
+};
+extern const char *const planner_phase_names[]; /* "plan", "correct" */
+
+/* What the engine knows and the planner may be told: the observation and the budgets. */
+struct planner_request {
+	enum planner_phase phase;
+	int round;                          /* 0: the painting; r: correction round r */
+	const struct plan_inputs *in;       /* machine, colour solver, target (Lab) */
+	const struct plan_options *opt;     /* budgets (max_strokes, colours) and the canvas as seen */
+	const struct plan *painting;        /* correct: round 0's plan, whose colours a correction keeps */
+	const struct plan_raster *observed; /* correct: the canvas as observed over the image rectangle */
+};
+
+/* One planner behind function pointers; ctx is the implementation's. */
+struct planner_ops {
+	const char *name;                   /* "builtin", "external" */
+	/* Answers the request with a plan (out is zeroed first, freed by the caller). */
+	int (*propose)(void *ctx, const struct planner_request *q, struct plan *out, bl_err *err);
+	void (*close)(void *ctx);           /* may be NULL */
+};
+
+struct planner {
+	const struct planner_ops *ops;
+	void *ctx;
+};
+
+/* The built-in planner: plan_make for the painting, plan_correct for a round. */
+void planner_builtin(struct planner *out);
+void planner_close(struct planner *p);
+
+/* Why an answer was not admitted; a stable name each (planner_reason_names). */
+enum planner_reason {
+	PLANNER_R_OK,
+	PLANNER_R_FAILED,        /* the planner could not answer (its own error) */
+	PLANNER_R_HEADER,        /* target, machine, canvas or grid not the ones asked about */
+	PLANNER_R_TOO_MANY,      /* more subtasks, actions, cells or colours than a plan may hold */
+	PLANNER_R_BAD_SUBTASK,   /* a subtask's colour, brush, recipe, region or ids make no sense */
+	PLANNER_R_BAD_CELL,      /* an expected-result cell outside the grid or not a colour */
+	PLANNER_R_TOLERANCE,     /* a verification threshold looser than the bar (or not a number) */
+	PLANNER_R_ACTION_KIND,   /* an action kind that subtask type may not hold */
+	PLANNER_R_ACTION,        /* the gate's check refuses an action (limits, floors, curves ...) */
+	PLANNER_R_COUNT
+};
+extern const char *const planner_reason_names[];
+
+/*
+ * The admission decision. message is for the planner: it names the subtask,
+ * the action and the field, never a limit; detail is for the operator and
+ * the journal, with the figures.
+ */
+struct planner_denial {
+	enum planner_reason reason;
+	long subtask;                 /* index in the answer, -1 for the plan as a whole */
+	long action;                  /* index in that subtask's actions, -1 when none */
+	char field[GATE_FIELD_MAX];
+	char message[GATE_MSG_MAX];
+	char detail[GATE_MSG_MAX];
+	int has_gate;                 /* reason PLANNER_R_ACTION or _TOLERANCE: the gate's decision */
+	struct gate_decision gate;
+};
+
+/*
+ * Admits answer p to request q, or refuses it with the first reason found
+ * (why filled; returns BL_EDENIED). The checks are the engine's, whoever
+ * planned: the header is the request's (target, machine, canvas, grid); ids,
+ * colours, brushes, wells, cells and sizes are bounded and known to the
+ * machine; every tolerance passes the bar (gate_check_tolerance); every
+ * action is a kind its subtask may hold and passes the gate's pure check
+ * from where the last one left the tool (hard limits, floors, keep-outs,
+ * curve acceleration) and the unattended soft limits (speed, single move,
+ * curve acceleration: a plan never plans what needs a person for its
+ * motion); then plan_check. Returns 0 when admitted, another negative code
+ * only when the check itself could not run (out of memory).
+ */
+int planner_admit(const struct planner_request *q, const struct plan *p,
+		  struct planner_denial *why, bl_err *err);
+
+/* The denial as JSON: {"reason", "subtask", "action", "field", "message"[, "detail", "gate"]} by view. */
+cJSON *planner_denial_json(const struct planner_denial *why, enum gate_view view);
+
+#endif

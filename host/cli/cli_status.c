@@ -66,10 +66,13 @@ int cli_status_main(int argc, char **argv)
 	else
 		printf("canvas: not observed yet\n");
 	if (cost)
-		printf("cost: arm %.0f s, %d verifications, %d planner calls, paint %.2f ml: %.2f %s\n",
+		printf("cost: arm %.0f s, %d verifications, %d planner calls (%.1f s), paint %.2f ml: %.2f %s\n",
 		       cJSON_GetObjectItem(cost, "arm_s")->valuedouble,
 		       (int)cJSON_GetObjectItem(cost, "verifications")->valuedouble,
 		       (int)cJSON_GetObjectItem(cost, "planner_calls")->valuedouble,
+		       /* a state written before planner_s was kept has none */
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(cost, "planner_s")) > 0
+			       ? cJSON_GetNumberValue(cJSON_GetObjectItem(cost, "planner_s")) : 0.0,
 		       cJSON_GetObjectItem(cost, "paint_ml")->valuedouble,
 		       cJSON_GetObjectItem(cJSON_GetObjectItem(cost, "priced"), "total")->valuedouble,
 		       cJSON_GetStringValue(cJSON_GetObjectItem(cost, "currency")));

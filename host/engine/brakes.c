@@ -24,6 +24,7 @@ cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *r)
 	cJSON_AddNumberToObject(o, "arm_s", c->arm_s);
 	cJSON_AddNumberToObject(o, "verifications", (double)c->verifications);
 	cJSON_AddNumberToObject(o, "planner_calls", (double)c->planner_calls);
+	cJSON_AddNumberToObject(o, "planner_s", c->planner_s);
 	cJSON_AddNumberToObject(o, "paint_ml", c->paint_ml);
 	p = cJSON_AddObjectToObject(o, "priced");
 	cJSON_AddNumberToObject(p, "arm", c->arm_s / 3600.0 * r->arm_per_hour);
@@ -51,6 +52,9 @@ int run_cost_from_json(const cJSON *node, struct run_cost *c, bl_err *err)
 	if (json_num(&o, "planner_calls", JSON_REQUIRED, 0, 1e12, &v, err))
 		return err->code;
 	c->planner_calls = (long)v;
+	c->planner_s = 0.0;
+	if (json_num(&o, "planner_s", JSON_OPTIONAL, 0, 1e9, &c->planner_s, err) < 0)
+		return err->code;
 	/* The priced figures and currency are derived: read past them. */
 	json_take(&o, "priced");
 	json_take(&o, "currency");

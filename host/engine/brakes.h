@@ -11,16 +11,17 @@ struct run_cost {
 	double arm_s;        /* arm motion time, s */
 	long verifications;  /* camera verifications */
 	long planner_calls;  /* calls to the planner (plans and corrections) */
+	double planner_s;    /* the planner's wall time over those calls, s (real time, also in the simulator) */
 	double paint_ml;     /* paint dispensed or loaded, ml */
 };
 
 /* The cost in the machine's currency. */
 double run_cost_total(const struct run_cost *c, const struct machine_costs *rates);
 
-/* {"arm_s", "verifications", "planner_calls", "paint_ml", "priced": {"arm", "verifications", "planner", "paint", "total"}, "currency"} */
+/* {"arm_s", "verifications", "planner_calls", "planner_s", "paint_ml", "priced": {"arm", "verifications", "planner", "paint", "total"}, "currency"} */
 cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *rates);
 
-/* Reads what run_cost_json wrote (for resume); missing keys are an error. */
+/* Reads what run_cost_json wrote (for resume); missing keys are an error, but planner_s (0 in a state written before it was kept). */
 int run_cost_from_json(const cJSON *o, struct run_cost *c, bl_err *err);
 
 enum run_brake {

@@ -169,6 +169,7 @@ static void run_close(struct run *r)
 	img_free(&r->first_raw);
 	plan_free(&r->plan);
 	plan_free(&r->corr);
+	planner_close(&r->planner);
 	plan_target_free(&r->target);
 	img_free(&r->target_img);
 	run_state_free(&r->st);
@@ -514,9 +515,13 @@ static int plan_next_round(struct run *r, bl_err *err)
 	}
 	po.looks = looks;
 	po.hiding = hiding;
-	r->st.cost.planner_calls++;
-	if ((rc = plan_correct(&r->plan, &in, &obs, &po, &corr, err)))
-		goto out;
+	{
+		struct planner_request q = { .phase = PLANNER_CORRECT, .round = r->st.round + 1, .in = &in,
+					     .opt = &po, .painting = &r->plan, .observed = &obs };
+
+		if ((rc = run_planner_ask(r, &q, &corr, err)))
+			goto out;
+	}
 	d = cJSON_CreateObject();
 	cJSON_AddNumberToObject(d, "round", r->st.round + 1);
 	cJSON_AddNumberToObject(d, "strokes", corr.n_strokes);
@@ -861,8 +866,8 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	in.target_file = target_src;
 	plan_options_for(r, &po);
 	po.canvas_lab = blank;
-	r->st.cost.planner_calls++;
-	if ((rc = plan_make(&in, &po, &r->plan, err)) || (rc = plan_check(&r->plan, &r->m, err)) ||
+	if ((rc = run_planner_ask(r, &(struct planner_request){ .phase = PLANNER_PLAN, .in = &in, .opt = &po },
+				  &r->plan, err)) ||
 	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
 		return rc;
 	r->st.n_colours = r->plan.n_colours;
@@ -911,6 +916,7 @@ static struct run *run_new(const struct run_options *o, const char *dir, bl_err 
 	r->opt = *o;
 	r->lock_fd = -1;
 	r->wall0_ns = clk_real_ns();
+	planner_builtin(&r->planner);
 	run_state_init(&r->st);
 	return r;
 }

@@ -641,9 +641,9 @@ int run_status_write(struct run *r, bl_err *err)
 			      st->final_mean_de00, st->final_p95_de00,
 			      st->final_verified ? "verified against its prediction" : "not verified",
 			      strrchr(r->target_copy, '.') ? strrchr(r->target_copy, '.') : "");
-	sb_printf(&sb, "- **cost**: arm %.0f s, %ld verifications, %ld planner calls, paint "
+	sb_printf(&sb, "- **cost**: arm %.0f s, %ld verifications, %ld planner calls (%.1f s), paint "
 		      "%.2f ml: %.2f %s (budget %.2f)\n",
-		      st->cost.arm_s, st->cost.verifications, st->cost.planner_calls,
+		      st->cost.arm_s, st->cost.verifications, st->cost.planner_calls, st->cost.planner_s,
 		      st->cost.paint_ml, run_cost_total(&st->cost, &r->m.costs), r->m.costs.currency,
 		      r->m.brakes.cost_max);
 	{

@@ -14,6 +14,7 @@
 #include "plan/plan.h"
 #include "plan/plan_image.h"
 #include "plan/plan_mix.h"
+#include "planner/planner.h"
 #include "rig/rig.h"
 #include "safety/gate.h"
 #include "vision/image.h"
@@ -195,6 +196,7 @@ struct run {
 	struct machine m;        /* as copied into the run directory */
 	struct palette pal;
 	struct plan_mixer mixer;
+	struct planner planner;  /* who plans and corrects (the built-in planner unless told otherwise) */
 	struct plan plan;        /* round 0 */
 	struct plan corr;        /* the correction plan under way (round >= 1) */
 	struct plan_target target;  /* Lab on the planner's grid */
@@ -360,6 +362,15 @@ int run_observe_record(struct run *r, const struct plan_subtask *s, const char *
 cJSON *run_retry_json(const struct run_retry *t);
 int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err);
 void run_retry_clear(struct run_retry *t);
+
+/* ---- run_planner.c: the planner, asked and answered ---- */
+/*
+ * Asks the run's planner (q->in, q->opt filled by the caller), counts the
+ * call and its wall time in the cost, and admits the answer (planner_admit);
+ * journals planner_answer, or planner_denied with the reason. An answer not
+ * admitted is an error naming the reason (BL_EINVAL): out holds nothing.
+ */
+int run_planner_ask(struct run *r, const struct planner_request *q, struct plan *out, bl_err *err);
 
 /* ---- run_mix.c ---- */
 int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);

@@ -125,7 +125,8 @@ TEST(budgets_and_cost)
 TEST(state_round_trips_through_json)
 {
 	struct machine_costs r = { "EUR", 1, 2, 3, 4 };
-	struct run_cost c = { 12.5, 3, 2, 0.75 }, c2;
+	struct run_cost c = { .arm_s = 12.5, .verifications = 3, .planner_calls = 2, .planner_s = 1.25,
+			      .paint_ml = 0.75 }, c2;
 	struct run_brakes b, b2;
 	struct machine_brakes l = lim();
 	bl_err err = { 0 };
@@ -141,10 +142,25 @@ TEST(state_round_trips_through_json)
 	j = run_cost_json(&c, &r);
 	CHECK(run_cost_from_json(j, &c2, &err) == 0);
 	CHECK(c2.arm_s == c.arm_s && c2.verifications == 3 && c2.planner_calls == 2 &&
-	      c2.paint_ml == 0.75);
+	      c2.planner_s == 1.25 && c2.paint_ml == 0.75);
+	cJSON_Delete(j);
+}
+
+/* A state.json written before the planner's wall time was counted reads as none spent. */
+TEST(cost_without_planner_time_reads_as_zero)
+{
+	struct machine_costs r = { "EUR", 1, 2, 3, 4 };
+	struct run_cost c = { .arm_s = 1, .planner_calls = 1, .planner_s = 2.5 }, c2;
+	bl_err err = { 0 };
+	cJSON *j = run_cost_json(&c, &r);
+
+	cJSON_DeleteItemFromObject(j, "planner_s");
+	memset(&c2, 0xff, sizeof(c2));
+	CHECK(run_cost_from_json(j, &c2, &err) == 0);
+	CHECK(c2.planner_s == 0.0 && c2.planner_calls == 1);
 	cJSON_Delete(j);
 }
 
 TEST_MAIN(T(attempts_brake_after_the_limit), T(same_failure_three_times_is_stuck),
 	  T(no_progress_is_wandering), T(comm_errors_open_the_breaker), T(budgets_and_cost),
-	  T(state_round_trips_through_json))
+	  T(state_round_trips_through_json), T(cost_without_planner_time_reads_as_zero))

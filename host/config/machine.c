@@ -665,6 +665,54 @@ static int load_costs(json_obj *root, struct machine *m, bl_err *err)
 	return json_end(&o, err);
 }
 
+const char *const machine_planner_failure_names[] = { "builtin", "pause", NULL };
+_Static_assert(sizeof(machine_planner_failure_names) / sizeof(machine_planner_failure_names[0]) ==
+		       MACHINE_PLANNER_FAILURE_COUNT + 1,
+	       "a planner failure policy without a name");
+
+/* After costs: a call's price defaults to the built-in's. */
+static int load_planner(json_obj *root, struct machine *m, bl_err *err)
+{
+	struct machine_planner *p = &m->planner;
+	const cJSON *eg;
+	json_obj o;
+	double kb = 16384;
+	int rc;
+
+	p->on_failure = MACHINE_PLANNER_PAUSE;
+	p->answer_deadline_s = 120.0;
+	p->max_answer_kb = 16384;
+	m->costs.per_external_call = m->costs.per_planner_call;
+	if ((rc = json_child(root, "planner", JSON_OPTIONAL, &o, err)))
+		return rc < 0 ? rc : 0;
+	BL_TRY(json_str(&o, "command", JSON_OPTIONAL, p->command, sizeof(p->command), err));
+	BL_TRY(json_enum(&o, "on_failure", JSON_OPTIONAL, machine_planner_failure_names, &p->on_failure, err));
+	BL_TRY(json_num(&o, "answer_deadline_s", JSON_OPTIONAL, 0.1, 86400.0, &p->answer_deadline_s, err));
+	BL_TRY(json_num(&o, "max_answer_kb", JSON_OPTIONAL, 1, 1048576, &kb, err));
+	p->max_answer_kb = (long)kb;
+	BL_TRY(json_num(&o, "price_per_call", JSON_OPTIONAL, 0.0, 1e6, &m->costs.per_external_call, err));
+	BL_TRY(json_num(&o, "cost_max", JSON_OPTIONAL, 0.0, 1e9, &p->cost_max, err));
+	BL_TRY(json_i32(&o, "max_calls", JSON_OPTIONAL, 0, 100000, &p->max_calls, err));
+	BL_TRY(json_num(&o, "cpu_s", JSON_OPTIONAL, 1.0, 86400.0, &p->cpu_s, err));
+	kb = 0;
+	BL_TRY(json_num(&o, "memory_mb", JSON_OPTIONAL, 64, 1048576, &kb, err));
+	p->memory_mb = (long)kb;
+	BL_TRY(json_i32(&o, "tmpfs_mb", JSON_OPTIONAL, 1, 65536, &p->tmpfs_mb, err));
+	/* Read here as text; the sandbox module's strict reader checks it before a run starts. */
+	if ((eg = json_take(&o, "egress"))) {
+		char *s = cJSON_PrintUnformatted(eg);
+
+		if (!s || strlen(s) >= sizeof(p->egress_json)) {
+			cJSON_free(s);
+			return json_fail(&o, "egress", err, BL_EINVAL, "is longer than %zu bytes",
+					 sizeof(p->egress_json) - 1);
+		}
+		snprintf(p->egress_json, sizeof(p->egress_json), "%s", s);
+		cJSON_free(s);
+	}
+	return json_end(&o, err);
+}
+
 static int load_brakes(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_brakes *b = &m->brakes;
@@ -975,6 +1023,7 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(load_camera(root, m, err));
 	BL_TRY(load_calibration(root, m, err));
 	BL_TRY(load_costs(root, m, err));
+	BL_TRY(load_planner(root, m, err));
 	BL_TRY(load_brakes(root, m, err));
 	BL_TRY(load_sim(root, m, err));
 	return json_end(root, err);

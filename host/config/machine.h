@@ -200,6 +200,29 @@ struct machine_costs {
 	double per_verification;
 	double per_planner_call;
 	double paint_per_ml;
+	double per_external_call;  /* a call to an external planner: planner.price_per_call (default per_planner_call) */
+};
+
+/*
+ * An external planner (docs/planner.md): the command, what the run does when
+ * its answer is refused, its deadline, size limit, price and budget, its
+ * sandbox's limits and its egress policy (docs/sandbox.md).
+ */
+#define CFG_PLANNER_CMD_MAX 1024
+#define CFG_EGRESS_JSON_MAX 8192
+enum machine_planner_failure { MACHINE_PLANNER_BUILTIN, MACHINE_PLANNER_PAUSE, MACHINE_PLANNER_FAILURE_COUNT };
+extern const char *const machine_planner_failure_names[]; /* "builtin", "pause" */
+struct machine_planner {
+	char command[CFG_PLANNER_CMD_MAX]; /* "COMMAND ARGS" ("": the built-in planner, unless run --planner) */
+	int on_failure;               /* enum machine_planner_failure: an answer refused, late or missing */
+	double answer_deadline_s;     /* from the request to the answer */
+	long max_answer_kb;           /* one answer line, KiB */
+	double cost_max;              /* the budget brake: the most its calls may cost (0: none) */
+	int max_calls;                /* calls a run may make of it (0: no limit) */
+	double cpu_s;                 /* its sandbox: CPU s per process, address space MiB, /tmp MiB */
+	long memory_mb;
+	int tmpfs_mb;
+	char egress_json[CFG_EGRESS_JSON_MAX]; /* planner.egress as written ("": no network); the sandbox parses it */
 };
 
 struct machine_brakes {
@@ -292,6 +315,7 @@ struct machine {
 	struct machine_camera camera;
 	struct machine_calibration calibration;
 	struct machine_costs costs;
+	struct machine_planner planner;
 	struct machine_brakes brakes;
 	struct machine_sim sim;         /* the simulator (defaults unless a "sim" section is given) */
 };

@@ -12,7 +12,8 @@ const char *const run_brake_names[] = { "none", "attempts", "stuck", "wandering"
 double run_cost_total(const struct run_cost *c, const struct machine_costs *r)
 {
 	return c->arm_s / 3600.0 * r->arm_per_hour + (double)c->verifications * r->per_verification +
-	       (double)c->planner_calls * r->per_planner_call + c->paint_ml * r->paint_per_ml;
+	       (double)(c->planner_calls - c->planner_ext_calls) * r->per_planner_call +
+	       (double)c->planner_ext_calls * r->per_external_call + c->paint_ml * r->paint_per_ml;
 }
 
 cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *r)
@@ -25,11 +26,13 @@ cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *r)
 	cJSON_AddNumberToObject(o, "verifications", (double)c->verifications);
 	cJSON_AddNumberToObject(o, "planner_calls", (double)c->planner_calls);
 	cJSON_AddNumberToObject(o, "planner_s", c->planner_s);
+	cJSON_AddNumberToObject(o, "planner_external_calls", (double)c->planner_ext_calls);
 	cJSON_AddNumberToObject(o, "paint_ml", c->paint_ml);
 	p = cJSON_AddObjectToObject(o, "priced");
 	cJSON_AddNumberToObject(p, "arm", c->arm_s / 3600.0 * r->arm_per_hour);
 	cJSON_AddNumberToObject(p, "verifications", (double)c->verifications * r->per_verification);
-	cJSON_AddNumberToObject(p, "planner", (double)c->planner_calls * r->per_planner_call);
+	cJSON_AddNumberToObject(p, "planner", (double)(c->planner_calls - c->planner_ext_calls) * r->per_planner_call +
+					      (double)c->planner_ext_calls * r->per_external_call);
 	cJSON_AddNumberToObject(p, "paint", c->paint_ml * r->paint_per_ml);
 	cJSON_AddNumberToObject(p, "total", run_cost_total(c, r));
 	cJSON_AddStringToObject(o, "currency", r->currency);
@@ -55,6 +58,10 @@ int run_cost_from_json(const cJSON *node, struct run_cost *c, bl_err *err)
 	c->planner_s = 0.0;
 	if (json_num(&o, "planner_s", JSON_OPTIONAL, 0, 1e9, &c->planner_s, err) < 0)
 		return err->code;
+	v = 0;
+	if (json_num(&o, "planner_external_calls", JSON_OPTIONAL, 0, (double)c->planner_calls, &v, err) < 0)
+		return err->code;
+	c->planner_ext_calls = (long)v;
 	/* The priced figures and currency are derived: read past them. */
 	json_take(&o, "priced");
 	json_take(&o, "currency");

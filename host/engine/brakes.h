@@ -12,6 +12,7 @@ struct run_cost {
 	long verifications;  /* camera verifications */
 	long planner_calls;  /* calls to the planner (plans and corrections) */
 	double planner_s;    /* the planner's wall time over those calls, s (real time, also in the simulator) */
+	long planner_ext_calls; /* of planner_calls, those to an external planner (priced per_external_call) */
 	double paint_ml;     /* paint dispensed or loaded, ml */
 };
 

@@ -8,6 +8,11 @@ const char *const planner_phase_names[] = { "plan", "correct", NULL };
 const char *const planner_reason_names[] = {
 	[PLANNER_R_OK] = "ok",
 	[PLANNER_R_FAILED] = "planner_failed",
+	[PLANNER_R_GONE] = "gone",
+	[PLANNER_R_LATE] = "late",
+	[PLANNER_R_TOO_LARGE] = "too_large",
+	[PLANNER_R_MALFORMED] = "malformed",
+	[PLANNER_R_BUDGET] = "budget",
 	[PLANNER_R_HEADER] = "header",
 	[PLANNER_R_TOO_MANY] = "too_many",
 	[PLANNER_R_BAD_SUBTASK] = "bad_subtask",
@@ -41,9 +46,13 @@ static int (*const builtin_phase[PLANNER_PHASE_COUNT])(const struct planner_requ
 	[PLANNER_CORRECT] = builtin_correct,
 };
 
-static int builtin_propose(void *ctx, const struct planner_request *q, struct plan *out, bl_err *err)
+static int builtin_propose(void *ctx, const struct planner_request *q, struct plan *out, cJSON **claims,
+			   struct planner_denial *why, bl_err *err)
 {
 	(void)ctx;
+	(void)why;
+	if (claims)
+		*claims = NULL;
 	memset(out, 0, sizeof(*out));
 	if ((unsigned)q->phase >= PLANNER_PHASE_COUNT)
 		return bl_fail(err, BL_EINVAL, "planner: unknown phase %d", (int)q->phase);
@@ -53,6 +62,7 @@ static int builtin_propose(void *ctx, const struct planner_request *q, struct pl
 static const struct planner_ops builtin_ops = {
 	.name = "builtin",
 	.propose = builtin_propose,
+	.told = NULL,
 	.close = NULL,
 };
 

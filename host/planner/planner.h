@@ -23,6 +23,22 @@ enum planner_phase {
 };
 extern const char *const planner_phase_names[]; /* "plan", "correct" */
 
+/*
+ * What an external planner is told beyond the request proper, gathered by the
+ * engine: files the sandbox sees read-only at /in (in_dir's regular files),
+ * and JSON the protocol carries as it is (docs/planner.md).
+ */
+struct planner_world {
+	const char *in_dir;            /* host directory copied to /in: target.*, observed.png, observed.lab */
+	const char *target_name;       /* its file name in in_dir ("target.png") */
+	int has_observed;              /* observed.png and observed.lab are in in_dir */
+	const cJSON *machine_view;     /* planner_machine_view: no limit values */
+	const cJSON *palette;          /* the palette file */
+	const cJSON *wells;            /* [{"well", "paint", "left_ml"}] */
+	const cJSON *budgets;          /* {"calls_left", "cost_left", "currency"} */
+	const cJSON *error_map;        /* correct: {"cols", "rows", "de00": [...]} (NULL: none) */
+};
+
 /* What the engine knows and the planner may be told: the observation and the budgets. */
 struct planner_request {
 	enum planner_phase phase;
@@ -31,13 +47,25 @@ struct planner_request {
 	const struct plan_options *opt;     /* budgets (max_strokes, colours) and the canvas as seen */
 	const struct plan *painting;        /* correct: round 0's plan, whose colours a correction keeps */
 	const struct plan_raster *observed; /* correct: the canvas as observed over the image rectangle */
+	const struct planner_world *world;  /* for a planner in another process (NULL for the built-in) */
 };
+
+struct planner_denial;
 
 /* One planner behind function pointers; ctx is the implementation's. */
 struct planner_ops {
 	const char *name;                   /* "builtin", "external" */
-	/* Answers the request with a plan (out is zeroed first, freed by the caller). */
-	int (*propose)(void *ctx, const struct planner_request *q, struct plan *out, bl_err *err);
+	/*
+	 * Answers the request with a plan (out is zeroed first, freed by the
+	 * caller). An answer that never came or is not one (late, too large,
+	 * malformed, the process gone) is BL_EDENIED with why filled; claims
+	 * (may be NULL) gets what the planner said of itself (usage, "verified"),
+	 * which authorises nothing and is only journaled.
+	 */
+	int (*propose)(void *ctx, const struct planner_request *q, struct plan *out, cJSON **claims,
+		       struct planner_denial *why, bl_err *err);
+	/* Tells the planner the engine's decision (NULL: admitted) and ends the phase; may be NULL. */
+	void (*told)(void *ctx, const struct planner_denial *why);
 	void (*close)(void *ctx);           /* may be NULL */
 };
 
@@ -53,7 +81,12 @@ void planner_close(struct planner *p);
 /* Why an answer was not admitted; a stable name each (planner_reason_names). */
 enum planner_reason {
 	PLANNER_R_OK,
-	PLANNER_R_FAILED,        /* the planner could not answer (its own error) */
+	PLANNER_R_FAILED,        /* the planner could not answer (its own error, a sandbox that failed) */
+	PLANNER_R_GONE,          /* it closed its end or exited before answering */
+	PLANNER_R_LATE,          /* no whole answer within the deadline */
+	PLANNER_R_TOO_LARGE,     /* an answer line longer than the size limit */
+	PLANNER_R_MALFORMED,     /* not JSON, not an answer, or not the schema (the field named) */
+	PLANNER_R_BUDGET,        /* the planner's budget (calls, cost) is spent: not asked */
 	PLANNER_R_HEADER,        /* target, machine, canvas or grid not the ones asked about */
 	PLANNER_R_TOO_MANY,      /* more subtasks, actions, cells or colours than a plan may hold */
 	PLANNER_R_BAD_SUBTASK,   /* a subtask's colour, brush, recipe, region or ids make no sense */

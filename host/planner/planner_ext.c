@@ -1,0 +1,247 @@
+/* planner_ext.c: an external planner behind the planner interface: a fresh sandbox a phase, one request, one answer read against its deadline and size limit, the verdict sent back. */
+#include "planner/planner_ext.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/fs.h"
+#include "planner/planner_proto.h"
+#include "sandbox/sbx.h"
+
+/* After the verdict, how long a planner may take to end by itself before it is killed. */
+#define EXT_EXIT_GRACE_MS 1000
+/* The verdict is a short line: a planner that does not take it in this long is not waited for. */
+#define EXT_VERDICT_MS 1000
+
+struct ext {
+	struct planner_ext_config cfg;
+	char *argv_store;          /* the strings argv points into */
+	const char *argv[PLANNER_EXT_MAX_ARGS + 1];
+	char ro_store[PLANNER_EXT_MAX_ARGS][CFG_PATH_MAX];
+	const char *ro[PLANNER_EXT_MAX_ARGS + 1]; /* the directories of the command's absolute paths */
+	struct sbx_proc proc;
+	int running;
+	long id;                   /* the phase under way's request id */
+};
+
+static void ext_stop(struct ext *x)
+{
+	int st;
+	bl_err e = { 0 };
+
+	if (!x->running)
+		return;
+	/* A planner that has said its piece may end by itself; it is killed either way. */
+	sbx_wait(&x->proc, EXT_EXIT_GRACE_MS, &st);
+	sbx_stop(&x->proc, NULL, &e);
+	x->running = 0;
+}
+
+/* Keeps the answer's bytes beside the request, so a decision can be replayed from them. */
+static void record(const struct ext *x, const char *name, const char *text, size_t n)
+{
+	char p[CFG_PATH_MAX + 64];
+	bl_err e = { 0 };
+
+	if (!x->cfg.record_dir || !x->cfg.record_dir[0])
+		return;
+	snprintf(p, sizeof(p), "%s/%s", x->cfg.record_dir, name);
+	fs_write_atomic(p, text, n, &e);
+}
+
+static int ext_start(struct ext *x, const struct planner_request *q, struct planner_denial *why, bl_err *err)
+{
+	struct sbx_policy pol = { 0 };
+	bl_err serr = { 0 };
+
+	pol.argv = x->argv;
+	pol.ro_paths = x->ro;
+	pol.in_dir = q->world ? q->world->in_dir : NULL;
+	pol.cpu_s = x->cfg.cpu_s;
+	pol.as_mb = x->cfg.as_mb;
+	pol.tmpfs_mb = x->cfg.tmpfs_mb;
+	pol.egress = x->cfg.egress;
+	pol.log = x->cfg.log;
+	pol.log_ctx = x->cfg.log_ctx;
+	if (sbx_start(&pol, &x->proc, &serr)) {
+		/* The host's own failure (bwrap, files): the planner is not to blame, but it gives no answer. */
+		memset(why, 0, sizeof(*why));
+		why->reason = PLANNER_R_FAILED;
+		why->subtask = why->action = -1;
+		snprintf(why->message, sizeof(why->message), "the planner could not be started");
+		snprintf(why->detail, sizeof(why->detail), "sandbox: %s", serr.msg);
+		(void)err;
+		return BL_EDENIED;
+	}
+	x->running = 1;
+	return 0;
+}
+
+static int ext_propose(void *ctx, const struct planner_request *q, struct plan *out, cJSON **claims,
+		       struct planner_denial *why, bl_err *err)
+{
+	struct ext *x = ctx;
+	struct planner_limits lim = { x->cfg.max_answer_bytes, x->cfg.answer_deadline_ms };
+	cJSON *req;
+	char *line = NULL, *text;
+	size_t n = 0;
+	int64_t deadline;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (claims)
+		*claims = NULL;
+	ext_stop(x); /* a phase is one sandbox: nothing of the last one lives on */
+	x->id = q->round + 1;
+	if (!(req = planner_request_json(q, x->id, &lim)))
+		return bl_fail(err, BL_ENOMEM, "out of memory for the planner's request");
+	if ((text = cJSON_PrintUnformatted(req)))
+		record(x, "request.json", text, strlen(text));
+	cJSON_free(text);
+	if ((rc = ext_start(x, q, why, err))) {
+		cJSON_Delete(req);
+		return rc;
+	}
+	/* One deadline for the whole exchange: taking the request counts against the answer. */
+	deadline = clk_real_ns() + (int64_t)x->cfg.answer_deadline_ms * 1000000;
+	rc = planner_write_line(x->proc.fd, req, deadline, err);
+	cJSON_Delete(req);
+	if (rc) {
+		memset(why, 0, sizeof(*why));
+		why->reason = PLANNER_R_GONE;
+		why->subtask = why->action = -1;
+		snprintf(why->message, sizeof(why->message), "the planner did not take the request");
+		snprintf(why->detail, sizeof(why->detail), "%s", err->msg);
+		return BL_EDENIED;
+	}
+	if ((rc = planner_read_line(x->proc.fd, x->cfg.max_answer_bytes, deadline, &line, &n, why, err)))
+		return rc;
+	record(x, "answer.json", line, n);
+	rc = planner_answer_parse(line, n, q, x->id, out, claims, why, err);
+	free(line);
+	return rc;
+}
+
+static void ext_told(void *ctx, const struct planner_denial *why)
+{
+	struct ext *x = ctx;
+	cJSON *v;
+	bl_err e = { 0 };
+
+	if (!x->running)
+		return;
+	/* A planner that is gone or late is not told: it would not listen. */
+	if (!why || (why->reason != PLANNER_R_GONE && why->reason != PLANNER_R_LATE &&
+		     why->reason != PLANNER_R_TOO_LARGE)) {
+		if ((v = planner_verdict_json(x->id, why))) {
+			planner_write_line(x->proc.fd, v, clk_real_ns() + (int64_t)EXT_VERDICT_MS * 1000000, &e);
+			cJSON_Delete(v);
+		}
+	}
+	ext_stop(x);
+}
+
+static void ext_close(void *ctx)
+{
+	struct ext *x = ctx;
+
+	ext_stop(x);
+	free(x->argv_store);
+	free(x);
+}
+
+static const struct planner_ops ext_ops = {
+	.name = "external",
+	.propose = ext_propose,
+	.told = ext_told,
+	.close = ext_close,
+};
+
+int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv, int max, bl_err *err)
+{
+	int argc = 0;
+	char *p = store;
+
+	if (strlen(cmd) >= n)
+		return bl_fail(err, BL_EINVAL, "the planner command is too long");
+	snprintf(store, n, "%s", cmd);
+	/* Words split at spaces: the command runs without a shell, so nothing is expanded. */
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = '\0';
+		if (!*p)
+			break;
+		if (argc == max)
+			return bl_fail(err, BL_EINVAL, "the planner command has more than %d words", max);
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	argv[argc] = NULL;
+	if (argc == 0)
+		return bl_fail(err, BL_EINVAL, "the planner command is empty");
+	return 0;
+}
+
+/*
+ * A planner named by absolute paths (a script, its interpreter's argument)
+ * sees their directories read-only; /usr is there already. Nothing else of
+ * the host's filesystem is.
+ */
+static void ro_dirs(struct ext *x)
+{
+	int n = 0;
+
+	for (int i = 0; x->argv[i]; i++) {
+		char d[CFG_PATH_MAX], *slash;
+		int dup = 0;
+
+		if (x->argv[i][0] != '/' || !strncmp(x->argv[i], "/usr/", 5) || !strncmp(x->argv[i], "/bin/", 5) ||
+		    snprintf(d, sizeof(d), "%s", x->argv[i]) >= (int)sizeof(d))
+			continue;
+		slash = strrchr(d, '/');
+		if (slash == d)
+			continue; /* never the root */
+		*slash = '\0';
+		for (int k = 0; k < n; k++)
+			dup |= !strcmp(x->ro[k], d);
+		if (dup)
+			continue;
+		snprintf(x->ro_store[n], sizeof(x->ro_store[n]), "%s", d);
+		x->ro[n] = x->ro_store[n];
+		n++;
+	}
+	x->ro[n] = NULL;
+}
+
+int planner_external(const struct planner_ext_config *cfg, struct planner *out, bl_err *err)
+{
+	struct ext *x = calloc(1, sizeof(*x));
+	size_t n = strlen(cfg->command) + 1;
+	int rc;
+
+	if (!x || !(x->argv_store = malloc(n))) {
+		free(x);
+		return bl_fail(err, BL_ENOMEM, "out of memory for the planner");
+	}
+	x->cfg = *cfg;
+	if ((rc = planner_ext_split(cfg->command, x->argv_store, n, x->argv, PLANNER_EXT_MAX_ARGS, err))) {
+		free(x->argv_store);
+		free(x);
+		return rc;
+	}
+	ro_dirs(x);
+	out->ops = &ext_ops;
+	out->ctx = x;
+	return 0;
+}
+
+void planner_ext_record_dir(struct planner *p, const char *dir)
+{
+	struct ext *x = p->ctx;
+
+	if (p->ops == &ext_ops)
+		x->cfg.record_dir = dir;
+}

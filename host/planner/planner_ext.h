@@ -1,0 +1,38 @@
+/* planner_ext.h: a planner in another process, sandboxed fresh for every phase, behind the planner interface. */
+#ifndef BL_PLANNER_PLANNER_EXT_H
+#define BL_PLANNER_PLANNER_EXT_H
+
+#include "planner/planner.h"
+#include "sandbox/sbx.h"
+
+#define PLANNER_EXT_MAX_ARGS 32
+
+struct planner_ext_config {
+	const char *command;          /* "COMMAND ARGS...": words split at spaces, no shell */
+	int answer_deadline_ms;       /* from sending the request to the answer's newline */
+	size_t max_answer_bytes;      /* one answer line */
+	double cpu_s;                 /* the sandbox's limits (0: sbx's defaults) */
+	long as_mb;
+	int tmpfs_mb;
+	const struct egress_policy *egress; /* NULL: no network at all */
+	sbx_log_fn log;               /* the sandbox's and broker's events (the run's journal) */
+	void *log_ctx;
+	const char *record_dir;       /* where request.json and answer.json of a phase are kept (may be NULL) */
+};
+
+/*
+ * An external planner: each propose starts cfg->command in a fresh sandbox
+ * (sbx_start, in_dir from the request's world at /in), sends the request
+ * line, reads one answer line within the deadline and the size limit and
+ * parses it strictly (planner_answer_parse); told sends the verdict and ends
+ * the sandbox. Nothing of one phase's process survives into the next.
+ */
+int planner_external(const struct planner_ext_config *cfg, struct planner *out, bl_err *err);
+
+/* Where the phase about to be asked keeps its request and answer (dir must outlive the phase). */
+void planner_ext_record_dir(struct planner *p, const char *dir);
+
+/* Splits cmd into at most max words (argv NULL-terminated, pointing into store of n bytes). */
+int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv, int max, bl_err *err);
+
+#endif

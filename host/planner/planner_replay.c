@@ -1,0 +1,82 @@
+/* planner_replay.c: a phase's admission decision made again from what the run kept of it (request.json, answer.json), for audits and tests. */
+#include "planner/planner_replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "planner/planner_proto.h"
+
+/* The request's fields admission reads, back into a request. */
+static int request_of(const cJSON *req, const struct machine *m, struct plan_inputs *in,
+		      struct plan_options *po, struct plan *painting, struct planner_request *q, bl_err *err)
+{
+	const char *phase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "phase"));
+	const cJSON *opt = cJSON_GetObjectItemCaseSensitive(req, "options");
+	const cJSON *cell = cJSON_GetObjectItemCaseSensitive(opt, "cell_mm");
+	const cJSON *round = cJSON_GetObjectItemCaseSensitive(req, "round");
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	memset(in, 0, sizeof(*in));
+	plan_options_default(po, m);
+	in->machine = m;
+	in->target_hash = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "target"), "hash"));
+	if (!phase || !in->target_hash || !cJSON_IsNumber(cell) || !cJSON_IsNumber(round))
+		return bl_fail(err, BL_EINVAL, "request.json: not a planner request");
+	po->cell_mm = cell->valuedouble;
+	q->phase = strcmp(phase, "correct") == 0 ? PLANNER_CORRECT : PLANNER_PLAN;
+	q->round = (int)round->valuedouble;
+	q->in = in;
+	q->opt = po;
+	if (q->phase == PLANNER_CORRECT) {
+		if ((rc = plan_from_json(cJSON_GetObjectItemCaseSensitive(req, "painting"), "request.json: painting",
+					 painting, err)))
+			return rc;
+		q->painting = painting;
+	}
+	return 0;
+}
+
+int planner_replay(const char *record_dir, const struct machine *m, cJSON **out, bl_err *err)
+{
+	char p[CFG_PATH_MAX + 32], *text = NULL;
+	struct planner_denial why;
+	struct plan_options po;
+	struct plan_inputs in;
+	struct planner_request q;
+	struct plan painting = { 0 }, answer = { 0 };
+	const cJSON *id;
+	cJSON *req = NULL, *claims = NULL;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	snprintf(p, sizeof(p), "%s/request.json", record_dir);
+	if ((rc = json_parse_file(p, &req, err)) || (rc = request_of(req, m, &in, &po, &painting, &q, err)))
+		goto out;
+	id = cJSON_GetObjectItemCaseSensitive(req, "id");
+	snprintf(p, sizeof(p), "%s/answer.json", record_dir);
+	if ((rc = fs_read_file(p, (size_t)1 << 31, &text, &n, err)))
+		goto out;
+	/* The same two steps as the run: the answer read strictly, then admitted. */
+	rc = planner_answer_parse(text, n, &q, cJSON_IsNumber(id) ? (long)id->valuedouble : -1, &answer, &claims,
+				  &why, err);
+	if (rc == 0)
+		rc = planner_admit(&q, &answer, &why, err);
+	if (rc == 0 || rc == BL_EDENIED) {
+		*out = rc ? planner_denial_json(&why, GATE_VIEW_OPERATOR) : cJSON_CreateObject();
+		cJSON_AddBoolToObject(*out, "admitted", rc == 0);
+		rc = 0;
+	}
+out:
+	free(text);
+	cJSON_Delete(req);
+	cJSON_Delete(claims);
+	plan_free(&painting);
+	plan_free(&answer);
+	return rc;
+}

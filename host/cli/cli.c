@@ -298,6 +298,7 @@ const struct cli_command cli_commands[] = {
 	  "usage: brushloop run TARGET [--machine M] [--palette P] [--out DIR] [--seed S]\n"
 	  "                     [--open-loop] [--max-strokes N] [--colours K] [--fault KEY=VALUE]...\n"
 	  "                     [--attended] [--accept-nearest] [--refill-ok] [--quiet]\n"
+	  "                     [--planner 'COMMAND ARGS']\n"
 	  "\n"
 	  "Plans TARGET (a PNG or JPEG) for the machine and paints it: every colour is mixed\n"
 	  "and measured by the camera, corrected until it is within tolerance; every batch of\n"
@@ -319,7 +320,11 @@ const struct cli_command cli_commands[] = {
 	  "paint (as `brushloop estimate` gives it) is compared with every well: one that\n"
 	  "cannot supply it refuses the run (exit 2), naming each such well and the ml it\n"
 	  "lacks; --refill-ok starts it anyway (it pauses for each refill). A live progress line goes to a terminal, plain\n"
-	  "lines every 5 s otherwise; --quiet drops both. See docs/run.md.\n"
+	  "lines every 5 s otherwise; --quiet drops both. --planner runs COMMAND (words split\n"
+	  "at spaces, no shell) in a sandbox as the planner of the painting and of each\n"
+	  "correction round, speaking the protocol of docs/planner.md (the machine file's\n"
+	  "planner section sets its deadline, limits, price and what happens when its answer\n"
+	  "is refused); without a sandbox it is refused with exit 2. See docs/run.md.\n"
 	  "\n"
 	  "Exit status: 0 finished (STATUS.md says whether the final canvas verified), 1\n"
 	  "runtime failure, 2 invalid input, 3 paused (a signal, or waiting for an operator),\n"
@@ -351,6 +356,21 @@ const struct cli_command cli_commands[] = {
 	  "world.sim (the simulated canvas) of a run under way is refused, never started over.\n"
 	  "Exit status as for run.\n",
 	  cli_resume_main },
+	{ "planner", "the built-in planner as a process speaking the planner protocol; a run's decisions replayed",
+	  "usage: brushloop planner serve\n"
+	  "       brushloop planner replay RUN_DIR\n"
+	  "\n"
+	  "Reads one request line on stdin, plans it with the built-in planner from what the\n"
+	  "request says alone (the machine's planner view, the palette, the files at /in),\n"
+	  "writes the answer line on stdout and the host's verdict on stderr: the protocol\n"
+	  "of docs/planner.md, so `brushloop run TARGET --planner 'brushloop planner serve'`\n"
+	  "paints through it. Exit 0 when it answered, 2 for a request it cannot read.\n"
+	  "\n"
+	  "replay makes each recorded phase's admission decision again from RUN_DIR/planner/rN\n"
+	  "(request.json, answer.json) and the run's machine.json, one line a phase:\n"
+	  "{\"round\", \"decision\"}, the decision as the journal's planner_denied data (or {}\n"
+	  "for an answer admitted) with \"admitted\".\n",
+	  cli_planner_main },
 	{ "serve", "the web console: runs, a live run, approvals, grants and answers",
 	  "usage: brushloop serve [--runs DIR] [RUN_DIR...] [--listen HOST:PORT] [--read-only]\n"
 	  "\n"

@@ -60,6 +60,7 @@ int cli_plan_main(int argc, char **argv);
 int cli_run_main(int argc, char **argv);
 int cli_resume_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);
+int cli_planner_main(int argc, char **argv);
 int cli_status_main(int argc, char **argv);
 int cli_estimate_main(int argc, char **argv);
 int cli_regress_main(int argc, char **argv);

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "config/machine.h"
 #include "config/palette.h"
+#include "sandbox/sbx.h"
 #include "vision/canvas.h"
 #include "vision/light.h"
 
@@ -35,6 +36,18 @@ static int check_machine(struct check_ctx *c, const char *path, char **summary, 
 	if ((rc = machine_load(path, c->m, err)) || (rc = calib_load_machine(c->m, &cs, err)))
 		return rc;
 	calib_set_free(&cs);
+	/* planner.egress is the sandbox's to read: checked by its reader, as a run checks it. */
+	if (c->m->planner.egress_json[0]) {
+		struct egress_policy pol;
+		cJSON *eg = cJSON_Parse(c->m->planner.egress_json);
+		char where[4200];
+
+		snprintf(where, sizeof(where), "%s: planner.egress", path);
+		rc = eg ? egress_policy_from_json(eg, where, &pol, err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		cJSON_Delete(eg);
+		if (rc)
+			return rc;
+	}
 	c->have_machine = 1;
 	*summary = machine_summary(c->m);
 	return 0;

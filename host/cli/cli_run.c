@@ -38,6 +38,7 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 		{ "refill-ok", no_argument, NULL, 'F' },
 		{ "answered-by", required_argument, NULL, 'B' },
 		{ "accept-changed", no_argument, NULL, 'C' },
+		{ "planner", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -113,6 +114,13 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 			break;
 		case 'C':
 			o->accept_changed = 1;
+			break;
+		case 'P':
+			if (strcmp(cmd->name, "run"))
+				return cli_usage(cmd, "--planner is an option of run (a resume asks the run's planner)");
+			if (!*optarg || strpbrk(optarg, "\n\r"))
+				return cli_usage(cmd, "--planner: a command on one line");
+			o->planner = optarg;
 			break;
 		case 'j':
 			if (!json)

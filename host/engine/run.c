@@ -170,6 +170,7 @@ static void run_close(struct run *r)
 	plan_free(&r->plan);
 	plan_free(&r->corr);
 	planner_close(&r->planner);
+	planner_close(&r->ext);
 	plan_target_free(&r->target);
 	img_free(&r->target_img);
 	run_state_free(&r->st);
@@ -196,7 +197,7 @@ static int load_inputs(struct run *r, const char *machine, const char *palette, 
 	run_wells_full(r);
 	/* No mix yet, but state.json holds the job from the first save on: valid limits. */
 	r->st.job.lim = r->mixer.lim;
-	return 0;
+	return run_planner_open(r, err);
 }
 
 static int load_target(struct run *r, bl_err *err)
@@ -258,6 +259,8 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 	cJSON_AddBoolToObject(o, "accept_nearest", r->opt.accept_nearest);
 	cJSON_AddNumberToObject(o, "max_strokes", r->opt.max_strokes);
 	cJSON_AddNumberToObject(o, "colours", r->opt.colours);
+	if (r->planner_cmd[0]) /* run --planner: a resume asks the same planner */
+		cJSON_AddStringToObject(o, "planner", r->planner_cmd);
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)clk_wall_ms());
 	v = cJSON_AddObjectToObject(o, "versions");
 	cJSON_AddStringToObject(v, "brushloop", BL_VERSION);
@@ -519,7 +522,7 @@ static int plan_next_round(struct run *r, bl_err *err)
 		struct planner_request q = { .phase = PLANNER_CORRECT, .round = r->st.round + 1, .in = &in,
 					     .opt = &po, .painting = &r->plan, .observed = &obs };
 
-		if ((rc = run_planner_ask(r, &q, &corr, err)))
+		if ((rc = run_planner_ask(r, &q, &c, &corr, err)))
 			goto out;
 	}
 	d = cJSON_CreateObject();
@@ -866,9 +869,11 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	in.target_file = target_src;
 	plan_options_for(r, &po);
 	po.canvas_lab = blank;
-	if ((rc = run_planner_ask(r, &(struct planner_request){ .phase = PLANNER_PLAN, .in = &in, .opt = &po },
-				  &r->plan, err)) ||
-	    (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
+	rc = run_planner_ask(r, &(struct planner_request){ .phase = PLANNER_PLAN, .in = &in, .opt = &po }, NULL,
+			     &r->plan, err);
+	if (rc == BL_EPAUSED)
+		return settle(r, rc, err); /* no plan yet: resume asks again */
+	if (rc || (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
 		return rc;
 	r->st.n_colours = r->plan.n_colours;
 	for (int c = 0; c < r->plan.n_colours; c++) {
@@ -917,6 +922,11 @@ static struct run *run_new(const struct run_options *o, const char *dir, bl_err 
 	r->lock_fd = -1;
 	r->wall0_ns = clk_real_ns();
 	planner_builtin(&r->planner);
+	if (o->planner && snprintf(r->planner_cmd, sizeof(r->planner_cmd), "%s", o->planner) >= (int)sizeof(r->planner_cmd)) {
+		bl_fail(err, BL_EINVAL, "--planner: the command is longer than %zu bytes", sizeof(r->planner_cmd) - 1);
+		free(r);
+		return NULL;
+	}
 	run_state_init(&r->st);
 	return r;
 }
@@ -1027,6 +1037,8 @@ static int read_run_json(struct run *r, bl_err *err)
 	    (rc = json_bool(&o, "accept_nearest", JSON_REQUIRED, &r->opt.accept_nearest, err)) < 0 ||
 	    (rc = json_i32(&o, "max_strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &r->opt.max_strokes, err)) < 0 ||
 	    (rc = json_i32(&o, "colours", JSON_REQUIRED, 0, PLAN_MAX_COLOURS, &r->opt.colours, err)) < 0)
+		goto out;
+	if ((rc = json_str(&o, "planner", JSON_OPTIONAL, r->planner_cmd, sizeof(r->planner_cmd), err)) < 0)
 		goto out;
 	json_take(&o, "created_wall_ms");
 	json_take(&o, "versions");

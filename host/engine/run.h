@@ -36,6 +36,7 @@ struct run_options {
 	const char *answered_by;   /* resume: who gives these answers, journaled with the resume (NULL: not said) */
 	int accept_changed;        /* resume: go on with a changed machine, palette or target (journaled) */
 	long stop_after_actions;   /* tests: pause as if signalled after this many arm actions (0: never) */
+	const char *planner;       /* run: "COMMAND ARGS" of an external planner (NULL: the machine's planner.command, else the built-in) */
 };
 
 void run_options_init(struct run_options *o);

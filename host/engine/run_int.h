@@ -17,6 +17,7 @@
 #include "planner/planner.h"
 #include "rig/rig.h"
 #include "safety/gate.h"
+#include "sandbox/sbx.h"
 #include "vision/image.h"
 #include "vision/light.h"
 #include "vision/measure.h"
@@ -196,7 +197,10 @@ struct run {
 	struct machine m;        /* as copied into the run directory */
 	struct palette pal;
 	struct plan_mixer mixer;
-	struct planner planner;  /* who plans and corrects (the built-in planner unless told otherwise) */
+	struct planner planner;  /* the built-in planner */
+	struct planner ext;      /* an external planner (run --planner, machine planner.command); ops NULL: none */
+	struct egress_policy egress; /* its planner.egress */
+	char planner_cmd[CFG_PLANNER_CMD_MAX]; /* run --planner, kept in run.json ("": the machine's, if any) */
 	struct plan plan;        /* round 0 */
 	struct plan corr;        /* the correction plan under way (round >= 1) */
 	struct plan_target target;  /* Lab on the planner's grid */
@@ -365,12 +369,25 @@ void run_retry_clear(struct run_retry *t);
 
 /* ---- run_planner.c: the planner, asked and answered ---- */
 /*
- * Asks the run's planner (q->in, q->opt filled by the caller), counts the
- * call and its wall time in the cost, and admits the answer (planner_admit);
- * journals planner_answer, or planner_denied with the reason. An answer not
- * admitted is an error naming the reason (BL_EINVAL): out holds nothing.
+ * The run's planners: the built-in, and the external one when run --planner
+ * or the machine's planner.command names it (its egress policy parsed, the
+ * sandbox probed: BL_EINVAL when it cannot be made, and it is never run).
  */
-int run_planner_ask(struct run *r, const struct planner_request *q, struct plan *out, bl_err *err);
+int run_planner_open(struct run *r, bl_err *err);
+/*
+ * Asks the run's planner (q->in, q->opt filled by the caller; seen: the
+ * canvas observed for a correction, NULL for the painting), counts the call
+ * and its wall time in the cost, and admits the answer (planner_admit);
+ * journals planner_answer, or planner_denied with the reason, and the
+ * planner's claims. An external planner's answer refused (or its budget
+ * spent) falls back to the built-in one (planner_fallback) or pauses the run
+ * (BL_EPAUSED with the reason), as planner.on_failure says. A built-in
+ * answer refused is BL_EINVAL naming the reason: out holds nothing.
+ */
+int run_planner_ask(struct run *r, const struct planner_request *q, const struct run_canvas *seen,
+		    struct plan *out, bl_err *err);
+/* The built-in planner alone, as run_planner_ask does. */
+int run_planner_ask_builtin(struct run *r, const struct planner_request *q, struct plan *out, bl_err *err);
 
 /* ---- run_mix.c ---- */
 int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);

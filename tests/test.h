@@ -96,5 +96,8 @@ const char *test_tmpdir(void);
 /* Ends the binary as skipped (exit 77, meson's skip), saying why; its directory goes as for a pass. */
 void test_skip(const char *why) __attribute__((noreturn));
 
+/* A whole file as a NUL-terminated string (malloc'd); NULL when it cannot be read. */
+char *test_read_file(const char *path);
+
 /* Writes text to dir/name and returns the path (static buffer, valid until the next call). */
 const char *test_write_file(const char *name, const char *text);

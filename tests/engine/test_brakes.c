@@ -124,7 +124,7 @@ TEST(budgets_and_cost)
 
 TEST(state_round_trips_through_json)
 {
-	struct machine_costs r = { "EUR", 1, 2, 3, 4 };
+	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3 };
 	struct run_cost c = { .arm_s = 12.5, .verifications = 3, .planner_calls = 2, .planner_s = 1.25,
 			      .paint_ml = 0.75 }, c2;
 	struct run_brakes b, b2;
@@ -149,7 +149,7 @@ TEST(state_round_trips_through_json)
 /* A state.json written before the planner's wall time was counted reads as none spent. */
 TEST(cost_without_planner_time_reads_as_zero)
 {
-	struct machine_costs r = { "EUR", 1, 2, 3, 4 };
+	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3 };
 	struct run_cost c = { .arm_s = 1, .planner_calls = 1, .planner_s = 2.5 }, c2;
 	bl_err err = { 0 };
 	cJSON *j = run_cost_json(&c, &r);

@@ -6,23 +6,6 @@
 #include "base/json.h"
 #include "test.h"
 
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = calloc(1, (size_t)n + 1)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -45,9 +28,9 @@ TEST(every_planner_answer_is_admitted_journaled_and_timed)
 			    &out, &errs);
 	CHECK_MSG(rc == 0, "exit %d: %s", rc, errs ? errs : "");
 	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-	journal = read_all(path);
+	journal = test_read_file(path);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	state = read_all(path);
+	state = test_read_file(path);
 	CHECK(journal && state);
 	if (!journal || !state)
 		goto out;

@@ -35,7 +35,7 @@ static void fx_plan(struct fx *f)
 	f->q.in = &f->in;
 	f->q.opt = &f->opt;
 	planner_builtin(&pl);
-	CHECK_MSG(pl.ops->propose(pl.ctx, &f->q, &f->p, &err) == 0, "%s", err.msg);
+	CHECK_MSG(pl.ops->propose(pl.ctx, &f->q, &f->p, NULL, NULL, &err) == 0, "%s", err.msg);
 	planner_close(&pl);
 }
 
@@ -109,7 +109,7 @@ TEST(builtin_plan_and_correction_are_admitted)
 	q.painting = &f.p;
 	q.observed = &f.observed;
 	planner_builtin(&pl);
-	CHECK_MSG(pl.ops->propose(pl.ctx, &q, &corr, &err) == 0, "%s", err.msg);
+	CHECK_MSG(pl.ops->propose(pl.ctx, &q, &corr, NULL, NULL, &err) == 0, "%s", err.msg);
 	CHECK(corr.n_strokes > 0);
 	CHECK_MSG(planner_admit(&q, &corr, &why, &err) == 0, "%s", why.detail);
 	/* The same answer does not pass as a plan of its own: it is a correction of f.p's colours. */

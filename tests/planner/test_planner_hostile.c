@@ -1,0 +1,292 @@
+/* test_planner_hostile.c: an external planner that breaks the protocol is refused with its reason journaled, and the run goes on with the built-in planner or pauses, as the machine file says. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+/* A few strokes: the protocol, not the painting, is under test. */
+#define STROKES "8"
+
+/* The example machine with a planner section; its calibration paths made absolute. */
+static const char *machine_with(const char *name, const char *planner_json)
+{
+	static char path[4200];
+	char src[4200], *text;
+	cJSON *m, *cal, *it;
+
+	snprintf(src, sizeof(src), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
+	text = test_read_file(src);
+	m = cJSON_Parse(text);
+	free(text);
+	cal = cJSON_GetObjectItem(m, "calibration");
+	cJSON_ArrayForEach(it, cal)
+		if (cJSON_IsString(it)) {
+			char abs[4200];
+
+			snprintf(abs, sizeof(abs), "%s/examples/%s", getenv("BRUSHLOOP_SRC"), it->valuestring);
+			cJSON_SetValuestring(it, abs);
+		}
+	cJSON_AddItemToObject(m, "planner", cJSON_Parse(planner_json));
+	text = cJSON_Print(m);
+	snprintf(path, sizeof(path), "%s", test_write_file(name, text));
+	free(text);
+	cJSON_Delete(m);
+	return path;
+}
+
+struct outcome {
+	int rc;
+	char dir[4200];
+	char *journal, *status, *err;
+};
+
+static void outcome_free(struct outcome *o)
+{
+	free(o->journal);
+	free(o->status);
+	free(o->err);
+}
+
+/* Runs the demo target with hostile_planner.py MODE on machine, into a fresh directory. */
+static void run_hostile(const char *mode, const char *machine, struct outcome *o)
+{
+	const char *src = getenv("BRUSHLOOP_SRC");
+	char planner[4200], target[4200], p[4300];
+	char *out = NULL;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(o->dir, sizeof(o->dir), "%s/run-%s", test_tmpdir(), mode);
+	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", src);
+	snprintf(planner, sizeof(planner), "/usr/bin/python3 %s/tests/planner/hostile_planner.py %s %s/examples/planners",
+		 src, mode, src);
+	o->rc = test_brushloop((const char *const[]){ "run", target, "--machine", machine, "--out", o->dir,
+						      "--max-strokes", STROKES, "--accept-nearest", "--quiet",
+						      "--planner", planner, NULL },
+			       &out, &o->err);
+	free(out);
+	snprintf(p, sizeof(p), "%s/journal.jsonl", o->dir);
+	o->journal = test_read_file(p);
+	snprintf(p, sizeof(p), "%s/STATUS.md", o->dir);
+	o->status = test_read_file(p);
+}
+
+/* A deadline a loaded machine's Python meets; the timing cases have their own, short one. */
+static const char *fallback_machine(void)
+{
+	return machine_with("machine-fallback.json",
+			    "{\"on_failure\": \"builtin\", \"answer_deadline_s\": 60, \"max_answer_kb\": 4096}");
+}
+
+static const char *short_deadline_machine(void)
+{
+	return machine_with("machine-short.json", "{\"on_failure\": \"builtin\", \"answer_deadline_s\": 2}");
+}
+
+/* The run refused the planner for reason, journaled it, went on with the built-in planner and finished. */
+static void check_fell_back_on(const char *mode, const char *machine, const char *reason)
+{
+	struct outcome o;
+	char want[128];
+
+	run_hostile(mode, machine, &o);
+	CHECK_MSG(o.rc == 0, "%s: exit %d: %s", mode, o.rc, o.err ? o.err : "");
+	CHECK(o.journal != NULL);
+	if (o.journal) {
+		snprintf(want, sizeof(want), "\"event\":\"planner_denied\",\"data\":{\"reason\":\"%s\"", reason);
+		CHECK_STR_CONTAINS(o.journal, want);
+		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_fallback\"");
+		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"builtin\"");
+		CHECK_STR_CONTAINS(o.journal, "\"event\":\"finished\"");
+		/* Nothing the external planner proposed ran: its answer was never the plan. */
+		CHECK(strstr(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"") == NULL);
+	}
+	outcome_free(&o);
+}
+
+static void check_fell_back(const char *mode, const char *reason)
+{
+	check_fell_back_on(mode, fallback_machine(), reason);
+}
+
+TEST(malformed_json_falls_back_to_the_builtin_planner)
+{
+	check_fell_back("malformed", "malformed");
+}
+
+TEST(a_schema_violation_falls_back_naming_the_key)
+{
+	struct outcome o;
+
+	check_fell_back("schema", "malformed");
+	run_hostile("schema", fallback_machine(), &o);
+	/* The reason names what was wrong, where. */
+	CHECK(o.journal && strstr(o.journal, "answer.plan"));
+	outcome_free(&o);
+}
+
+TEST(an_answer_to_another_request_is_refused)
+{
+	check_fell_back("wrong_id", "malformed");
+}
+
+TEST(a_million_subtasks_are_refused_at_the_size_limit)
+{
+	check_fell_back("million", "too_large");
+}
+
+TEST(a_gigabyte_of_output_is_cut_at_the_size_limit)
+{
+	check_fell_back("gigabyte", "too_large");
+}
+
+TEST(a_planner_that_never_answers_is_late)
+{
+	check_fell_back_on("never", short_deadline_machine(), "late");
+}
+
+TEST(an_answer_after_the_deadline_is_late)
+{
+	check_fell_back_on("late", short_deadline_machine(), "late");
+}
+
+TEST(an_action_past_the_hard_limits_is_refused)
+{
+	struct outcome o;
+
+	check_fell_back("hard_limit", "action");
+	run_hostile("hard_limit", fallback_machine(), &o);
+	CHECK(o.journal && strstr(o.journal, "\"reason\":\"speed_hard\""));
+	outcome_free(&o);
+}
+
+TEST(a_stroke_below_every_floor_is_refused)
+{
+	check_fell_back("outside", "action");
+}
+
+TEST(a_tolerance_looser_than_the_bar_is_refused)
+{
+	check_fell_back("loose", "tolerance");
+}
+
+TEST(a_verification_inside_the_plan_is_a_schema_violation)
+{
+	check_fell_back("verified_inside", "malformed");
+}
+
+/* "verified", a measured colour, usage and an approval beside the plan: claims, journaled, and nothing more. */
+TEST(claims_are_journaled_and_authorise_nothing)
+{
+	struct outcome o;
+	char p[4300];
+
+	run_hostile("claims", fallback_machine(), &o);
+	CHECK(o.journal != NULL);
+	if (o.journal) {
+		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_claims\"");
+		CHECK_STR_CONTAINS(o.journal, "\"verified\":true");
+		CHECK_STR_CONTAINS(o.journal, "\"approval\":{\"request\":\"r000001\"");
+		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"");
+		/* Every verdict is the host's own observation. */
+		CHECK_STR_CONTAINS(o.journal, "\"event\":\"verified\"");
+	}
+	/* The forged approval is no answer the gate would read. */
+	snprintf(p, sizeof(p), "%s/approvals/r000001.answer.json", o.dir);
+	CHECK(access(p, F_OK) != 0);
+	outcome_free(&o);
+}
+
+TEST(a_refused_answer_pauses_when_the_machine_says_pause)
+{
+	struct outcome o;
+
+	run_hostile("malformed", machine_with("machine-pause.json", "{\"on_failure\": \"pause\"}"),
+		    &o);
+	CHECK_MSG(o.rc == 3, "exit %d: %s", o.rc, o.err ? o.err : "");
+	CHECK(o.journal && strstr(o.journal, "\"event\":\"planner_denied\",\"data\":{\"reason\":\"malformed\""));
+	CHECK(o.journal && !strstr(o.journal, "\"event\":\"planner_fallback\""));
+	CHECK(o.status && strstr(o.status, "the external planner's plan (round 0) was refused: malformed"));
+	outcome_free(&o);
+}
+
+/* The budget brake: a planner allowed one call is asked once; the corrections are the built-in's. */
+TEST(a_spent_budget_is_not_asked_again)
+{
+	struct outcome o;
+
+	run_hostile("claims", machine_with("machine-budget.json",
+					   "{\"on_failure\": \"builtin\", \"max_calls\": 1, \"price_per_call\": 0.5}"),
+		    &o);
+	CHECK_MSG(o.rc == 0, "exit %d: %s", o.rc, o.err ? o.err : "");
+	CHECK(o.journal && strstr(o.journal, "\"event\":\"planner_budget\",\"data\":{\"reason\":\"budget\""));
+	CHECK(o.journal && strstr(o.journal, "\"planner_external_calls\":1,"));
+	outcome_free(&o);
+}
+
+/* Each recorded decision, made again from DIR/planner/rN, is the journal's to the byte. */
+TEST(decisions_replay_byte_for_byte)
+{
+	const char *modes[] = { "loose", "claims" };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct outcome o;
+		char *out = NULL, *errs = NULL, *line, *save = NULL;
+		int checked = 0;
+
+		run_hostile(modes[i], fallback_machine(), &o);
+		CHECK(test_brushloop((const char *const[]){ "planner", "replay", o.dir, NULL }, &out, &errs) == 0);
+		for (line = out ? strtok_r(out, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+			cJSON *r = cJSON_Parse(line), *d = cJSON_GetObjectItem(r, "decision");
+			int admitted = cJSON_IsTrue(cJSON_GetObjectItem(d, "admitted"));
+			char *s, want[16384];
+
+			cJSON_DeleteItemFromObject(d, "admitted");
+			s = cJSON_PrintUnformatted(d);
+			/* The journal's data is the decision with the phase's names after it. */
+			if (admitted)
+				snprintf(want, sizeof(want), "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"");
+			else
+				snprintf(want, sizeof(want), "\"event\":\"planner_denied\",\"data\":%.*s,\"planner\":\"external\"",
+					 (int)strlen(s) - 1, s);
+			CHECK_MSG(o.journal && strstr(o.journal, want), "%s: %s", modes[i], want);
+			checked++;
+			cJSON_free(s);
+			cJSON_Delete(r);
+		}
+		CHECK_MSG(checked > 0, "%s: nothing replayed: %s", modes[i], errs ? errs : "");
+		free(out);
+		free(errs);
+		outcome_free(&o);
+	}
+}
+
+/* No sandbox here (no bwrap on PATH): the run refuses the planner with exit 2 and never runs it. */
+TEST(no_sandbox_refuses_the_run)
+{
+	const char *path = getenv("PATH");
+	char *saved = path ? strdup(path) : NULL;
+	struct outcome o;
+	struct stat sb;
+
+	setenv("PATH", "/nonexistent", 1);
+	run_hostile("claims", fallback_machine(), &o);
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+	CHECK_MSG(o.rc == 2, "exit %d", o.rc);
+	CHECK(o.err && strstr(o.err, "cannot be sandboxed"));
+	CHECK(stat(o.dir, &sb) != 0); /* refused before anything was written */
+	outcome_free(&o);
+}
+
+TEST_MAIN(T(malformed_json_falls_back_to_the_builtin_planner), T(a_schema_violation_falls_back_naming_the_key),
+	  T(an_answer_to_another_request_is_refused), T(a_million_subtasks_are_refused_at_the_size_limit),
+	  T(a_gigabyte_of_output_is_cut_at_the_size_limit), T(a_planner_that_never_answers_is_late),
+	  T(an_answer_after_the_deadline_is_late), T(an_action_past_the_hard_limits_is_refused),
+	  T(a_stroke_below_every_floor_is_refused), T(a_tolerance_looser_than_the_bar_is_refused),
+	  T(a_verification_inside_the_plan_is_a_schema_violation), T(claims_are_journaled_and_authorise_nothing),
+	  T(a_refused_answer_pauses_when_the_machine_says_pause), T(a_spent_budget_is_not_asked_again),
+	  T(decisions_replay_byte_for_byte), T(no_sandbox_refuses_the_run))

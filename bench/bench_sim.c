@@ -34,17 +34,19 @@ static int exec_stroke(struct sim *s, const struct machine *m, rng *r, const cha
 	arm_point pts[6];
 	struct arm_action a;
 	int n = 3 + (int)rng_below(r, 4);
-	double x = m->canvas.origin_mm[0] + 40.0 + rng_uniform(r) * (m->canvas.size_mm[0] - 80.0);
-	double y = m->canvas.origin_mm[1] + 40.0 + rng_uniform(r) * (m->canvas.size_mm[1] - 80.0);
+	double x = 40.0 + rng_uniform(r) * (m->canvas.size_mm[0] - 80.0); /* canvas mm */
+	double y = 40.0 + rng_uniform(r) * (m->canvas.size_mm[1] - 80.0);
 
 	for (int i = 0; i < n; i++) {
-		pts[i] = (arm_point){ x, y, m->canvas.surface_z_mm - 0.5 };
+		struct machine_pt t = xform_to_machine(&m->xf, (struct canvas_pt){ x, y });
+
+		pts[i] = (arm_point){ t.x, t.y, m->canvas.surface_z_mm - 0.5 };
 		x += (rng_uniform(r) - 0.5) * 50.0;
 		y += (rng_uniform(r) - 0.5) * 50.0;
-		if (x < m->canvas.origin_mm[0] + 5.0 || x > m->canvas.origin_mm[0] + m->canvas.size_mm[0] - 5.0)
-			x = m->canvas.origin_mm[0] + 0.5 * m->canvas.size_mm[0];
-		if (y < m->canvas.origin_mm[1] + 5.0 || y > m->canvas.origin_mm[1] + m->canvas.size_mm[1] - 5.0)
-			y = m->canvas.origin_mm[1] + 0.5 * m->canvas.size_mm[1];
+		if (x < 5.0 || x > m->canvas.size_mm[0] - 5.0)
+			x = 0.5 * m->canvas.size_mm[0];
+		if (y < 5.0 || y > m->canvas.size_mm[1] - 5.0)
+			y = 0.5 * m->canvas.size_mm[1];
 	}
 	memset(&a, 0, sizeof(a));
 	a.kind = ARM_STROKE;

@@ -298,10 +298,10 @@ int calib_canvas_truth(const struct calib_canvas_result *r, const cJSON *truth, 
 
 /* ---- arm registration (calib_arm.c) ---- */
 
-enum calib_arm_model { CALIB_ARM_SIMILARITY, CALIB_ARM_AFFINE };
-extern const char *const calib_arm_model_names[]; /* "similarity", "affine", NULL */
+enum calib_arm_model { CALIB_ARM_SIMILARITY = XFORM_SIMILARITY, CALIB_ARM_AFFINE = XFORM_AFFINE };
+#define calib_arm_model_names xform_model_names /* "similarity", "affine", NULL */
 
-#define CALIB_ARM_MAX_POINTS 64
+#define CALIB_ARM_MAX_POINTS XFORM_REG_MAX_POINTS
 
 /*
  * The canvas-to-arm registration (the file calibration.arm names, kind

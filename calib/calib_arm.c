@@ -7,10 +7,8 @@
 #include "base/json.h"
 #include "calib/calib.h"
 
-const char *const calib_arm_model_names[] = { "similarity", "affine", NULL };
-
 #define MIN_SPREAD_MM 5.0 /* points closer than this to a line do not fix a plane map */
-#define MAX_ABS_MM 100000.0
+#define MAX_ABS_MM XFORM_MAX_ABS_MM
 
 /* Solves the 3x3 normal equations a x = b in place (Gaussian elimination); 0 when singular. */
 static int solve3(double a[3][3], double b[3])
@@ -281,104 +279,35 @@ int calib_arm_save(const char *path, const struct calib_arm *c, bl_err *err)
 	return rc;
 }
 
-static int read_row3(json_obj *o, const cJSON *arr, int row, double out[3], bl_err *err)
-{
-	const cJSON *r = cJSON_GetArrayItem(arr, row), *it;
-	int k = 0;
-
-	if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 3)
-		return json_fail(o, "canvas_to_machine", err, BL_EINVAL,
-				 "must be two rows [a, b, t] of three numbers");
-	cJSON_ArrayForEach(it, r) {
-		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
-		    fabs(it->valuedouble) > MAX_ABS_MM)
-			return json_fail(o, "canvas_to_machine", err, BL_EINVAL,
-					 "row %d: must be finite numbers within +-%g", row, MAX_ABS_MM);
-		out[k++] = it->valuedouble;
-	}
-	return 0;
-}
-
 int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err)
 {
-	cJSON *root;
-	json_obj o, po;
-	const cJSON *arr, *it;
-	size_t count, i = 0;
-	double det, sx, sy;
-	int model, mirrored, rc;
+	/* The file has one reader, config's, which machine_load uses too: the fit keeps its arm_point view. */
+	struct xform_reg *f = malloc(sizeof(*f));
+	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = json_parse_file(path, &root, err);
-	if (rc)
-		return rc;
-	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_kind(&o, "arm-calibration", 1, err)) < 0 ||
-	    (rc = json_str(&o, "created", JSON_REQUIRED, c->created, sizeof(c->created), err)) < 0 ||
-	    (rc = json_enum(&o, "model", JSON_REQUIRED, calib_arm_model_names, &model, err)) < 0 ||
-	    (rc = json_array(&o, "canvas_to_machine", JSON_REQUIRED, 2, &arr, &count, err)) < 0)
-		goto out_free;
-	c->model = model;
-	if (count != 2) {
-		rc = json_fail(&o, "canvas_to_machine", err, BL_EINVAL,
-			       "must be two rows [a, b, t] of three numbers");
-		goto out_free;
+	if (!f)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	rc = xform_reg_load(path, f, err);
+	if (rc == 0) {
+		c->model = f->model;
+		memcpy(c->a, f->a, sizeof(c->a));
+		memcpy(c->z, f->z, sizeof(c->z));
+		c->scale = f->scale;
+		c->rotation_deg = f->rotation_deg;
+		c->n = f->n;
+		for (int i = 0; i < f->n; i++) {
+			memcpy(c->canvas_mm[i], f->canvas_mm[i], sizeof(c->canvas_mm[i]));
+			c->arm_mm[i] = (arm_point){ f->arm_mm[i][0], f->arm_mm[i][1], f->arm_mm[i][2] };
+			c->residual_mm[i] = f->residual_mm[i];
+		}
+		c->rms_mm = f->rms_mm;
+		c->max_mm = f->max_mm;
+		c->z_rms_mm = f->z_rms_mm;
+		memcpy(c->created, f->created, sizeof(c->created));
 	}
-	if ((rc = read_row3(&o, arr, 0, c->a[0], err)) < 0 ||
-	    (rc = read_row3(&o, arr, 1, c->a[1], err)) < 0 ||
-	    (rc = json_vec(&o, "surface_z", JSON_REQUIRED, 3, -MAX_ABS_MM, MAX_ABS_MM, c->z, err)) < 0 ||
-	    (rc = json_num(&o, "scale", JSON_REQUIRED, 0.5, 2.0, &c->scale, err)) < 0 ||
-	    (rc = json_num(&o, "rotation_deg", JSON_REQUIRED, -180, 180, &c->rotation_deg, err)) < 0 ||
-	    (rc = json_bool(&o, "mirrored", JSON_REQUIRED, &mirrored, err)) < 0 ||
-	    (rc = json_num(&o, "rms_mm", JSON_REQUIRED, 0, 1000, &c->rms_mm, err)) < 0 ||
-	    (rc = json_num(&o, "max_mm", JSON_REQUIRED, 0, 1000, &c->max_mm, err)) < 0 ||
-	    (rc = json_num(&o, "z_rms_mm", JSON_REQUIRED, 0, 1000, &c->z_rms_mm, err)) < 0 ||
-	    (rc = json_array(&o, "points", JSON_REQUIRED, CALIB_ARM_MAX_POINTS, &arr, &count, err)) < 0)
-		goto out_free;
-	det = c->a[0][0] * c->a[1][1] - c->a[0][1] * c->a[1][0];
-	sx = hypot(c->a[0][0], c->a[1][0]);
-	sy = hypot(c->a[0][1], c->a[1][1]);
-	if (!(sx > 0.5 && sx < 2.0 && sy > 0.5 && sy < 2.0) || fabs(det) < 0.25) {
-		rc = json_fail(&o, "canvas_to_machine", err, BL_EINVAL,
-			       "scales the canvas by %.3f x %.3f: not a registration in mm", sx, sy);
-		goto out_free;
-	}
-	if ((det < 0) != (mirrored != 0)) {
-		rc = json_fail(&o, "mirrored", err, BL_EINVAL, "%s, but the map %s",
-			       mirrored ? "true" : "false", det < 0 ? "mirrors" : "does not mirror");
-		goto out_free;
-	}
-	if (c->model == CALIB_ARM_SIMILARITY &&
-	    (fabs(c->a[0][0] - (det < 0 ? -1 : 1) * c->a[1][1]) > 1e-6 * (1 + sx) ||
-	     fabs(c->a[0][1] + (det < 0 ? -1 : 1) * c->a[1][0]) > 1e-6 * (1 + sx))) {
-		rc = json_fail(&o, "canvas_to_machine", err, BL_EINVAL,
-			       "is not a similarity (rotation and uniform scale)");
-		goto out_free;
-	}
-	if (count < 4) {
-		rc = json_fail(&o, "points", err, BL_EINVAL, "%zu points; a registration has at least 4",
-			       count);
-		goto out_free;
-	}
-	cJSON_ArrayForEach(it, arr) {
-		double a[3];
-
-		if ((rc = json_item_obj(&o, "points", it, i, &po, err)) < 0 ||
-		    (rc = json_vec(&po, "canvas_mm", JSON_REQUIRED, 2, -MAX_ABS_MM, MAX_ABS_MM,
-				   c->canvas_mm[i], err)) < 0 ||
-		    (rc = json_vec(&po, "arm_mm", JSON_REQUIRED, 3, -MAX_ABS_MM, MAX_ABS_MM, a, err)) < 0 ||
-		    (rc = json_num(&po, "residual_mm", JSON_REQUIRED, 0, 1000, &c->residual_mm[i],
-				   err)) < 0 ||
-		    (rc = json_end(&po, err)) < 0)
-			goto out_free;
-		c->arm_mm[i] = (arm_point){ a[0], a[1], a[2] };
-		i++;
-	}
-	c->n = (int)count;
-	rc = json_end(&o, err);
-out_free:
-	cJSON_Delete(root);
-	return rc < 0 ? rc : 0;
+	free(f);
+	return rc;
 }
 
 int calib_arm_points_load(const char *path, int *n, double (*canvas_mm)[2], arm_point *arm_mm,

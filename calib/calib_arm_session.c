@@ -67,14 +67,14 @@ static int jog(struct calib_arm_session *s, double dx, double dy, double dz, bl_
 static int go_above(struct calib_arm_session *s, const double xy[2], bl_err *err)
 {
 	const struct machine *m = s->m;
+	struct machine_pt t = xform_to_machine(&m->xf, (struct canvas_pt){ xy[0], xy[1] });
 	struct arm_action a;
 
 	memset(&a, 0, sizeof(a));
 	a.kind = ARM_MOVE;
 	a.id = -1;
 	a.speed_mm_s = s->speed_mm_s;
-	a.target = (arm_point){ m->canvas.origin_mm[0] + xy[0], m->canvas.origin_mm[1] + xy[1],
-				m->travel_z_mm };
+	a.target = (arm_point){ t.x, t.y, m->travel_z_mm };
 	a.zones = 1u << ARM_ZONE_TRAVEL;
 	return gate_run(s, &a, err);
 }

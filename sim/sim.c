@@ -34,6 +34,8 @@ static uint64_t fingerprint(const struct sim *s)
 	fp_mix(&h, &s->w.ny, sizeof(s->w.ny));
 	fp_mix(&h, &m->sim.cell_mm, sizeof(m->sim.cell_mm));
 	fp_mix(&h, m->canvas.origin_mm, sizeof(m->canvas.origin_mm));
+	fp_mix(&h, m->sim.canvas_offset_mm, sizeof(m->sim.canvas_offset_mm));
+	fp_mix(&h, &m->sim.canvas_rotation_deg, sizeof(m->sim.canvas_rotation_deg));
 	fp_mix(&h, &m->n_wells, sizeof(m->n_wells));
 	fp_mix(&h, &m->n_cells, sizeof(m->n_cells));
 	fp_mix(&h, &m->n_brushes, sizeof(m->n_brushes));
@@ -93,6 +95,12 @@ int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, s
 	s->refs = 1;
 	s->log_fd = -1;
 	s->m = *m;
+	{
+		double at[2] = { m->canvas.origin_mm[0] + m->sim.canvas_offset_mm[0],
+				 m->canvas.origin_mm[1] + m->sim.canvas_offset_mm[1] };
+
+		xform_place(&s->canvas_xf, at, m->sim.canvas_rotation_deg);
+	}
 	s->clock = clock;
 	clk_virtual_init(clock, 0);
 	if (o && o->world_file) {
@@ -273,8 +281,8 @@ double sim_station_ml(struct sim *s, const char *name)
 
 int sim_canvas_lab(struct sim *s, double x, double y, double lab[3], bl_err *err)
 {
-	double cx = (x - s->m.canvas.origin_mm[0]) / s->w.cell_mm;
-	double cy = (y - s->m.canvas.origin_mm[1]) / s->w.cell_mm, r[SIM_NB];
+	struct canvas_pt p = xform_to_canvas(&s->canvas_xf, (struct machine_pt){ x, y });
+	double cx = p.x / s->w.cell_mm, cy = p.y / s->w.cell_mm, r[SIM_NB];
 	int ix = (int)floor(cx), iy = (int)floor(cy);
 
 	if (ix < 0 || iy < 0 || ix >= s->w.nx || iy >= s->w.ny)

@@ -622,13 +622,22 @@ static void map_stations(const struct sim *s, struct sim_cam *c, const struct ma
 	}
 }
 
-/* Corner markers (their one definition is vision/canvas.h): centre of marker id, machine mm. */
-static void marker_center(const struct machine *m, const struct vis_markers *mk, int id,
-			  double out[2])
+/* A point on the canvas where it truly lies, machine mm. */
+static void canvas_at(const struct sim *s, double x_mm, double y_mm, double out[2])
 {
-	vis_marker_centre(mk, id, out);
-	out[0] += m->canvas.origin_mm[0];
-	out[1] += m->canvas.origin_mm[1];
+	struct machine_pt p = xform_to_machine(&s->canvas_xf, (struct canvas_pt){ x_mm, y_mm });
+
+	out[0] = p.x;
+	out[1] = p.y;
+}
+
+/* Corner markers (their one definition is vision/canvas.h): centre of marker id, machine mm. */
+static void marker_center(const struct sim *s, const struct vis_markers *mk, int id, double out[2])
+{
+	double c[2];
+
+	vis_marker_centre(mk, id, c);
+	canvas_at(s, c[0], c[1], out);
 }
 
 static const char *const marker_names[4] = { "origin", "x", "xy", "y" };
@@ -720,7 +729,8 @@ void sim_cam_forget_map(struct sim *s)
 static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 {
 	const struct machine *m = &s->m;
-	const double *co = m->canvas.origin_mm, *cs = m->canvas.size_mm, cz = m->canvas.surface_z_mm;
+	const double *cs = m->canvas.size_mm, cz = m->canvas.surface_z_mm;
+	double lo[2] = { INFINITY, INFINITY }, hi[2] = { -INFINITY, -INFINITY };
 	struct bbox b;
 
 	c->gain_max = 0.0f;
@@ -740,18 +750,29 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 	map_stations(s, c, &m->water, 1, 0, 0, (uint32_t)(c->ncell + SRC_WATER));
 	map_stations(s, c, &m->wipe, 1, 0, 0, (uint32_t)(c->ncell + SRC_PAD));
 
-	b = bbox_rect(c, co[0], co[1], co[0] + cs[0], co[1] + cs[1], cz, cz);
+	for (int k = 0; k < 4; k++) {
+		double q[2];
+
+		canvas_at(s, (k & 1) ? cs[0] : 0.0, (k & 2) ? cs[1] : 0.0, q);
+		lo[0] = fmin(lo[0], q[0]);
+		lo[1] = fmin(lo[1], q[1]);
+		hi[0] = fmax(hi[0], q[0]);
+		hi[1] = fmax(hi[1], q[1]);
+	}
+	b = bbox_rect(c, lo[0], lo[1], hi[0], hi[1], cz, cz);
 	for (int v = b.y0; v <= b.y1; v++)
 		for (int u = b.x0; u <= b.x1; u++) {
 			double p[3];
+			struct canvas_pt q;
 			int ix, iy;
 
 			if (!hit(c, u + 0.5, v + 0.5, cz, p))
 				continue;
-			if (p[0] < co[0] || p[1] < co[1] || p[0] >= co[0] + cs[0] || p[1] >= co[1] + cs[1])
+			q = xform_to_canvas(&s->canvas_xf, (struct machine_pt){ p[0], p[1] });
+			if (q.x < 0 || q.y < 0 || q.x >= cs[0] || q.y >= cs[1])
 				continue;
-			ix = (int)((p[0] - co[0]) / s->w.cell_mm);
-			iy = (int)((p[1] - co[1]) / s->w.cell_mm);
+			ix = (int)(q.x / s->w.cell_mm);
+			iy = (int)(q.y / s->w.cell_mm);
 			if (ix >= s->w.nx)
 				ix = s->w.nx - 1;
 			if (iy >= s->w.ny)
@@ -764,18 +785,23 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 
 		vis_markers_from_machine(m, &mk);
 		for (int id = 0; id < 4; id++) {
-			double mc[2], hs = vis_marker_reach_mm(&mk);
+			/* The square's bounding box however the canvas is turned (sqrt 2 of its half side). */
+			double mc[2], cc[2], hs = vis_marker_reach_mm(&mk) * M_SQRT2;
 
-			marker_center(m, &mk, id, mc);
+			vis_marker_centre(&mk, id, cc);
+			marker_center(s, &mk, id, mc);
 			b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);
 			for (int v = b.y0; v <= b.y1; v++)
 				for (int u = b.x0; u <= b.x1; u++) {
 					double p[3];
+					struct canvas_pt q;
 					int k;
 
 					if (!hit(c, u + 0.5, v + 0.5, cz, p))
 						continue;
-					k = vis_marker_pattern(id, p[0] - mc[0], p[1] - mc[1], mk.size_mm);
+					/* The pattern lies along the canvas's edges. */
+					q = xform_to_canvas(&s->canvas_xf, (struct machine_pt){ p[0], p[1] });
+					k = vis_marker_pattern(id, q.x - cc[0], q.y - cc[1], mk.size_mm);
 					if (k >= 0)
 						set_px(s, c, u, v,
 						       (uint32_t)(c->ncell + (k ? SRC_INK : SRC_PAPER)), p);
@@ -1494,13 +1520,14 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 	markers = cJSON_AddArrayToObject(root, "markers");
 	vis_markers_from_machine(m, &mk);
 	for (int id = 0; id < 4; id++) {
-		double mc[2], hs = 0.5 * mk.size_mm, z = m->canvas.surface_z_mm;
+		double mc[2], cc[2], hs = 0.5 * mk.size_mm, z = m->canvas.surface_z_mm;
 		double p[3] = { 0, 0, z }, u, v;
 		static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
 		cJSON *o = cJSON_CreateObject(), *corners;
 		int visible = 1;
 
-		marker_center(m, &mk, id, mc);
+		vis_marker_centre(&mk, id, cc);
+		marker_center(s, &mk, id, mc);
 		cJSON_AddNumberToObject(o, "id", id);
 		cJSON_AddStringToObject(o, "corner", marker_names[id]);
 		p[0] = mc[0];
@@ -1510,8 +1537,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 			cJSON_AddItemToObject(o, "center", point_json(u, v));
 		corners = cJSON_AddArrayToObject(o, "corners");
 		for (int k = 0; k < 4; k++) {
-			p[0] = mc[0] + sx[k] * hs;
-			p[1] = mc[1] + sy[k] * hs;
+			canvas_at(s, cc[0] + sx[k] * hs, cc[1] + sy[k] * hs, p);
 			if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
 			    v >= c->h)
 				visible = 0;

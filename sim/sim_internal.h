@@ -87,6 +87,13 @@ struct sim_cam;
 struct sim {
 	int refs;
 	struct machine m;             /* own copy, faults applied */
+	/*
+	 * Where the canvas truly lies (zones.canvas.origin_mm moved by
+	 * sim.canvas_offset_mm and turned by sim.canvas_rotation_deg): the world
+	 * paints and shows it there. Never m.xf, which is what the machine
+	 * believes (its arm registration, or the nominal placement).
+	 */
+	struct xform canvas_xf;
 	clk *clock;
 	uint64_t seed;
 	uint64_t fingerprint;         /* what a world file must have been made for */

@@ -352,7 +352,9 @@ static double stamp(struct sim *s, struct sim_pot *tool, double x, double y, dou
 {
 	struct sim_world *w = &s->w;
 	const double c = w->cell_mm, area = c * c, rad = 0.5 * width;
-	double cx = x - s->m.canvas.origin_mm[0], cy = y - s->m.canvas.origin_mm[1];
+	/* On the canvas where it truly lies; a turn keeps the disc a disc. */
+	struct canvas_pt at = xform_to_canvas(&s->canvas_xf, (struct machine_pt){ x, y });
+	double cx = at.x, cy = at.y;
 	int x0 = (int)floor((cx - rad) / c), x1 = (int)floor((cx + rad) / c);
 	int y0 = (int)floor((cy - rad) / c), y1 = (int)floor((cy + rad) / c);
 	double frac[SIM_MAX_PAINTS], tot = sim_pot_total(tool), picked[SIM_MAX_PAINTS] = { 0 };

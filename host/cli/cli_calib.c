@@ -54,7 +54,8 @@ static int load_machine(const char *given, struct machine **m, bl_err *err)
 	*m = malloc(sizeof(**m));
 	if (!*m)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	return machine_load(path, *m, err);
+	/* Calibration measures the machine as its file alone places the canvas: an arm registration is what calib arm makes. */
+	return machine_load_nominal(path, *m, err);
 }
 
 /* "X,Y;X,Y;..." into up to max points; returns how many, or a negative code. */
@@ -210,11 +211,14 @@ int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card
 		rc = bl_fail(err, BL_EINVAL, "%s: %d swatches, the simulator shows at most %d",
 			     card_path, card->n, SIM_CARD_MAX);
 	if (rc == 0) {
+		/* On the canvas, centred. */
+		struct machine_pt c = xform_to_machine(
+			&m->xf, (struct canvas_pt){ 0.5 * m->canvas.size_mm[0], 0.5 * m->canvas.size_mm[1] });
+
 		memset(out, 0, sizeof(*out));
 		memcpy(out->size_mm, card->size_mm, sizeof(out->size_mm));
-		/* On the canvas, centred. */
-		out->center_mm[0] = m->canvas.origin_mm[0] + 0.5 * m->canvas.size_mm[0];
-		out->center_mm[1] = m->canvas.origin_mm[1] + 0.5 * m->canvas.size_mm[1];
+		out->center_mm[0] = c.x;
+		out->center_mm[1] = c.y;
 		out->marker_inset_mm = card->marker_inset_mm;
 		out->marker_size_mm = card->marker_size_mm;
 		out->n = card->n;

@@ -249,6 +249,7 @@ static int load_zones(json_obj *root, struct machine *m, bl_err *err)
 			return json_fail(&z, "canvas", err, BL_EINVAL,
 					 "the canvas does not lie inside work_area");
 	}
+	xform_place(&m->xf, m->canvas.origin_mm, 0.0);
 	BL_TRY(load_markers(&o, &m->canvas, err));
 	rc = json_vec(&o, "lab", JSON_OPTIONAL, 3, -128.0, 128.0, m->canvas.lab, err);
 	if (rc < 0)
@@ -906,6 +907,9 @@ static int load_sim(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_num(&o, "arm_noise_mm", JSON_OPTIONAL, 0.0, 10.0, &s->arm_noise_mm, err));
 	BL_TRY(json_num(&o, "dispense_sd", JSON_OPTIONAL, 0.0, 0.5, &s->dispense_sd, err));
 	BL_TRY(json_num(&o, "drying_s", JSON_OPTIONAL, 0.0, 1e6, &s->drying_s, err));
+	BL_TRY(json_vec(&o, "canvas_offset_mm", JSON_OPTIONAL, 2, -50.0, 50.0, s->canvas_offset_mm, err));
+	BL_TRY(json_num(&o, "canvas_rotation_deg", JSON_OPTIONAL, -10.0, 10.0, &s->canvas_rotation_deg,
+			err));
 
 	rc = json_child(&o, "chart", JSON_OPTIONAL, &c, err);
 	if (rc < 0)
@@ -1029,7 +1033,57 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	return json_end(root, err);
 }
 
-int machine_load(const char *path, struct machine *m, bl_err *err)
+/*
+ * The registration calibration.arm names becomes the machine's transform,
+ * held to the machine's own bounds: the residual it allows, and every canvas
+ * corner inside the work area.
+ */
+static int load_registration(struct machine *m, bl_err *err)
+{
+	const struct machine_calibration *c = &m->calibration;
+	struct xform_reg *r;
+	int rc;
+
+	if (!c->arm[0])
+		return 0;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	rc = xform_reg_load(c->arm, r, err);
+	if (rc) {
+		rc = bl_err_prefix(err, "%s: calibration.arm", m->file);
+		goto out_free;
+	}
+	/* A registration worse than the machine allows is refused, not warned about: it moves the arm. */
+	if (r->max_mm > c->max_arm_residual_mm) {
+		rc = bl_fail(err, BL_EINVAL, "%s: calibration.arm %s: its residual %.3f mm exceeds "
+			     "calibration.max_arm_residual_mm %.3f: register the arm again", m->file,
+			     c->arm, r->max_mm, c->max_arm_residual_mm);
+		goto out_free;
+	}
+	if ((rc = xform_from_map(&m->xf, r->a, err))) {
+		rc = bl_err_prefix(err, "%s: calibration.arm %s: canvas_to_machine", m->file, c->arm);
+		goto out_free;
+	}
+	for (int k = 0; k < 4; k++) {
+		struct canvas_pt cp = { (k & 1) ? m->canvas.size_mm[0] : 0.0,
+					(k & 2) ? m->canvas.size_mm[1] : 0.0 };
+		struct machine_pt mp = xform_to_machine(&m->xf, cp);
+		double p[2] = { mp.x, mp.y };
+
+		if (!in_box2(p, m->work_min_mm, m->work_max_mm)) {
+			rc = bl_fail(err, BL_EINVAL, "%s: calibration.arm %s puts canvas corner (%g, %g) "
+				     "at machine (%.1f, %.1f) mm, outside work_area", m->file, c->arm,
+				     cp.x, cp.y, mp.x, mp.y);
+			goto out_free;
+		}
+	}
+out_free:
+	free(r);
+	return rc;
+}
+
+static int load_file(const char *path, struct machine *m, int registered, bl_err *err)
 {
 	char tmp[CFG_PATH_MAX];
 	cJSON *doc;
@@ -1049,7 +1103,19 @@ int machine_load(const char *path, struct machine *m, bl_err *err)
 	if (rc == 0)
 		rc = load_root(&root, m, err);
 	cJSON_Delete(doc);
+	if (rc == 0 && registered)
+		rc = load_registration(m, err);
 	return rc;
+}
+
+int machine_load(const char *path, struct machine *m, bl_err *err)
+{
+	return load_file(path, m, 1, err);
+}
+
+int machine_load_nominal(const char *path, struct machine *m, bl_err *err)
+{
+	return load_file(path, m, 0, err);
 }
 
 static const struct machine_station *find_station(const struct machine_station *list, int n,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "config/xform.h"
 
 #define CFG_NAME_MAX 32
 #define CFG_PATH_MAX 512
@@ -276,6 +277,14 @@ struct machine_sim {
 	double arm_noise_mm;         /* standard deviation of the tool position, each axis */
 	double dispense_sd;          /* relative spread of one dispensed unit's volume */
 	double drying_s;             /* wet paint on the canvas is dry after this long, s */
+	/*
+	 * Where the simulated canvas truly lies: its origin corner this far from
+	 * zones.canvas.origin_mm and its x edge turned this far counterclockwise.
+	 * The simulated world alone reads them; the machine knows of them only
+	 * through an arm registration (calibration.arm), as a real one would.
+	 */
+	double canvas_offset_mm[2];
+	double canvas_rotation_deg;
 	int has_chart;               /* a colour chart for the "chart" scene */
 	double chart_center_mm[2];
 	double chart_patch_mm, chart_gap_mm;
@@ -318,10 +327,23 @@ struct machine {
 	struct machine_planner planner;
 	struct machine_brakes brakes;
 	struct machine_sim sim;         /* the simulator (defaults unless a "sim" section is given) */
+	/*
+	 * Canvas to machine: the arm registration calibration.arm names, or the
+	 * canvas placed square at zones.canvas.origin_mm when it names none. The
+	 * one transform the planner, the gate, the engine and vision use.
+	 */
+	struct xform xf;
 };
 
-/* Loads and validates a machine file; every message names the file and key path. */
+/*
+ * Loads and validates a machine file, and the arm registration its
+ * calibration.arm names (refused when bad, or beyond
+ * calibration.max_arm_residual_mm, or placing the canvas outside the work
+ * area); every message names the file and key path.
+ */
 int machine_load(const char *path, struct machine *m, bl_err *err);
+/* The same without the registration: the canvas where the machine file alone puts it (for calib arm, which makes one). */
+int machine_load_nominal(const char *path, struct machine *m, bl_err *err);
 
 /* Applies one fault override "KEY=VALUE" (the keys of sim.faults) to m->sim.faults, checked like the file. */
 int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err);

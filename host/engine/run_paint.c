@@ -125,19 +125,20 @@ static int boxes_meet(const double *a, const double *b)
 static int stroke_box(const struct run *r, const struct arm_action *a, double box[4])
 {
 	const struct machine_brush *b = machine_find_brush(&r->m, a->brush);
-	double half = (b ? 0.5 * b->width_mm : 0.0) + 1.0, ox, oy;
+	double half = (b ? 0.5 * b->width_mm : 0.0) + 1.0;
 
 	if (a->kind != ARM_STROKE || a->n_points == 0)
 		return -1;
-	/* Machine mm back to canvas mm: the inverse of the one mapping (a translation). */
-	plan_canvas_to_machine(&r->m, 0.0, 0.0, &ox, &oy);
 	box[0] = box[1] = INFINITY;
 	box[2] = box[3] = -INFINITY;
 	for (size_t i = 0; i < a->n_points; i++) {
-		box[0] = fmin(box[0], a->points[i].x - ox - half);
-		box[1] = fmin(box[1], a->points[i].y - oy - half);
-		box[2] = fmax(box[2], a->points[i].x - ox + half);
-		box[3] = fmax(box[3], a->points[i].y - oy + half);
+		struct canvas_pt c = xform_to_canvas(&r->plan.xf, (struct machine_pt){ a->points[i].x,
+											  a->points[i].y });
+
+		box[0] = fmin(box[0], c.x - half);
+		box[1] = fmin(box[1], c.y - half);
+		box[2] = fmax(box[2], c.x + half);
+		box[3] = fmax(box[3], c.y + half);
 	}
 	return 0;
 }
@@ -641,10 +642,8 @@ static int stroke_crosses(const struct run *r, const struct arm_action *a,
 {
 	const struct plan *p = &r->plan;
 	const struct machine_brush *b = machine_find_brush(&r->m, a->brush);
-	double half = b ? 0.5 * b->width_mm : 0.0, ox, oy;
+	double half = b ? 0.5 * b->width_mm : 0.0;
 
-	/* Machine mm back to canvas mm: the inverse of the one mapping (a translation). */
-	plan_canvas_to_machine(&r->m, 0.0, 0.0, &ox, &oy);
 	for (size_t i = 0; i + 1 < a->n_points || (i == 0 && a->n_points == 1); i++) {
 		const arm_point *p0 = &a->points[i], *p1 = &a->points[i + 1 < a->n_points ? i + 1 : i];
 		double len = hypot(p1->x - p0->x, p1->y - p0->y);
@@ -652,8 +651,10 @@ static int stroke_crosses(const struct run *r, const struct arm_action *a,
 
 		for (int k = 0; k <= steps; k++) {
 			double t = (double)k / steps;
-			double x = p0->x + t * (p1->x - p0->x) - ox;
-			double y = p0->y + t * (p1->y - p0->y) - oy;
+			struct canvas_pt c = xform_to_canvas(
+				&p->xf, (struct machine_pt){ p0->x + t * (p1->x - p0->x),
+							     p0->y + t * (p1->y - p0->y) });
+			double x = c.x, y = c.y;
 			int c0 = (int)floor((x - half - p->image_mm[0]) / p->cell_mm);
 			int c1 = (int)floor((x + half - p->image_mm[0]) / p->cell_mm);
 			int r0 = (int)floor((y - half - p->image_mm[1]) / p->cell_mm);

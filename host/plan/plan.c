@@ -134,6 +134,7 @@ static void fill_header(struct plan *p, const struct plan_inputs *in, const stru
 	p->canvas_size_mm[0] = m->canvas.size_mm[0];
 	p->canvas_size_mm[1] = m->canvas.size_mm[1];
 	p->canvas_surface_z_mm = m->canvas.surface_z_mm;
+	p->xf = m->xf;
 	p->canvas_lab = o->canvas_lab;
 	p->opacity = o->opacity;
 	p->cell_mm = o->cell_mm;
@@ -247,8 +248,11 @@ static int stroke_footprint(const struct plan *p, const struct machine *m,
 		*cap = a->n_points;
 	}
 	for (size_t q = 0; q < a->n_points; q++) {
-		(*xy)[2 * q] = a->points[q].x - p->canvas_origin_mm[0];
-		(*xy)[2 * q + 1] = a->points[q].y - p->canvas_origin_mm[1];
+		struct canvas_pt c = xform_to_canvas(&p->xf, (struct machine_pt){ a->points[q].x,
+										  a->points[q].y });
+
+		(*xy)[2 * q] = c.x;
+		(*xy)[2 * q + 1] = c.y;
 	}
 	return pm_fp_stroke(fp, g, *xy, (int)a->n_points, br->width_mm, p->opacity, err);
 }
@@ -391,6 +395,11 @@ int plan_check(const struct plan *p, const struct machine *m, bl_err *err)
 	    p->canvas_surface_z_mm != m->canvas.surface_z_mm)
 		return bl_fail(err, BL_EINVAL,
 			       "the plan was made for another canvas than machine '%s' has", m->name);
+	if (!xform_same(&p->xf, &m->xf))
+		return bl_fail(err, BL_EINVAL, "the plan was made for another canvas placement than "
+			       "machine '%s' has (%s): plan again", m->name,
+			       m->xf.registered ? "its arm registration, calibration.arm"
+						: "no arm registration");
 	for (size_t i = 0; i < p->n_subtasks && rc == 0; i++) {
 		const struct plan_subtask *s = &p->subtasks[i];
 		double tol = s->type == PLAN_MIX ? m->tolerances.mix_de00 : m->tolerances.paint_de00;
@@ -413,8 +422,9 @@ int plan_check(const struct plan *p, const struct machine *m, bl_err *err)
 					return bl_fail(err, BL_EINVAL, "subtask %d action %ld: %zu points",
 						       s->id, a->id, a->n_points);
 				for (size_t q = 0; q < a->n_points; q++) {
-					double x = a->points[q].x - m->canvas.origin_mm[0];
-					double y = a->points[q].y - m->canvas.origin_mm[1];
+					struct canvas_pt c = xform_to_canvas(
+						&m->xf, (struct machine_pt){ a->points[q].x, a->points[q].y });
+					double x = c.x, y = c.y;
 
 					if (x < h || y < h || x > m->canvas.size_mm[0] - h ||
 					    y > m->canvas.size_mm[1] - h)

@@ -152,6 +152,7 @@ struct plan {
 	/* the machine it was planned for */
 	char machine_name[64];
 	double canvas_origin_mm[2], canvas_size_mm[2], canvas_surface_z_mm;
+	struct xform xf;          /* canvas to machine, as the machine had it (its arm registration) */
 	color_lab canvas_lab;
 	double opacity;
 	double cell_mm;
@@ -212,10 +213,6 @@ int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct
 int plan_correct(const struct plan *p, const struct plan_inputs *in,
 		 const struct plan_raster *observed, const struct plan_options *opt,
 		 struct plan *out, bl_err *err);
-
-/* Canvas mm to machine mm: the one place where the canvas meets the arm. */
-void plan_canvas_to_machine(const struct machine *m, double x_mm, double y_mm, double *mx,
-			    double *my);
 
 /* The plan as JSON (schema in docs/plan.md) and back; load is strict. */
 cJSON *plan_to_json(const struct plan *p);

@@ -14,14 +14,6 @@ static double r2(double v)
 	return round(v * 100.0) / 100.0;
 }
 
-void plan_canvas_to_machine(const struct machine *m, double x_mm, double y_mm, double *mx,
-			    double *my)
-{
-	/* The canvas lies square to the machine axes at its origin; an arm registration from calibration will replace this. */
-	*mx = m->canvas.origin_mm[0] + x_mm;
-	*my = m->canvas.origin_mm[1] + y_mm;
-}
-
 /* ---- ordering ---------------------------------------------------------- */
 
 static int cmp_group(const void *a, const void *b)
@@ -406,11 +398,11 @@ static int act_stroke(struct builder *b, const struct pm_stroke *st, bl_err *err
 		return bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
 	a.n_points = (size_t)st->n;
 	for (int i = 0; i < st->n; i++) {
-		double mx, my;
+		struct machine_pt mp = xform_to_machine(&m->xf, (struct canvas_pt){ st->xy[2 * i],
+										    st->xy[2 * i + 1] });
 
-		plan_canvas_to_machine(m, st->xy[2 * i], st->xy[2 * i + 1], &mx, &my);
-		a.points[i].x = r2(mx);
-		a.points[i].y = r2(my);
+		a.points[i].x = r2(mp.x);
+		a.points[i].y = r2(mp.y);
 		a.points[i].z = z;
 	}
 	return push_action(b, &a, err);
@@ -716,15 +708,14 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		const struct machine_station *cell;
-		double sx, sy;
+		struct canvas_pt sc;
 
 		while (j < n && strokes->s[j].pass == strokes->s[i].pass &&
 		       strokes->s[j].colour == strokes->s[i].colour)
 			j++;
 		cell = machine_find_cell(m, p->colours[strokes->s[i].colour].cell);
-		sx = cell->center_mm[0] - m->canvas.origin_mm[0];
-		sy = cell->center_mm[1] - m->canvas.origin_mm[1];
-		order_group(strokes->s + i, j - i, sx, sy);
+		sc = xform_to_canvas(&m->xf, (struct machine_pt){ cell->center_mm[0], cell->center_mm[1] });
+		order_group(strokes->s + i, j - i, sc.x, sc.y);
 		i = j;
 	}
 

@@ -63,6 +63,7 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 	memcpy(out->image_mm, p->image_mm, sizeof(out->image_mm));
 	memcpy(out->machine_name, p->machine_name, sizeof(out->machine_name));
 	memcpy(out->canvas_origin_mm, p->canvas_origin_mm, sizeof(out->canvas_origin_mm));
+	out->xf = p->xf;
 	memcpy(out->canvas_size_mm, p->canvas_size_mm, sizeof(out->canvas_size_mm));
 	out->canvas_surface_z_mm = p->canvas_surface_z_mm;
 	out->canvas_lab = p->canvas_lab;

@@ -112,6 +112,9 @@ cJSON *plan_to_json(const struct plan *p)
 	json_add_vec(m, "canvas_origin_mm", p->canvas_origin_mm, 2);
 	json_add_vec(m, "canvas_size_mm", p->canvas_size_mm, 2);
 	cJSON_AddNumberToObject(m, "canvas_surface_z_mm", p->canvas_surface_z_mm);
+	/* Only a registered machine's plan carries its map: the placement follows from canvas_origin_mm. */
+	if (p->xf.registered)
+		xform_json_add(m, "canvas_to_machine", &p->xf);
 	md = cJSON_AddObjectToObject(o, "model");
 	add_lab(md, "canvas_lab", &p->canvas_lab);
 	cJSON_AddNumberToObject(md, "opacity", p->opacity);
@@ -349,6 +352,8 @@ static int read_plan(json_obj *root, const char *file, struct plan *p, bl_err *e
 		     p->canvas_size_mm, err));
 	BL_TRY(json_num(&m, "canvas_surface_z_mm", JSON_REQUIRED, -ARM_MAX_COORD_MM, ARM_MAX_COORD_MM,
 		     &p->canvas_surface_z_mm, err));
+	xform_place(&p->xf, p->canvas_origin_mm, 0.0);
+	BL_TRY(xform_json_read(&m, "canvas_to_machine", JSON_OPTIONAL, &p->xf, err));
 	BL_TRY(json_end(&m, err));
 	BL_TRY(json_child(root, "model", JSON_REQUIRED, &md, err));
 	BL_TRY(read_lab(&md, "canvas_lab", &p->canvas_lab, err));

@@ -148,11 +148,12 @@ static void seg_where(const char *field, size_t i, char *out, size_t n)
 struct region {
 	enum arm_zone zone;
 	int round;
-	double cx, cy, r;          /* round */
-	double x0, y0, x1, y1;     /* rectangle */
+	double cx, cy, r;          /* round, machine mm */
+	double x0, y0, x1, y1;     /* rectangle, canvas mm */
 	double floor_mm;
 	const char *name;
 	const char *floor_key;
+	const struct xform *xf;    /* the rectangle's canvas to machine */
 };
 
 static int build_regions(const struct machine *m, struct region *rg)
@@ -161,25 +162,24 @@ static int build_regions(const struct machine *m, struct region *rg)
 	int n = 0;
 
 	rg[n++] = (struct region){ .zone = ARM_ZONE_CANVAS,
-				   .x0 = m->canvas.origin_mm[0],
-				   .y0 = m->canvas.origin_mm[1],
-				   .x1 = m->canvas.origin_mm[0] + m->canvas.size_mm[0],
-				   .y1 = m->canvas.origin_mm[1] + m->canvas.size_mm[1],
+				   .x1 = m->canvas.size_mm[0],
+				   .y1 = m->canvas.size_mm[1],
+				   .xf = &m->xf,
 				   .floor_mm = f->canvas_mm,
 				   .name = "canvas",
 				   .floor_key = "canvas" };
 	for (int i = 0; i < m->n_wells; i++)
 		rg[n++] = (struct region){ ARM_ZONE_WELL, 1, m->wells[i].center_mm[0],
 					   m->wells[i].center_mm[1], m->wells[i].radius_mm,
-					   0, 0, 0, 0, f->well_mm, m->wells[i].name, "well" };
+					   0, 0, 0, 0, f->well_mm, m->wells[i].name, "well", NULL };
 	for (int i = 0; i < m->n_cells; i++)
 		rg[n++] = (struct region){ ARM_ZONE_CELL, 1, m->cells[i].center_mm[0],
 					   m->cells[i].center_mm[1], m->cells[i].radius_mm,
-					   0, 0, 0, 0, f->cell_mm, m->cells[i].name, "cell" };
+					   0, 0, 0, 0, f->cell_mm, m->cells[i].name, "cell", NULL };
 	rg[n++] = (struct region){ ARM_ZONE_WATER, 1, m->water.center_mm[0], m->water.center_mm[1],
-				   m->water.radius_mm, 0, 0, 0, 0, f->water_mm, "water", "water" };
+				   m->water.radius_mm, 0, 0, 0, 0, f->water_mm, "water", "water", NULL };
 	rg[n++] = (struct region){ ARM_ZONE_WIPE, 1, m->wipe.center_mm[0], m->wipe.center_mm[1],
-				   m->wipe.radius_mm, 0, 0, 0, 0, f->wipe_mm, "wipe", "wipe" };
+				   m->wipe.radius_mm, 0, 0, 0, 0, f->wipe_mm, "wipe", "wipe", NULL };
 	return n;
 }
 
@@ -213,9 +213,14 @@ static int region_interval(const struct region *r, const struct arm_segment *s, 
 
 	*t0 = 0.0;
 	*t1 = 1.0;
-	if (!r->round)
-		return clip_axis(s->from.x, dx, r->x0, r->x1, t0, t1) &&
-		       clip_axis(s->from.y, dy, r->y0, r->y1, t0, t1);
+	if (!r->round) {
+		/* In canvas mm: the map is affine, so t along the segment is the same on both sides. */
+		struct canvas_pt a = xform_to_canvas(r->xf, (struct machine_pt){ s->from.x, s->from.y });
+		struct canvas_pt b = xform_to_canvas(r->xf, (struct machine_pt){ s->to.x, s->to.y });
+
+		return clip_axis(a.x, b.x - a.x, r->x0, r->x1, t0, t1) &&
+		       clip_axis(a.y, b.y - a.y, r->y0, r->y1, t0, t1);
+	}
 	{
 		double ax = s->from.x - r->cx, ay = s->from.y - r->cy;
 		double qa = dx * dx + dy * dy, qb = 2.0 * (dx * ax + dy * ay);
@@ -405,18 +410,18 @@ static void check_paint_segment(const struct machine *m, const struct arm_action
 {
 	const struct arm_segment *s = &p->seg[i];
 	const struct machine_brush *b = machine_find_brush(m, a->brush);
-	double half = b ? 0.5 * b->width_mm : 0.0;
-	double x0 = m->canvas.origin_mm[0] + half, y0 = m->canvas.origin_mm[1] + half;
-	double x1 = m->canvas.origin_mm[0] + m->canvas.size_mm[0] - half;
-	double y1 = m->canvas.origin_mm[1] + m->canvas.size_mm[1] - half;
+	/* In canvas mm, where the canvas is a rectangle whatever the registration turns it by. */
+	double half = b ? 0.5 * b->width_mm / m->xf.scale : 0.0;
+	double x0 = half, y0 = half, x1 = m->canvas.size_mm[0] - half, y1 = m->canvas.size_mm[1] - half;
+	struct canvas_pt c0 = xform_to_canvas(&m->xf, (struct machine_pt){ s->from.x, s->from.y });
+	struct canvas_pt c1 = xform_to_canvas(&m->xf, (struct machine_pt){ s->to.x, s->to.y });
 	char field[GATE_FIELD_MAX], where[GATE_FIELD_MAX + 24];
 	struct gate_finding *f;
 
 	if (!(s->flags & ARM_SEG_PAINTS))
 		return;
-	if (s->from.x >= x0 - EPS_MM && s->from.x <= x1 + EPS_MM && s->to.x >= x0 - EPS_MM &&
-	    s->to.x <= x1 + EPS_MM && s->from.y >= y0 - EPS_MM && s->from.y <= y1 + EPS_MM &&
-	    s->to.y >= y0 - EPS_MM && s->to.y <= y1 + EPS_MM)
+	if (c0.x >= x0 - EPS_MM && c0.x <= x1 + EPS_MM && c1.x >= x0 - EPS_MM && c1.x <= x1 + EPS_MM &&
+	    c0.y >= y0 - EPS_MM && c0.y <= y1 + EPS_MM && c1.y >= y0 - EPS_MM && c1.y <= y1 + EPS_MM)
 		return;
 	seg_field(a, p, pt, i, field, sizeof(field));
 	seg_where(field, i, where, sizeof(where));
@@ -425,9 +430,9 @@ static void check_paint_segment(const struct machine *m, const struct arm_action
 			 "%s paints from (%g, %g) to (%g, %g) mm, where brush '%s' reaches past the canvas edge",
 			 where, s->from.x, s->from.y, s->to.x, s->to.y, a->brush);
 		snprintf(f->detail, sizeof(f->detail),
-			 "%s paints from (%g, %g) to (%g, %g) mm; with brush '%s' (%g mm) the centre must stay in x %g..%g, y %g..%g mm",
-			 where, s->from.x, s->from.y, s->to.x, s->to.y, a->brush,
-			 b ? b->width_mm : 0.0, x0, x1, y0, y1);
+			 "%s paints from (%g, %g) to (%g, %g) mm, canvas (%.2f, %.2f) to (%.2f, %.2f) mm; with brush '%s' (%g mm) the centre must stay in canvas x %g..%g, y %g..%g mm",
+			 where, s->from.x, s->from.y, s->to.x, s->to.y, c0.x, c0.y, c1.x, c1.y,
+			 a->brush, b ? b->width_mm : 0.0, x0, x1, y0, y1);
 	}
 }
 

@@ -80,22 +80,43 @@ static void rect(struct canvas_img *c, double x0, double y0, double x1, double y
 	line(c, x0, y1, x0, y0, 1, rgb);
 }
 
-/* The frame, scaled (nearest pixel) into the canvas rectangle. */
+/* The canvas's corner k (0 origin, 1 x, 2 xy, 3 y) on the table, machine mm. */
+static struct machine_pt corner(const struct machine *m, int k)
+{
+	struct canvas_pt p = { (k == 1 || k == 2) ? m->canvas.size_mm[0] : 0.0,
+			       k >= 2 ? m->canvas.size_mm[1] : 0.0 };
+
+	return xform_to_machine(&m->xf, p);
+}
+
+/* The frame, scaled (nearest pixel) onto the canvas where the machine's transform puts it. */
 static void paste_frame(struct canvas_img *c, const struct machine *m, const struct gate_image *f)
 {
-	double px0, py0, px1, py1;
+	double lo[2] = { INFINITY, INFINITY }, hi[2] = { -INFINITY, -INFINITY };
+	const double *cs = m->canvas.size_mm;
 
-	to_px(c, m->canvas.origin_mm[0], m->canvas.origin_mm[1], &px0, &py0);
-	to_px(c, m->canvas.origin_mm[0] + m->canvas.size_mm[0],
-	      m->canvas.origin_mm[1] + m->canvas.size_mm[1], &px1, &py1);
-	for (int y = (int)ceil(py0); y < (int)floor(py1); y++) {
-		for (int x = (int)ceil(px0); x < (int)floor(px1); x++) {
+	for (int k = 0; k < 4; k++) {
+		struct machine_pt q = corner(m, k);
+		double px, py;
+
+		to_px(c, q.x, q.y, &px, &py);
+		lo[0] = fmin(lo[0], px);
+		lo[1] = fmin(lo[1], py);
+		hi[0] = fmax(hi[0], px);
+		hi[1] = fmax(hi[1], py);
+	}
+	for (int y = (int)ceil(lo[1]); y < (int)floor(hi[1]); y++) {
+		for (int x = (int)ceil(lo[0]); x < (int)floor(hi[0]); x++) {
 			static const unsigned char white[3] = { 250, 250, 248 };
 			const unsigned char *src = white;
+			struct canvas_pt p = xform_to_canvas(
+				&m->xf, (struct machine_pt){ x / c->scale + c->x0, y / c->scale + c->y0 });
 
+			if (p.x < 0 || p.y < 0 || p.x >= cs[0] || p.y >= cs[1])
+				continue;
 			if (f && f->rgb && f->width > 0 && f->height > 0) {
-				int sx = (int)((x - px0) / (px1 - px0) * f->width);
-				int sy = (int)((y - py0) / (py1 - py0) * f->height);
+				int sx = (int)(p.x / cs[0] * f->width);
+				int sy = (int)(p.y / cs[1] * f->height);
 
 				if (sx >= f->width)
 					sx = f->width - 1;
@@ -105,6 +126,16 @@ static void paste_frame(struct canvas_img *c, const struct machine *m, const str
 			}
 			put(c, x, y, src);
 		}
+	}
+}
+
+/* The canvas's edge, through the transform. */
+static void canvas_edge(struct canvas_img *c, const struct machine *m, const unsigned char rgb[3])
+{
+	for (int k = 0; k < 4; k++) {
+		struct machine_pt a = corner(m, k), b = corner(m, (k + 1) % 4);
+
+		line(c, a.x, a.y, b.x, b.y, 1, rgb);
 	}
 }
 
@@ -193,9 +224,7 @@ int gate_preview_png(const struct machine *m, const struct arm_path *path,
 		rect(&c, m->keep_out[i].min_mm[0], m->keep_out[i].min_mm[1], m->keep_out[i].max_mm[0],
 		     m->keep_out[i].max_mm[1], 1, keep);
 	paste_frame(&c, m, frame);
-	rect(&c, m->canvas.origin_mm[0], m->canvas.origin_mm[1],
-	     m->canvas.origin_mm[0] + m->canvas.size_mm[0],
-	     m->canvas.origin_mm[1] + m->canvas.size_mm[1], 0, edge);
+	canvas_edge(&c, m, edge);
 	for (int i = 0; i < m->n_wells; i++)
 		circle(&c, m->wells[i].center_mm[0], m->wells[i].center_mm[1], m->wells[i].radius_mm,
 		       well);

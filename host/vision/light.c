@@ -273,17 +273,18 @@ static int near_station(const struct machine_station *st, double x, double y)
 /* Whether table point (x, y) mm is bare board: nothing the machine file places lies there. */
 static int bare_board(const struct machine *m, const struct vis_markers *mk, double x, double y)
 {
-	const double *o = m->canvas.origin_mm, *s = m->canvas.size_mm;
+	const double *s = m->canvas.size_mm;
 	double reach = vis_marker_reach_mm(mk) + LAMP_MARGIN_MM;
+	struct canvas_pt p = xform_to_canvas(&m->xf, (struct machine_pt){ x, y });
 
-	if (x > o[0] - LAMP_MARGIN_MM && x < o[0] + s[0] + LAMP_MARGIN_MM &&
-	    y > o[1] - LAMP_MARGIN_MM && y < o[1] + s[1] + LAMP_MARGIN_MM)
+	if (p.x > -LAMP_MARGIN_MM && p.x < s[0] + LAMP_MARGIN_MM && p.y > -LAMP_MARGIN_MM &&
+	    p.y < s[1] + LAMP_MARGIN_MM)
 		return 0;
 	for (int k = 0; k < 4; k++) {
 		double c[2];
 
 		vis_marker_centre(mk, k, c);
-		if (fabs(x - o[0] - c[0]) < reach && fabs(y - o[1] - c[1]) < reach)
+		if (fabs(p.x - c[0]) < reach && fabs(p.y - c[1]) < reach)
 			return 0;
 	}
 	for (int i = 0; i < m->n_wells; i++)

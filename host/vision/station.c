@@ -9,10 +9,13 @@
 int vis_table_to_px(const struct vis_geometry *g, const struct machine *m, const double *xy_mm,
 		    double *px, int n, bl_err *err)
 {
-	/* The geometry maps canvas mm (machine mm less the canvas origin) to the undistorted image. */
+	/* The geometry maps canvas mm (the machine's transform back from the table) to the undistorted image. */
 	for (int i = 0; i < n; i++) {
-		px[2 * i] = xy_mm[2 * i] - m->canvas.origin_mm[0];
-		px[2 * i + 1] = xy_mm[2 * i + 1] - m->canvas.origin_mm[1];
+		struct canvas_pt c = xform_to_canvas(&m->xf, (struct machine_pt){ xy_mm[2 * i],
+										  xy_mm[2 * i + 1] });
+
+		px[2 * i] = c.x;
+		px[2 * i + 1] = c.y;
 	}
 	cv_apply_homography(g->H, px, px, n);
 	return g->has_camera ? cv_distort_points(&g->camera, px, px, n, err) : 0;
@@ -34,8 +37,11 @@ int vis_px_to_table(const struct vis_geometry *g, const struct machine *m, const
 		return rc;
 	cv_apply_homography(inv, xy_mm, xy_mm, n);
 	for (int i = 0; i < n; i++) {
-		xy_mm[2 * i] += m->canvas.origin_mm[0];
-		xy_mm[2 * i + 1] += m->canvas.origin_mm[1];
+		struct machine_pt t = xform_to_machine(&m->xf, (struct canvas_pt){ xy_mm[2 * i],
+										   xy_mm[2 * i + 1] });
+
+		xy_mm[2 * i] = t.x;
+		xy_mm[2 * i + 1] = t.y;
 	}
 	return 0;
 }

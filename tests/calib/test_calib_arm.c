@@ -21,8 +21,8 @@ static void pairs(int n, double rot_deg, int mirror, double noise_mm, uint64_t s
 
 		c[i][0] = x;
 		c[i][1] = y;
-		a[i].x = 250 + cos(th) * x - sin(th) * s * y + noise_mm * rng_normal(&r);
-		a[i].y = 410 + sin(th) * x + cos(th) * s * y + noise_mm * rng_normal(&r);
+		a[i].x = 260 + cos(th) * x - sin(th) * s * y + noise_mm * rng_normal(&r);
+		a[i].y = 100 + sin(th) * x + cos(th) * s * y + noise_mm * rng_normal(&r);
 		a[i].z = -0.5 + 0.001 * x + noise_mm * rng_normal(&r);
 	}
 }
@@ -41,7 +41,7 @@ TEST(fits_recover_the_map)
 	CHECK_NEAR(r->scale, 1.0, 1e-3);
 	CHECK_NEAR(r->rotation_deg, 1.5, 0.05);
 	calib_arm_to_machine(r, 100, 50, 2.0, &p);
-	CHECK_NEAR(p.x, 250 + cos(1.5 * M_PI / 180) * 100 + sin(1.5 * M_PI / 180) * 50, 0.1);
+	CHECK_NEAR(p.x, 260 + cos(1.5 * M_PI / 180) * 100 + sin(1.5 * M_PI / 180) * 50, 0.1);
 	CHECK_NEAR(p.z, -0.5 + 0.1 + 2.0, 0.1);
 	{
 		double x, y;

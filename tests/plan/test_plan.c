@@ -63,8 +63,9 @@ TEST(strokes_inside_canvas)
 				continue;
 			for (size_t q = 0; q < a->n_points; q++) {
 				/* The brush's whole width stays on the canvas, and inside the picture. */
-				double x = a->points[q].x - m->canvas.origin_mm[0];
-				double y = a->points[q].y - m->canvas.origin_mm[1], h = 0.5 * br->width_mm - 0.011;
+				struct canvas_pt c = xform_to_canvas(&m->xf, (struct machine_pt){ a->points[q].x,
+												  a->points[q].y });
+				double x = c.x, y = c.y, h = 0.5 * br->width_mm - 0.011;
 
 				outside += x < p->image_mm[0] + h || y < p->image_mm[1] + h ||
 					   x > p->image_mm[0] + p->image_mm[2] - h ||
@@ -410,8 +411,9 @@ TEST(correction_paints_the_damage)
 			if (a->kind != ARM_STROKE)
 				continue;
 			for (size_t q = 0; q < a->n_points; q++) {
-				double x = a->points[q].x - m->canvas.origin_mm[0] - p->image_mm[0];
-				double y = a->points[q].y - m->canvas.origin_mm[1] - p->image_mm[1];
+				struct canvas_pt cp = xform_to_canvas(&m->xf, (struct machine_pt){ a->points[q].x,
+												  a->points[q].y });
+				double x = cp.x - p->image_mm[0], y = cp.y - p->image_mm[1];
 
 				total++;
 				inside += x > x0 - 15 && x < x1 + 15 && y > y0 - 15 && y < y1 + 15;

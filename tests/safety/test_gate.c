@@ -304,6 +304,52 @@ TEST(a_long_stroke_names_the_point_that_breaks_a_rule)
 	free(a.points);
 }
 
+/*
+ * The canvas zone and the paint-on-canvas rule follow the machine's transform:
+ * with the canvas registered 5 degrees turned, a point past the nominal
+ * rectangle's top edge lies on the canvas, and one inside the nominal
+ * rectangle's far corner does not.
+ */
+TEST(the_canvas_zone_follows_the_arm_registration)
+{
+	static struct machine turned;
+	const double o[2] = { 260, 100 };
+	struct gate_decision d;
+	struct arm_action a;
+	bl_err err = { 0 };
+	/* canvas (200, 295) turned 5 degrees: machine (433.5, 411.3), beyond the nominal y 400 */
+	struct machine_pt on, off;
+	arm_point pts[2];
+
+	turned = *test_machine();
+	xform_place(&turned.xf, o, 5.0);
+	on = xform_to_machine(&turned.xf, (struct canvas_pt){ 200, 295 });
+	off = (struct machine_pt){ 655, 105 }; /* nominal canvas (395, 5): off the turned canvas */
+	CHECK(on.y > 400);
+	memset(&a, 0, sizeof(a));
+	a.kind = ARM_STROKE;
+	a.id = -1;
+	a.speed_mm_s = 50;
+	a.zones = arm_default_zones(ARM_STROKE);
+	snprintf(a.brush, sizeof(a.brush), "round-2");
+	a.n_points = 2;
+	a.points = pts;
+	pts[0] = (arm_point){ on.x - 5, on.y, 0 };
+	pts[1] = (arm_point){ on.x + 5, on.y, 0 };
+	CHECK(gate_check(&turned, &(arm_point){ on.x, on.y, 50 }, &a, NULL, NULL, &d, &err) == 0);
+	CHECK_MSG(!has(&d, GATE_R_OFF_CANVAS), "registered: %s", reason(&d));
+	CHECK(d.zones_entered & ZC);
+	d = check(&a, (arm_point){ on.x, on.y, 50 });
+	CHECK_MSG(has(&d, GATE_R_OFF_CANVAS), "nominal: %s", reason(&d));
+
+	pts[0] = (arm_point){ off.x - 1, off.y, 0 };
+	pts[1] = (arm_point){ off.x + 1, off.y, 0 };
+	CHECK(gate_check(&turned, &(arm_point){ off.x, off.y, 50 }, &a, NULL, NULL, &d, &err) == 0);
+	CHECK_MSG(has(&d, GATE_R_OFF_CANVAS), "registered: %s", reason(&d));
+	d = check(&a, (arm_point){ off.x, off.y, 50 });
+	CHECK_MSG(!has(&d, GATE_R_OFF_CANVAS), "nominal: %s", reason(&d));
+}
+
 TEST(tolerance_bar_cannot_be_lowered)
 {
 	const struct machine *m = test_machine();
@@ -481,7 +527,7 @@ TEST(preview_draws_path_over_frame)
 	arm_path_free(&path);
 }
 
-TEST_MAIN(T(travel_over_canvas_does_not_enter_it), T(going_down_over_canvas_enters_it),
+TEST_MAIN(T(travel_over_canvas_does_not_enter_it), T(the_canvas_zone_follows_the_arm_registration), T(going_down_over_canvas_enters_it),
 	  T(floor_is_that_of_the_zone_under_the_tool),
 	  T(segment_crossing_keep_out_is_denied_though_its_ends_are_outside),
 	  T(speed_soft_needs_operator_hard_is_denied), T(circle_acceleration_is_v_squared_over_r),

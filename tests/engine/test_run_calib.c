@@ -1,4 +1,5 @@
-/* test_run_calib.c: the example simulator machine's committed camera profile and light map still match a fresh `brushloop calib camera`, and a bad calibration path is refused. */
+/* test_run_calib.c: the example simulator machine's committed camera profile and light map still match a fresh `brushloop calib camera`, a bad calibration path is refused, and an arm registration places a run's strokes on a canvas the simulator turned. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,5 +183,151 @@ TEST(a_garbage_canvas_file_is_refused_at_the_start)
 	free(err);
 }
 
+/* The simulated canvas's true placement: turned and moved from where the machine file says. */
+#define TURN_DEG 3.0
+#define MOVE_X_MM 4.0
+#define MOVE_Y_MM -3.0
+
+/* The example machine, calibration by full paths, its simulated canvas turned; arm names calibration.arm (or NULL). */
+static const char *machine_turned(const char *name, const char *arm)
+{
+	char *text = NULL, *json;
+	const char *path;
+	cJSON *m, *cal, *sim;
+
+	CHECK(fs_read_file(src("examples/machine-sim.json"), 1 << 20, &text, NULL, NULL) == 0);
+	m = cJSON_Parse(text);
+	free(text);
+	cal = cJSON_GetObjectItem(m, "calibration");
+	cJSON_ReplaceItemInObject(cal, "camera_profile",
+				  cJSON_CreateString(src("examples/calibration/sim-camera.icc")));
+	cJSON_ReplaceItemInObject(cal, "light_map",
+				  cJSON_CreateString(src("examples/calibration/sim-light.json")));
+	if (arm)
+		cJSON_AddStringToObject(cal, "arm", arm);
+	sim = cJSON_GetObjectItem(m, "sim");
+	cJSON_AddNumberToObject(sim, "canvas_rotation_deg", TURN_DEG);
+	cJSON_AddItemToObject(sim, "canvas_offset_mm",
+			      cJSON_CreateDoubleArray((const double[]){ MOVE_X_MM, MOVE_Y_MM }, 2));
+	json = cJSON_Print(m);
+	path = test_write_file(name, json);
+	cJSON_free(json);
+	cJSON_Delete(m);
+	return path;
+}
+
+/*
+ * Where an operator touching the turned canvas finds its points: canvas
+ * (x, y) on the canvas as the simulator lays it (origin (260, 100) moved and
+ * turned), what `calib arm --points` takes.
+ */
+static const char *touched_points(const char *name)
+{
+	static char buf[2048];
+	const double pts[5][2] = { { 20, 20 }, { 380, 20 }, { 380, 280 }, { 20, 280 }, { 200, 150 } };
+	double t = TURN_DEG * M_PI / 180.0;
+	int k = snprintf(buf, sizeof(buf), "{\"kind\": \"arm-points\", \"version\": 1, \"points\": [");
+
+	for (int i = 0; i < 5; i++)
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k,
+			      "%s{\"canvas_mm\": [%g, %g], \"arm_mm\": [%.3f, %.3f, 0]}", i ? ", " : "",
+			      pts[i][0], pts[i][1],
+			      260 + MOVE_X_MM + cos(t) * pts[i][0] - sin(t) * pts[i][1],
+			      100 + MOVE_Y_MM + sin(t) * pts[i][0] + cos(t) * pts[i][1]);
+	snprintf(buf + k, sizeof(buf) - (size_t)k, "]}");
+	return test_write_file(name, buf);
+}
+
+/* The run's last observation against the target (status --json's canvas.mean_de00); -1 when none. */
+static double run_mean(const char *dir, int *verified)
+{
+	const char *args[] = { "status", dir, "--json", NULL };
+	char *out = NULL;
+	cJSON *st, *c;
+	double v = -1.0;
+
+	*verified = 0;
+	if (test_brushloop(args, &out, NULL) != 0 || !out) {
+		free(out);
+		return v;
+	}
+	st = cJSON_Parse(out);
+	free(out);
+	c = cJSON_GetObjectItem(st, "canvas");
+	if (cJSON_IsNumber(cJSON_GetObjectItem(c, "mean_de00")))
+		v = cJSON_GetObjectItem(c, "mean_de00")->valuedouble;
+	*verified = cJSON_IsTrue(cJSON_GetObjectItem(c, "verified"));
+	cJSON_Delete(st);
+	return v;
+}
+
+/*
+ * The simulator lays its canvas 3 degrees turned and (4, -3) mm off where the
+ * machine file says. Registered by `calib arm` from the touched points, the
+ * run paints where the canvas is and its batches verify; the same run with
+ * the registration withheld paints off its prediction.
+ */
+TEST(the_arm_registration_places_strokes_on_a_turned_canvas)
+{
+	char arm[4200], with[4200], without[4200], turned[4200], points[4200], registered[4200];
+	char *plan = NULL;
+	const char *cal[] = { "calib", "arm", "--machine", turned, "--points", points, "-o", arm, NULL };
+	double m_with, m_without;
+	int rc_with, v_with, v_without;
+
+	/* test_write_file's path is its own buffer: each is copied before the next file. */
+	snprintf(turned, sizeof(turned), "%s", machine_turned("turned.json", NULL));
+	snprintf(points, sizeof(points), "%s", touched_points("points.json"));
+	snprintf(arm, sizeof(arm), "%s/arm.json", test_tmpdir());
+	snprintf(with, sizeof(with), "%s/with", test_tmpdir());
+	snprintf(without, sizeof(without), "%s/without", test_tmpdir());
+	CHECK(test_brushloop(cal, NULL, NULL) == 0);
+	snprintf(registered, sizeof(registered), "%s", machine_turned("registered.json", arm));
+	{
+		const char *a[] = { "run", src("examples/targets/flat-shapes.png"), "--machine", registered,
+				    "--out", with, "--max-strokes", "12", "--accept-nearest", "--quiet", NULL };
+		const char *b[] = { "run", src("examples/targets/flat-shapes.png"), "--machine", turned,
+				    "--out", without, "--max-strokes", "12", "--accept-nearest", "--quiet", NULL };
+
+		rc_with = test_brushloop(a, NULL, NULL);
+		(void)test_brushloop(b, NULL, NULL); /* off its predictions, it may brake (exit 4) */
+	}
+	m_with = run_mean(with, &v_with);
+	m_without = run_mean(without, &v_without);
+	fprintf(stderr, "mean CIEDE2000 on the turned canvas: %.2f with the arm registration%s, "
+		"%.2f with it withheld%s\n", m_with, v_with ? " (verified)" : "", m_without,
+		v_without ? " (verified)" : "");
+	CHECK(rc_with == 0 && v_with);
+	CHECK(m_with > 0 && m_without > 0);
+	CHECK_MSG(m_without - m_with >= 5.0, "with the registration %.2f, without %.2f: not clearly better",
+		  m_with, m_without);
+	/* The plan carries the map it was made with. */
+	snprintf(arm, sizeof(arm), "%s/plan.json", with);
+	CHECK(fs_read_file(arm, 1 << 26, &plan, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(plan, "canvas_to_machine");
+	free(plan);
+}
+
+/* A calibration.arm that does not load refuses the run before anything moves, naming the key. */
+TEST(a_bad_arm_registration_is_refused_at_the_start)
+{
+	char out[4200], arm[4200], *err = NULL;
+	const char *m;
+	const char *args[] = { "run", src("examples/targets/flat-shapes.png"), "--machine", NULL, "--out",
+			       out, "--max-strokes", "4", NULL };
+
+	snprintf(out, sizeof(out), "%s/run", test_tmpdir());
+	snprintf(arm, sizeof(arm), "%s", test_write_file("arm.json", "{\"kind\": \"arm-calibration\", "
+								   "\"version\": 1, \"created\": \"x\"}"));
+	m = machine_turned("m.json", arm);
+	args[3] = m;
+	CHECK(test_brushloop(args, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "calibration.arm");
+	CHECK_STR_CONTAINS(err, "arm.json");
+	CHECK_MSG(access(out, F_OK) != 0, "the run directory was made for a run refused at the start");
+	free(err);
+}
+
 TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it),
-	  T(a_garbage_canvas_file_is_refused_at_the_start))
+	  T(a_garbage_canvas_file_is_refused_at_the_start),
+	  T(the_arm_registration_places_strokes_on_a_turned_canvas), T(a_bad_arm_registration_is_refused_at_the_start))

@@ -1168,6 +1168,13 @@ char *machine_summary(const struct machine *m)
 		sb_printf(&sb, ", reads lab %g %g %g", m->canvas.lab[0], m->canvas.lab[1],
 			  m->canvas.lab[2]);
 	sb_printf(&sb, "\n");
+	if (m->xf.registered) {
+		struct machine_pt o = xform_to_machine(&m->xf, (struct canvas_pt){ 0, 0 });
+
+		sb_printf(&sb, "  canvas placed by calibration.arm: origin corner at (%.2f, %.2f) mm, "
+			  "x edge turned %.3f deg, scale %.5f\n", o.x, o.y,
+			  atan2(m->xf.a[1][0], m->xf.a[0][0]) * 180.0 / M_PI, m->xf.scale);
+	}
 	sb_printf(&sb, "  stations: %d wells, %d mixing cells, water, wipe, park at (%g, %g, %g) mm\n",
 		  m->n_wells, m->n_cells, m->park_mm[0], m->park_mm[1], m->park_mm[2]);
 	if (m->n_keep_out)

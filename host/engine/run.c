@@ -1286,6 +1286,13 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		goto out;
 	if ((rc = state_fits_plan(r, err)))
 		goto out;
+	/* The plan's strokes are machine points placed by its map: under another, the gate guards one canvas and the arm paints another. */
+	if (!xform_same(&r->plan.xf, &r->m.xf)) {
+		rc = bl_fail(err, BL_EINVAL, "%s: the canvas placement is not the one the plan was made "
+			     "with (%s): the arm registration changed since the run started; start a new "
+			     "run", r->dir, r->m.xf.registered ? "calibration.arm" : "no calibration.arm");
+		goto out;
+	}
 	apply_substitutes(r);
 	if (!strcmp(r->st.state, "finished")) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);

@@ -221,7 +221,7 @@ static const char *machine_turned(const char *name, const char *arm)
  * (x, y) on the canvas as the simulator lays it (origin (260, 100) moved and
  * turned), what `calib arm --points` takes.
  */
-static const char *touched_points(const char *name)
+static const char *touched_points(const char *name, double extra_x_mm)
 {
 	static char buf[2048];
 	const double pts[5][2] = { { 20, 20 }, { 380, 20 }, { 380, 280 }, { 20, 280 }, { 200, 150 } };
@@ -232,7 +232,7 @@ static const char *touched_points(const char *name)
 		k += snprintf(buf + k, sizeof(buf) - (size_t)k,
 			      "%s{\"canvas_mm\": [%g, %g], \"arm_mm\": [%.3f, %.3f, 0]}", i ? ", " : "",
 			      pts[i][0], pts[i][1],
-			      260 + MOVE_X_MM + cos(t) * pts[i][0] - sin(t) * pts[i][1],
+			      260 + MOVE_X_MM + extra_x_mm + cos(t) * pts[i][0] - sin(t) * pts[i][1],
 			      100 + MOVE_Y_MM + sin(t) * pts[i][0] + cos(t) * pts[i][1]);
 	snprintf(buf + k, sizeof(buf) - (size_t)k, "]}");
 	return test_write_file(name, buf);
@@ -277,7 +277,7 @@ TEST(the_arm_registration_places_strokes_on_a_turned_canvas)
 
 	/* test_write_file's path is its own buffer: each is copied before the next file. */
 	snprintf(turned, sizeof(turned), "%s", machine_turned("turned.json", NULL));
-	snprintf(points, sizeof(points), "%s", touched_points("points.json"));
+	snprintf(points, sizeof(points), "%s", touched_points("points.json", 0.0));
 	snprintf(arm, sizeof(arm), "%s/arm.json", test_tmpdir());
 	snprintf(with, sizeof(with), "%s/with", test_tmpdir());
 	snprintf(without, sizeof(without), "%s/without", test_tmpdir());
@@ -308,19 +308,52 @@ TEST(the_arm_registration_places_strokes_on_a_turned_canvas)
 	free(plan);
 }
 
+/*
+ * A run stopped part way, its arm registered again 2 mm off: its plan's
+ * strokes were placed by the old map, so the resume is refused naming it.
+ */
+TEST(a_resume_under_another_registration_is_refused)
+{
+	char arm[4200], dir[4200], turned[4200], points[4200], registered[4200], target[4200];
+	char *err = NULL;
+	const char *cal[] = { "calib", "arm", "--machine", turned, "--points", points, "-o", arm, NULL };
+	const char *args[] = { "run", target, "--machine", registered,
+			       "--out", dir, "--max-strokes", "4", "--accept-nearest", "--quiet",
+			       "--fault", "power_loss_after=10", NULL };
+	const char *rargs[] = { "resume", dir, "--quiet", NULL };
+	int rc;
+
+	snprintf(turned, sizeof(turned), "%s", machine_turned("turned.json", NULL));
+	snprintf(points, sizeof(points), "%s", touched_points("points.json", 0.0));
+	snprintf(arm, sizeof(arm), "%s/arm.json", test_tmpdir());
+	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir());
+	snprintf(target, sizeof(target), "%s", src("examples/targets/flat-shapes.png"));
+	CHECK(test_brushloop(cal, NULL, NULL) == 0);
+	snprintf(registered, sizeof(registered), "%s", machine_turned("registered.json", arm));
+	rc = test_brushloop(args, NULL, &err);
+	CHECK_MSG(rc == 86, "the run: exit %d (not the simulated power loss): %s", rc, err ? err : "");
+	free(err);
+	err = NULL;
+	snprintf(points, sizeof(points), "%s", touched_points("points2.json", 2.0));
+	CHECK(test_brushloop(cal, NULL, NULL) == 0);
+	CHECK(test_brushloop(rargs, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "calibration.arm");
+	CHECK_STR_CONTAINS(err, "placement");
+	free(err);
+}
+
 /* A calibration.arm that does not load refuses the run before anything moves, naming the key. */
 TEST(a_bad_arm_registration_is_refused_at_the_start)
 {
-	char out[4200], arm[4200], *err = NULL;
-	const char *m;
-	const char *args[] = { "run", src("examples/targets/flat-shapes.png"), "--machine", NULL, "--out",
-			       out, "--max-strokes", "4", NULL };
+	char out[4200], arm[4200], machine[4200], target[4200], *err = NULL;
+	const char *args[] = { "run", target, "--machine", machine, "--out", out, "--max-strokes", "4",
+			       NULL };
 
 	snprintf(out, sizeof(out), "%s/run", test_tmpdir());
 	snprintf(arm, sizeof(arm), "%s", test_write_file("arm.json", "{\"kind\": \"arm-calibration\", "
 								   "\"version\": 1, \"created\": \"x\"}"));
-	m = machine_turned("m.json", arm);
-	args[3] = m;
+	snprintf(machine, sizeof(machine), "%s", machine_turned("m.json", arm));
+	snprintf(target, sizeof(target), "%s", src("examples/targets/flat-shapes.png")); /* src's buffers turn over */
 	CHECK(test_brushloop(args, NULL, &err) == 2);
 	CHECK_STR_CONTAINS(err, "calibration.arm");
 	CHECK_STR_CONTAINS(err, "arm.json");
@@ -330,4 +363,5 @@ TEST(a_bad_arm_registration_is_refused_at_the_start)
 
 TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it),
 	  T(a_garbage_canvas_file_is_refused_at_the_start),
-	  T(the_arm_registration_places_strokes_on_a_turned_canvas), T(a_bad_arm_registration_is_refused_at_the_start))
+	  T(the_arm_registration_places_strokes_on_a_turned_canvas),
+	  T(a_resume_under_another_registration_is_refused), T(a_bad_arm_registration_is_refused_at_the_start))

@@ -138,20 +138,29 @@ TEST(a_bad_profile_path_is_refused_naming_it)
 	free(err);
 }
 
-/* The example machine with its calibration by full paths, and calibration.canvas naming canvas. */
-static void machine_with_canvas(const char *path, const char *canvas)
+/* The example machine with its calibration files by full paths (*cal: its calibration object). */
+static cJSON *example_machine(cJSON **cal)
 {
-	char *text = NULL, *json;
-	cJSON *m, *cal;
+	char *text = NULL;
+	cJSON *m;
 
 	CHECK(fs_read_file(src("examples/machine-sim.json"), 1 << 20, &text, NULL, NULL) == 0);
 	m = cJSON_Parse(text);
 	free(text);
-	cal = cJSON_GetObjectItem(m, "calibration");
-	cJSON_ReplaceItemInObject(cal, "camera_profile",
+	*cal = cJSON_GetObjectItem(m, "calibration");
+	cJSON_ReplaceItemInObject(*cal, "camera_profile",
 				  cJSON_CreateString(src("examples/calibration/sim-camera.icc")));
-	cJSON_ReplaceItemInObject(cal, "light_map",
+	cJSON_ReplaceItemInObject(*cal, "light_map",
 				  cJSON_CreateString(src("examples/calibration/sim-light.json")));
+	return m;
+}
+
+/* The example machine with calibration.canvas naming canvas. */
+static void machine_with_canvas(const char *path, const char *canvas)
+{
+	char *json;
+	cJSON *cal, *m = example_machine(&cal);
+
 	cJSON_AddStringToObject(cal, "canvas", canvas);
 	json = cJSON_Print(m);
 	test_write_file(path, json);
@@ -191,18 +200,10 @@ TEST(a_garbage_canvas_file_is_refused_at_the_start)
 /* The example machine, calibration by full paths, its simulated canvas turned; arm names calibration.arm (or NULL). */
 static const char *machine_turned(const char *name, const char *arm)
 {
-	char *text = NULL, *json;
+	char *json;
 	const char *path;
-	cJSON *m, *cal, *sim;
+	cJSON *cal, *sim, *m = example_machine(&cal);
 
-	CHECK(fs_read_file(src("examples/machine-sim.json"), 1 << 20, &text, NULL, NULL) == 0);
-	m = cJSON_Parse(text);
-	free(text);
-	cal = cJSON_GetObjectItem(m, "calibration");
-	cJSON_ReplaceItemInObject(cal, "camera_profile",
-				  cJSON_CreateString(src("examples/calibration/sim-camera.icc")));
-	cJSON_ReplaceItemInObject(cal, "light_map",
-				  cJSON_CreateString(src("examples/calibration/sim-light.json")));
 	if (arm)
 		cJSON_AddStringToObject(cal, "arm", arm);
 	sim = cJSON_GetObjectItem(m, "sim");

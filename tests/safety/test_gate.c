@@ -276,11 +276,10 @@ TEST(a_100k_point_stroke_is_refused_before_its_path_is_made)
 }
 
 /* In a 4096-point stroke, the point where it leaves the canvas is the one named. */
-TEST(a_long_stroke_names_the_point_that_breaks_a_rule)
+/* A stroke with the round-2 brush at 50 mm/s in its default zones; its points are the caller's. */
+static struct arm_action stroke_50(void)
 {
 	struct arm_action a;
-	struct gate_decision d;
-	const char *field = NULL;
 
 	memset(&a, 0, sizeof(a));
 	a.kind = ARM_STROKE;
@@ -288,6 +287,16 @@ TEST(a_long_stroke_names_the_point_that_breaks_a_rule)
 	a.speed_mm_s = 50;
 	a.zones = arm_default_zones(ARM_STROKE);
 	snprintf(a.brush, sizeof(a.brush), "round-2");
+	return a;
+}
+
+TEST(a_long_stroke_names_the_point_that_breaks_a_rule)
+{
+	struct arm_action a;
+	struct gate_decision d;
+	const char *field = NULL;
+
+	a = stroke_50();
 	a.n_points = 4096;
 	a.points = calloc(a.n_points, sizeof(*a.points));
 	CHECK(a.points != NULL);
@@ -326,12 +335,7 @@ TEST(the_canvas_zone_follows_the_arm_registration)
 	on = xform_to_machine(&turned.xf, (struct canvas_pt){ 200, 295 });
 	off = (struct machine_pt){ 655, 105 }; /* nominal canvas (395, 5): off the turned canvas */
 	CHECK(on.y > 400);
-	memset(&a, 0, sizeof(a));
-	a.kind = ARM_STROKE;
-	a.id = -1;
-	a.speed_mm_s = 50;
-	a.zones = arm_default_zones(ARM_STROKE);
-	snprintf(a.brush, sizeof(a.brush), "round-2");
+	a = stroke_50();
 	a.n_points = 2;
 	a.points = pts;
 	pts[0] = (arm_point){ on.x - 5, on.y, 0 };

@@ -14,6 +14,7 @@ const struct bench_case bench_cases[] = {
 	{ "safety.gate_check_100k_ms", "ms", 7, bench_safety_gate_check_100k },
 	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
 	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
+	{ "vision.jpeg_decode_1080p_ms", "ms", 15, bench_vision_jpeg_decode },
 	{ "vision.de_map_ms", "ms", 15, bench_vision_de_map },
 	{ "calib.camera_session_ms", "ms", 7, bench_calib_camera },
 	{ "arm.kin_scara_inverse_ns", "ns", 7, bench_arm_kin_scara },

@@ -30,6 +30,7 @@ int bench_safety_gate_check_4k(double *value, bl_err *err);
 int bench_safety_gate_check_100k(double *value, bl_err *err);
 int bench_mix_solve(double *value, bl_err *err);
 int bench_vision_observe(double *value, bl_err *err);
+int bench_vision_jpeg_decode(double *value, bl_err *err);
 int bench_vision_de_map(double *value, bl_err *err);
 int bench_calib_camera(double *value, bl_err *err);
 int bench_arm_kin_scara(double *value, bl_err *err);

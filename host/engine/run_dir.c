@@ -729,8 +729,13 @@ int run_status_write(struct run *r, bl_err *err)
 		return bl_fail(err, BL_ENOMEM, "out of memory writing STATUS.md");
 	}
 	rc = run_path(r, "STATUS.md", path, sizeof(path), err);
+	/*
+	 * Renamed into place without fsyncs: it is made again from state.json
+	 * (which is durable) at the next save, and a power loss that leaves it
+	 * old or empty loses nothing; two fsyncs every two seconds did.
+	 */
 	if (rc == 0)
-		rc = fs_write_atomic(path, sb.s, sb.len, err);
+		rc = fs_write_replace(path, sb.s, sb.len, err);
 	sb_free(&sb);
 	return rc;
 }

@@ -13,7 +13,9 @@
 void vis_light_free(struct vis_light *l)
 {
 	free(l->gain);
+	free(l->inv_gain);
 	l->gain = NULL;
+	l->inv_gain = NULL;
 }
 
 cJSON *vis_light_json(const struct vis_light *l)
@@ -45,6 +47,8 @@ int vis_light_save(const char *path, const struct vis_light *l, bl_err *err)
 	cJSON_Delete(o);
 	return rc;
 }
+
+static int light_divisors(struct vis_light *l, bl_err *err);
 
 int vis_light_load(const char *path, struct vis_light *l, bl_err *err)
 {
@@ -95,6 +99,8 @@ int vis_light_load(const char *path, struct vis_light *l, bl_err *err)
 		goto out;
 	}
 	rc = json_end(&o, err);
+	if (rc >= 0 && (long)l->width * l->height <= VIS_LIGHT_DIVISORS_MAX_PX)
+		rc = light_divisors(l, err);
 out:
 	cJSON_Delete(root);
 	if (rc < 0)
@@ -170,6 +176,27 @@ static void light_row(const struct vis_light *l, int y, int width, float *s, flo
 	}
 }
 
+/* 1 / the gain at every pixel, 0 where the map knows nothing: what vis_light_apply divides by. */
+static int light_divisors(struct vis_light *l, bl_err *err)
+{
+	float *s = malloc(((size_t)l->width + 2 * (size_t)l->cols) * sizeof(float));
+
+	l->inv_gain = malloc((size_t)l->width * l->height * sizeof(float));
+	if (!s || !l->inv_gain) {
+		free(s);
+		return bl_fail(err, BL_ENOMEM, "%s: out of memory for the light's divisors", l->file);
+	}
+	for (int y = 0; y < l->height; y++) {
+		float *inv = l->inv_gain + (size_t)y * l->width;
+
+		light_row(l, y, l->width, s + l->width, s + l->width + l->cols, s);
+		for (int x = 0; x < l->width; x++)
+			inv[x] = s[x] > 0.0f ? 1.0f / s[x] : 0.0f;
+	}
+	free(s);
+	return 0;
+}
+
 int vis_light_apply(const struct vis_light *l, const double lamp[3], struct img *im, bl_err *err)
 {
 	enum { ENC = 4096 };
@@ -201,19 +228,25 @@ int vis_light_apply(const struct vis_light *l, const double lamp[3], struct img 
 		enc[i] = (unsigned char)lround(255.0 * meas_linear_to_srgb((double)i / ENC));
 	for (int k = 0; k < 3; k++)
 		inv_lamp[k] = (float)(1.0 / lamp[k]);
-	for (int x = 0; x < im->w && !l; x++)
+	for (int x = 0; x < im->w && !(l && l->inv_gain); x++)
 		row_gain[x] = 1.0f;
 	for (int y = 0; y < im->h; y++) {
 		unsigned char *row = im->px + (size_t)y * im->w * 3;
+		const float *inv = row_gain;
 
-		if (l)
+		/* The divisors as loaded, or this row's worked out as light_divisors does. */
+		if (l && l->inv_gain) {
+			inv = l->inv_gain + (size_t)y * im->w;
+		} else if (l) {
 			light_row(l, y, im->w, scratch, scratch + l->cols, row_gain);
+			for (int x = 0; x < im->w; x++)
+				row_gain[x] = row_gain[x] > 0.0f ? 1.0f / row_gain[x] : 0.0f;
+		}
 		for (int x = 0; x < im->w; x++) {
-			float g = row_gain[x], ig;
+			float ig = inv[x];
 
-			if (g <= 0.0f)
+			if (ig <= 0.0f)
 				continue;
-			ig = 1.0f / g;
 			for (int k = 0; k < 3; k++) {
 				/* v >= 0, so adding a half and truncating rounds it as lround did. */
 				float v = dec[row[3 * x + k]] * ig * inv_lamp[k];

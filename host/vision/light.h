@@ -21,9 +21,16 @@ struct vis_light {
 	int cols, rows;
 	float *gain;         /* cols * rows, row-major from the top left */
 	char file[512];
+	float *inv_gain;     /* 1 / the gain at every pixel (0 where unknown), made by vis_light_load; NULL: worked out per frame */
 };
 
-/* Reads a light map file ({"kind": "light-map", "version": 1, ...}) strictly. */
+/*
+ * Reads a light map file ({"kind": "light-map", "version": 1, ...}) strictly,
+ * with its per-pixel divisors (inv_gain) when its frames are at most
+ * VIS_LIGHT_DIVISORS_MAX_PX: a map divides every frame of a run, so the
+ * interpolation and the division are done once, not once a frame.
+ */
+#define VIS_LIGHT_DIVISORS_MAX_PX (3840L * 2160L)
 int vis_light_load(const char *path, struct vis_light *l, bl_err *err);
 /* Writes one (the JSON of vis_light_json). */
 int vis_light_save(const char *path, const struct vis_light *l, bl_err *err);

@@ -380,7 +380,7 @@ TEST(the_light_map_divides_each_pixel_by_its_gain)
 {
 	enum { W = 97, H = 61, ENC = 4096 };
 	static const double lamp[3] = { 0.93, 1.0, 1.07 };
-	struct vis_light l = { W, H, 7, 5, NULL, "test map" };
+	struct vis_light l = { W, H, 7, 5, NULL, "test map", NULL };
 	struct img im = { 0 }, ref = { 0 };
 	bl_err err = { 0 };
 	int worst = 0, skipped = 0, unknown = 0;
@@ -425,7 +425,43 @@ TEST(the_light_map_divides_each_pixel_by_its_gain)
 	free(l.gain);
 }
 
+/*
+ * A loaded map keeps its per-pixel divisors: every frame it divides, with the
+ * lamp's change too, comes out byte for byte as the map worked out per frame
+ * (the same map without them) makes it.
+ */
+TEST(a_loaded_light_map_divides_every_frame_as_the_first)
+{
+	static const double lamp[3] = { 0.97, 1.0, 1.04 };
+	struct bench *b = bench_open();
+	struct vis_light per_frame;
+	struct img a = { 0 }, c = { 0 };
+	bl_err err = { 0 };
+	size_t n, differ = 0;
+
+	if (!b)
+		return;
+	CHECK_MSG(b->light.inv_gain != NULL, "the example machine's light map has no divisors");
+	per_frame = b->light;
+	per_frame.inv_gain = NULL;
+	n = (size_t)b->sw.w * b->sw.h * 3;
+	CHECK(img_alloc(&a, b->sw.w, b->sw.h, &err) == 0 && img_alloc(&c, b->sw.w, b->sw.h, &err) == 0);
+	for (int round = 0; round < 2 && a.px && c.px; round++) {
+		memcpy(a.px, b->sw.px, n);
+		memcpy(c.px, b->sw.px, n);
+		CHECK_MSG(vis_light_apply(&b->light, round ? lamp : NULL, &a, &err) == 0, "%s", err.msg);
+		CHECK_MSG(vis_light_apply(&per_frame, round ? lamp : NULL, &c, &err) == 0, "%s", err.msg);
+		for (size_t i = 0; i < n; i++)
+			differ += a.px[i] != c.px[i];
+	}
+	CHECK_MSG(differ == 0, "%zu bytes differ from the map worked out per frame", differ);
+	img_free(&a);
+	img_free(&c);
+	bench_close(b);
+}
+
 TEST_MAIN(T(station_regions_lie_inside_the_stations),
+	  T(a_loaded_light_map_divides_every_frame_as_the_first),
 	  T(the_light_map_divides_each_pixel_by_its_gain), T(the_light_map_brings_stations_to_the_truth),
 	  T(a_station_outside_the_frame_is_refused), T(the_lamp_keeps_stations_true_through_a_night),
 	  T(things_over_a_few_board_points_move_the_lamp_nothing),

@@ -10,6 +10,7 @@
 #include "color/cie.h"
 #include "color/color.h"
 #include "sim/sim_internal.h"
+#include "sim/sim_shade.h"
 #include "vision/canvas.h"
 
 /*
@@ -24,10 +25,10 @@
  */
 
 #define NSECT 8                   /* sectors of a mixing cell while it is streaky */
-#define LUT_N 4096                /* linear -> 8-bit sRGB table: a 12-bit converter */
-#define GAUSS_N 4096              /* standard normal quantiles, indexed by 12 random bits (fits L1) */
-#define SIGMA_N 2048              /* noise sigma by raw level, 0..2 */
-#define SIGMA_PER_UNIT 1024.0f
+#define LUT_N SIM_LUT_N            /* sim_shade.h's: the eight-pixel path shares the tables */
+#define GAUSS_N SIM_GAUSS_N
+#define SIGMA_N SIM_SIGMA_N
+#define SIGMA_PER_UNIT SIM_SIGMA_PER_UNIT
 #define FRAME_NS 33333333LL       /* one frame at 30 frames a second */
 #define TRUTH_GRID_MM 50.0        /* canvas truth regions */
 #define TRUTH_MAX_DE00 1.0        /* a canvas region is listed only when this uniform */
@@ -91,7 +92,7 @@ static void gauss_init(void)
 
 static inline uint64_t splitmix(uint64_t *x)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (*x += SIM_SPLITMIX_GAMMA);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -1095,6 +1096,15 @@ static void shade_span(const struct sim_cam *c, const uint32_t *list, float scal
 	const unsigned char *restrict mask = c->armmask;
 	const uint32_t arm = (uint32_t)(c->ncell + SRC_ARM), brush = (uint32_t)(c->ncell + SRC_BRUSH);
 
+	/* The whole frame eight pixels at a time where the CPU can, the rest below. */
+	if (!list) {
+		const struct sim_shade sh = {
+			src, gain, rgb, sigma, g, lut,
+			{ { m00, m01, m02 }, { m10, m11, m12 }, { m20, m21, m22 } }, out,
+		};
+
+		from += sim_shade_wide(&sh, scale, &st, from, to);
+	}
 	for (size_t n = from; n < to; n++) {
 		size_t i = list ? list[n] : n;
 		const float *q;

@@ -10,6 +10,7 @@
 #include "config/machine.h"
 #include "rig/rig.h"
 #include "sim/sim.h"
+#include "sim/sim_shade.h"
 #include "test.h"
 
 static const char *src_path(const char *rel)
@@ -41,8 +42,8 @@ struct world {
 	struct sim *s;
 };
 
-/* Frames at a sixteenth of the pixels, for tests that count many of them. */
-static int small_frames;
+/* Frames at a sixteenth of the pixels, for tests that count many of them; odd: 322x181. */
+static int small_frames, odd_frames;
 
 static void open_world(struct world *w, uint64_t seed, const char *const *faults)
 {
@@ -53,6 +54,10 @@ static void open_world(struct world *w, uint64_t seed, const char *const *faults
 	if (small_frames) {
 		w->m->camera.width = 320;
 		w->m->camera.height = 180;
+	}
+	if (odd_frames) {
+		w->m->camera.width = 322;
+		w->m->camera.height = 181;
 	}
 	for (; faults && *faults; faults++)
 		if (machine_sim_fault_set(w->m, *faults, &err)) {
@@ -461,6 +466,44 @@ TEST(same_machine_seed_and_actions_give_the_same_bytes)
 	close_world(&a);
 	close_world(&b);
 	close_world(&c);
+}
+
+/*
+ * The camera shades eight pixels at a time where the CPU has AVX2, and the
+ * frames are the bytes the one-pixel loop makes: the same seed gives the
+ * same run on any x86-64. The frame is 322x181, so each half ends in pixels
+ * the one-pixel loop shades after the wide ones.
+ */
+TEST(frames_are_the_same_bytes_shaded_one_or_eight_pixels_at_a_time)
+{
+	static const enum sim_scene scenes[] = { SIM_SCENE_CANVAS, SIM_SCENE_CHART, SIM_SCENE_SWATCHES };
+	struct world a, b;
+	bl_err err;
+
+	if (!__builtin_cpu_supports("avx2"))
+		exit(77); /* no eight-pixel path to compare */
+	odd_frames = 1;
+	open_world(&a, 42, NULL);
+	open_world(&b, 42, NULL);
+	odd_frames = 0;
+	script(a.s);
+	script(b.s);
+	for (size_t i = 0; i < sizeof(scenes) / sizeof(scenes[0]); i++) {
+		struct cam_frame fa, fb;
+
+		sim_shade_wide_on = 1;
+		CHECK(sim_render(a.s, scenes[i], &fa, &err) == 0);
+		sim_shade_wide_on = 0;
+		CHECK(sim_render(b.s, scenes[i], &fb, &err) == 0);
+		sim_shade_wide_on = 1;
+		CHECK(fa.width == 322 && fb.width == 322);
+		CHECK_MSG(fa.len == fb.len && memcmp(fa.data, fb.data, fa.len) == 0,
+			  "scene %s: the frames differ", sim_scene_names[scenes[i]]);
+		cam_frame_free(&fa);
+		cam_frame_free(&fb);
+	}
+	close_world(&a);
+	close_world(&b);
 }
 
 TEST(a_saved_world_loads_as_it_was)
@@ -1546,7 +1589,8 @@ TEST_MAIN(T(strokes_put_paint_where_the_brush_went), T(the_load_runs_out_along_t
 	  T(wet_paint_mixes_and_dry_paint_layers), T(an_unwashed_brush_carries_colour_over),
 	  T(a_clean_brush_smears_wet_paint), T(dispensed_and_stirred_cells_become_swatches),
 	  T(a_brush_loads_a_mixed_colour_from_a_cell),
-	  T(same_machine_seed_and_actions_give_the_same_bytes), T(a_saved_world_loads_as_it_was),
+	  T(same_machine_seed_and_actions_give_the_same_bytes),
+	  T(frames_are_the_same_bytes_shaded_one_or_eight_pixels_at_a_time), T(a_saved_world_loads_as_it_was),
 	  T(a_damaged_world_file_is_refused), T(the_world_log_replays_to_the_last_whole_record), T(a_run_resumes_after_a_power_loss_on_the_same_canvas),
 	  T(fault_dropped_frames), T(fault_corrupt_frames), T(fault_command_failures),
 	  T(fault_stall_latches_until_resumed), T(fault_a_well_runs_dry),

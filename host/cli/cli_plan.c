@@ -64,9 +64,9 @@ static const struct plan_recipe *colour_recipe(const struct plan *p, int c)
 	return NULL;
 }
 
-static void count_subtasks(const struct plan *p, int n[3])
+static void count_subtasks(const struct plan *p, int n[PLAN_SUBTASK_COUNT])
 {
-	n[0] = n[1] = n[2] = 0;
+	memset(n, 0, PLAN_SUBTASK_COUNT * sizeof(*n));
 	for (size_t i = 0; i < p->n_subtasks; i++)
 		n[p->subtasks[i].type]++;
 }
@@ -74,7 +74,7 @@ static void count_subtasks(const struct plan *p, int n[3])
 static int report(const struct plan_cli *o, const struct plan *p, const struct plan_target *t,
 		  const char *out_path, const char *preview, double plan_s)
 {
-	int n[3];
+	int n[PLAN_SUBTASK_COUNT];
 
 	count_subtasks(p, n);
 	if (o->json) {

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "calib/calib.h"
 #include "engine/run_int.h"
+#include "engine/run_kind.h"
 #include "report/report.h"
 #include "safety/operator.h"
 
@@ -236,7 +237,7 @@ static long plan_strokes(const struct plan *p)
 	long n = 0;
 
 	for (size_t i = 0; i < p->n_subtasks; i++)
-		n += p->subtasks[i].type == PLAN_PAINT ? p->subtasks[i].n_strokes : 0;
+		n += run_kind_of(p->subtasks[i].type)->paints ? p->subtasks[i].n_strokes : 0;
 	return n;
 }
 
@@ -282,7 +283,8 @@ out:
 
 /* ---- subtasks ---- */
 
-static int begin_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+static int begin_subtask(struct run *r, const struct run_kind *kind, const struct plan_subtask *s,
+			 bl_err *err)
 {
 	char name[32];
 	cJSON *d = cJSON_CreateObject(), *e;
@@ -298,114 +300,23 @@ static int begin_subtask(struct run *r, const struct plan_subtask *s, bl_err *er
 	cJSON_AddNumberToObject(d, "round", r->st.round);
 	e = cJSON_AddObjectToObject(d, "expected");
 	cJSON_AddNumberToObject(e, "tolerance_de00", s->tolerance_de00);
-	if (s->type == PLAN_MIX) {
-		cJSON_AddStringToObject(d, "colour", run_plan(r)->colours[s->colour].name);
-		json_add_vec(e, "target_lab", (double[]){ s->mix.lab.L, s->mix.lab.a, s->mix.lab.b }, 3);
-		cJSON_AddStringToObject(e, "verified_by", "the stirred cell measured by the camera");
-	} else {
-		if (s->type == PLAN_PAINT) {
-			cJSON_AddStringToObject(d, "colour", run_plan(r)->colours[s->colour].name);
-			cJSON_AddNumberToObject(d, "strokes", s->n_strokes);
-			json_add_vec(d, "region_mm", s->region_mm, 4);
-		} else {
-			cJSON_AddNumberToObject(e, "predicted_mean_de00", s->predicted_mean_de00);
-		}
-		cJSON_AddNumberToObject(e, "cells", (double)s->n_cells);
-		cJSON_AddStringToObject(e, "verified_by",
-					"mean CIEDE2000 of the observed cells against their predicted Lab");
-	}
+	kind->expected(run_plan(r), s, d, e);
 	cJSON_AddBoolToObject(d, "open_loop", r->st.open_loop);
 	r->status_now = 1;
 	return run_event(r, "subtask_start", d, err);
 }
 
-static int checkpoint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
-{
-	struct run_sub *sub = &r->st.sub[r->st.next];
-	struct run_canvas c = { 0 };
-	char name[32], path[RUN_PATH_MAX];
-	double verdict;
-	enum run_brake b;
-	int rc;
-
-	run_subtask_name(r, r->st.next, name, sizeof(name));
-	for (size_t i = 0; i < s->n_actions; i++)
-		if ((rc = run_plan_action(r, s, &s->actions[i], err)))
-			return rc;
-	if ((rc = run_observe_record(r, s, name, &c, &verdict, err)))
-		return rc;
-	sub->verdict_de00 = verdict;
-	/* The latest canvas, always there for a person to look at. */
-	if ((rc = run_path(r, "canvas-latest.png", path, sizeof(path), err)) ||
-	    (rc = run_canvas_save_png(&c, path, err)))
-		goto out;
-	{
-		const struct run_hist *h = &r->st.hist[r->st.n_hist - 1];
-		cJSON *dj = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(dj, "canvas_mean_de00", h->mean_de00);
-		cJSON_AddNumberToObject(dj, "canvas_p95_de00", h->p95_de00);
-		cJSON_AddNumberToObject(dj, "predicted_mean_de00", s->predicted_mean_de00);
-		cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
-		cJSON_AddNumberToObject(dj, "tolerance_de00", s->tolerance_de00);
-		cJSON_AddStringToObject(dj, "verdict", r->st.open_loop ? "not verified (open loop)"
-						       : verdict <= s->tolerance_de00 ? "pass" : "fail");
-		cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
-		if ((rc = run_event(r, "checkpoint", dj, err)))
-			goto out;
-		sub->status = RUN_SUB_DONE;
-		run_progress(r, 1); /* the canvas's error is new: say it */
-		if (!r->st.open_loop) {
-			b = run_brakes_checkpoint(&r->st.brakes, &r->m.brakes, h->mean_de00,
-						  s->predicted_mean_de00, 0.05);
-			if (b == RUN_BRAKE_WANDERING && r->st.round > 0) {
-				/*
-				 * Corrections that do not improve the canvas are over: the rest of
-				 * the round is skipped and the run finishes with what it has. The
-				 * plan wandering (round 0) is a brake: something is wrong.
-				 */
-				cJSON *d = cJSON_CreateObject();
-
-				cJSON_AddNumberToObject(d, "round", r->st.round);
-				cJSON_AddStringToObject(d, "why", r->st.brakes.reason);
-				if ((rc = run_event(r, "corrections_stopped", d, err)))
-					goto out;
-				for (size_t i = r->st.next + 1; i < r->st.n_sub; i++)
-					if (r->st.sub[i].status == RUN_SUB_PENDING) {
-						r->st.sub[i].status = RUN_SUB_SKIPPED;
-						snprintf(r->st.sub[i].note, sizeof(r->st.sub[i].note),
-							 "corrections stopped improving the canvas");
-					}
-				r->st.corrections_over = 1;
-			} else if (b != RUN_BRAKE_NONE) {
-				rc = run_brake(r, b, err);
-				goto out;
-			}
-		}
-	}
-out:
-	run_canvas_free(&c);
-	return rc;
-}
-
 static int run_subtask(struct run *r, bl_err *err)
 {
 	const struct plan_subtask *s = &run_plan(r)->subtasks[r->st.next];
+	const struct run_kind *kind = run_kind_of(s->type);
 	int rc;
 
-	if ((rc = begin_subtask(r, s, err)) || (rc = run_state_save(r, err)))
-		return rc;
-	switch (s->type) {
-	case PLAN_MIX:
-		rc = run_mix_subtask(r, s, err);
-		break;
-	case PLAN_PAINT:
-		rc = run_paint_subtask(r, s, err);
-		break;
-	default:
-		rc = checkpoint_subtask(r, s, err);
-	}
-	if (rc)
+	if (!kind)
+		return bl_fail(err, BL_EINVAL, "subtask %zu: not a subtask kind (%d)", r->st.next + 1,
+			       (int)s->type);
+	if ((rc = begin_subtask(r, kind, s, err)) || (rc = run_state_save(r, err)) ||
+	    (rc = kind->run(r, s, err)))
 		return rc;
 	{
 		const struct run_sub *sub = &r->st.sub[r->st.next];
@@ -632,7 +543,7 @@ static int retry_deferred(struct run *r, int *waiting, bl_err *err)
 	prune_deferred(r);
 	for (size_t i = 0; i < r->st.n_sub; i++) {
 		const struct plan_subtask *s = &run_plan(r)->subtasks[i];
-		struct run_colour *col = s->type == PLAN_CHECKPOINT ? NULL : &r->st.colours[s->colour];
+		struct run_colour *col = plan_kind_coloured(s->type) ? &r->st.colours[s->colour] : NULL;
 
 		if (r->st.sub[i].status != RUN_SUB_DEFERRED)
 			continue;

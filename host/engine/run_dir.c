@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "base/strbuf.h"
 #include "engine/run_int.h"
+#include "engine/run_kind.h"
 
 const char *const run_sub_status_names[] = { "pending", "running", "done", "failed",
 					     "deferred", "skipped", NULL };
@@ -541,17 +542,7 @@ static const char *sub_what(const struct plan *p, size_t i, char *buf, size_t n)
 {
 	const struct plan_subtask *s = &p->subtasks[i];
 
-	switch (s->type) {
-	case PLAN_MIX:
-		snprintf(buf, n, "mix colour %s", p->colours[s->colour].name);
-		break;
-	case PLAN_PAINT:
-		snprintf(buf, n, "paint batch %d of colour %s (%d strokes, %s)", s->batch,
-			 p->colours[s->colour].name, s->n_strokes, s->brush);
-		break;
-	default:
-		snprintf(buf, n, "checkpoint: observe the whole canvas");
-	}
+	run_kind_of(s->type)->what(p, s, buf, n);
 	return buf;
 }
 

@@ -356,7 +356,8 @@ void run_subtask_name(const struct run *r, size_t i, char *out, size_t n);
 double run_clock_s(const struct run *r);
 cJSON *run_wet_json(const struct run_state *st);
 int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err);
-int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
+/* A verified subtask's end condition over plan cells (paint, checkpoint): adds cells and verified_by to expected. */
+void run_cells_expected(const struct plan_subtask *s, cJSON *e);
 /* Executes one action of a plan, with the colour's actual cell where it dips. */
 int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a,
 		    bl_err *err);
@@ -390,7 +391,6 @@ int run_planner_ask(struct run *r, const struct planner_request *q, const struct
 int run_planner_ask_builtin(struct run *r, const struct planner_request *q, struct plan *out, bl_err *err);
 
 /* ---- run_mix.c ---- */
-int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err);
 /* A mix (or top-up) of s's colour, its outcome in sub. */
 int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err);
 /* The mix subtask a top-up of colour repeats (st.topup_ml of it); -1 when the plans have none. */

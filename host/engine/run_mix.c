@@ -5,6 +5,7 @@
 
 #include "base/json.h"
 #include "engine/run_int.h"
+#include "engine/run_kind.h"
 #include "sim/sim.h"
 
 struct mix_ctx {
@@ -412,7 +413,7 @@ int run_mix_finish_pending(struct run *r, bl_err *err)
 	return run_state_save(r, err);
 }
 
-int run_mix_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+static int mix_subtask_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 {
 	return run_mix(r, s, &r->st.sub[r->st.next], err);
 }
@@ -706,3 +707,22 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	snprintf(sub->note, sizeof(sub->note), "needs the operator: %.150s", last.reason);
 	return run_event(r, "mix_escalated", dj, err);
 }
+
+static void mix_expected(const struct plan *p, const struct plan_subtask *s, cJSON *d, cJSON *e)
+{
+	cJSON_AddStringToObject(d, "colour", p->colours[s->colour].name);
+	json_add_vec(e, "target_lab", (double[]){ s->mix.lab.L, s->mix.lab.a, s->mix.lab.b }, 3);
+	cJSON_AddStringToObject(e, "verified_by", "the stirred cell measured by the camera");
+}
+
+static void mix_what(const struct plan *p, const struct plan_subtask *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "mix colour %s", p->colours[s->colour].name);
+}
+
+const struct run_kind run_kind_mix = {
+	.run = mix_subtask_run,
+	.expected = mix_expected,
+	.what = mix_what,
+	.paints = 0,
+};

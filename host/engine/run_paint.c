@@ -6,6 +6,7 @@
 
 #include "base/json.h"
 #include "engine/run_int.h"
+#include "engine/run_kind.h"
 
 /* ---- the retry state ---- */
 
@@ -900,7 +901,7 @@ static int verify(struct run *r, const struct plan_subtask *s, const char *what,
 	return run_event(r, "verified", dj, err);
 }
 
-int run_paint_subtask(struct run *r, const struct plan_subtask *s, bl_err *err)
+static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 {
 	struct run_sub *sub = &r->st.sub[r->st.next];
 	struct run_colour *col = &r->st.colours[s->colour];
@@ -1055,3 +1056,30 @@ out:
 	free(per_cell);
 	return rc;
 }
+
+void run_cells_expected(const struct plan_subtask *s, cJSON *e)
+{
+	cJSON_AddNumberToObject(e, "cells", (double)s->n_cells);
+	cJSON_AddStringToObject(e, "verified_by", "mean CIEDE2000 of the observed cells against their predicted Lab");
+}
+
+static void paint_expected(const struct plan *p, const struct plan_subtask *s, cJSON *d, cJSON *e)
+{
+	cJSON_AddStringToObject(d, "colour", p->colours[s->colour].name);
+	cJSON_AddNumberToObject(d, "strokes", s->n_strokes);
+	json_add_vec(d, "region_mm", s->region_mm, 4);
+	run_cells_expected(s, e);
+}
+
+static void paint_what(const struct plan *p, const struct plan_subtask *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "paint batch %d of colour %s (%d strokes, %s)", s->batch, p->colours[s->colour].name,
+		 s->n_strokes, s->brush);
+}
+
+const struct run_kind run_kind_paint = {
+	.run = paint_run,
+	.expected = paint_expected,
+	.what = paint_what,
+	.paints = 1,
+};

@@ -402,7 +402,7 @@ int plan_check(const struct plan *p, const struct machine *m, bl_err *err)
 						: "no arm registration");
 	for (size_t i = 0; i < p->n_subtasks && rc == 0; i++) {
 		const struct plan_subtask *s = &p->subtasks[i];
-		double tol = s->type == PLAN_MIX ? m->tolerances.mix_de00 : m->tolerances.paint_de00;
+		double tol = plan_kind_tolerance(m, s->type);
 
 		if (s->tolerance_de00 > tol)
 			return bl_fail(err, BL_EINVAL,
@@ -445,7 +445,8 @@ int plan_check(const struct plan *p, const struct machine *m, bl_err *err)
 				case ARM_ZONE_CELL: floor_z = zf->cell_mm; break;
 				case ARM_ZONE_WATER: floor_z = zf->water_mm; break;
 				case ARM_ZONE_WIPE: floor_z = zf->wipe_mm; break;
-				default: lo = fmax(g->from.z, g->to.z); break;
+				case ARM_ZONE_TRAVEL:
+				case ARM_ZONE_COUNT: lo = fmax(g->from.z, g->to.z); break;
 				}
 				if (lo < floor_z - 1e-9) {
 					rc = bl_fail(err, BL_EINVAL, "subtask %d action %ld: z %g below the %s floor %g",

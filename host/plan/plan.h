@@ -94,8 +94,17 @@ struct plan_options {
 
 void plan_options_default(struct plan_options *o, const struct machine *m);
 
-enum plan_subtask_type { PLAN_MIX, PLAN_PAINT, PLAN_CHECKPOINT };
+/*
+ * The subtask kinds (HACKING.md "Adding a subtask kind"). Switches on a kind
+ * have no default: and list PLAN_SUBTASK_COUNT, so the compiler names every
+ * place a new kind has to join.
+ */
+enum plan_subtask_type { PLAN_MIX, PLAN_PAINT, PLAN_CHECKPOINT, PLAN_SUBTASK_COUNT };
 extern const char *const plan_subtask_names[]; /* "mix", "paint", "checkpoint" */
+/* Whether a kind works on one of the plan's colours (a checkpoint on none: colour -1). */
+int plan_kind_coloured(enum plan_subtask_type t);
+/* The machine's tolerance a kind's threshold may not be looser than (mix or paint). */
+double plan_kind_tolerance(const struct machine *m, enum plan_subtask_type t);
 
 struct plan_colour {
 	char name[CFG_NAME_MAX]; /* "c1", ... */

@@ -7,6 +7,34 @@
 #include "plan/plan_int.h"
 
 const char *const plan_subtask_names[] = { "mix", "paint", "checkpoint", NULL };
+_Static_assert(sizeof(plan_subtask_names) / sizeof(plan_subtask_names[0]) == PLAN_SUBTASK_COUNT + 1,
+	       "a name for every subtask kind");
+
+int plan_kind_coloured(enum plan_subtask_type t)
+{
+	switch (t) {
+	case PLAN_MIX:
+	case PLAN_PAINT:
+		return 1;
+	case PLAN_CHECKPOINT:
+	case PLAN_SUBTASK_COUNT:
+		break;
+	}
+	return 0;
+}
+
+double plan_kind_tolerance(const struct machine *m, enum plan_subtask_type t)
+{
+	switch (t) {
+	case PLAN_MIX:
+		return m->tolerances.mix_de00;
+	case PLAN_PAINT:
+	case PLAN_CHECKPOINT:
+	case PLAN_SUBTASK_COUNT:
+		break;
+	}
+	return m->tolerances.paint_de00;
+}
 
 /* Machine coordinates are written to 0.01 mm: finer than any arm repeats, and short to read. */
 static double r2(double v)
@@ -116,7 +144,7 @@ static struct plan_subtask *new_subtask(struct builder *b, enum plan_subtask_typ
 	s->type = type;
 	s->colour = colour;
 	s->batch = -1;
-	s->tolerance_de00 = type == PLAN_MIX ? b->m->tolerances.mix_de00 : b->m->tolerances.paint_de00;
+	s->tolerance_de00 = plan_kind_tolerance(b->m, type);
 	b->cur = s;
 	b->cap_act = 0;
 	return s;

@@ -60,7 +60,7 @@ static cJSON *subtask_json(const struct plan *p, const struct plan_subtask *s)
 		return NULL;
 	cJSON_AddNumberToObject(o, "id", s->id);
 	cJSON_AddStringToObject(o, "type", plan_subtask_names[s->type]);
-	if (s->type != PLAN_CHECKPOINT)
+	if (plan_kind_coloured(s->type))
 		cJSON_AddStringToObject(o, "colour", p->colours[s->colour].name);
 	switch (s->type) {
 	case PLAN_MIX:
@@ -84,6 +84,8 @@ static cJSON *subtask_json(const struct plan *p, const struct plan_subtask *s)
 		cJSON_AddNumberToObject(ex, "predicted_mean_de00", s->predicted_mean_de00);
 		cJSON_AddNumberToObject(ex, "tolerance_de00", s->tolerance_de00);
 		cJSON_AddItemToObject(ex, "cells", cells_json(s));
+		break;
+	case PLAN_SUBTASK_COUNT:
 		break;
 	}
 	acts = cJSON_AddArrayToObject(o, "actions");
@@ -270,7 +272,7 @@ static int read_subtask(json_obj *o, struct plan *p, struct plan_subtask *s, bl_
 	s->id = (int)id;
 	BL_TRY(json_enum(o, "type", JSON_REQUIRED, plan_subtask_names, &type, err));
 	s->type = (enum plan_subtask_type)type;
-	if (s->type != PLAN_CHECKPOINT)
+	if (plan_kind_coloured(s->type))
 		BL_TRY(find_colour(o, p, &s->colour, err));
 	switch (s->type) {
 	case PLAN_MIX: {
@@ -306,6 +308,8 @@ static int read_subtask(json_obj *o, struct plan *p, struct plan_subtask *s, bl_
 		BL_TRY(json_num(&ex, "tolerance_de00", JSON_REQUIRED, 0.0, 100.0, &s->tolerance_de00, err));
 		BL_TRY(read_cells(&ex, p, s, err));
 		BL_TRY(json_end(&ex, err));
+		break;
+	case PLAN_SUBTASK_COUNT: /* json_enum reads no such name */
 		break;
 	}
 	if (s->tolerance_de00 <= 0.0)

@@ -21,7 +21,7 @@ static const unsigned kinds_of_type[] = {
 	[PLAN_CHECKPOINT] = K(ARM_MOVE) | K(ARM_WASH) | K(ARM_WIPE) | K(ARM_PARK),
 };
 #undef K
-_Static_assert(sizeof(kinds_of_type) / sizeof(kinds_of_type[0]) == PLAN_CHECKPOINT + 1,
+_Static_assert(sizeof(kinds_of_type) / sizeof(kinds_of_type[0]) == PLAN_SUBTASK_COUNT,
 	       "a subtask type without its action kinds");
 _Static_assert(ARM_KIND_COUNT <= 32, "kinds_of_type holds a bit a kind");
 
@@ -31,6 +31,8 @@ static const char *const bar_of_type[] = {
 	[PLAN_PAINT] = "paint",
 	[PLAN_CHECKPOINT] = "paint",
 };
+_Static_assert(sizeof(bar_of_type) / sizeof(bar_of_type[0]) == PLAN_SUBTASK_COUNT,
+	       "a subtask type without its tolerance bar");
 
 struct admit {
 	const struct planner_request *q;
@@ -287,13 +289,13 @@ static int admit_subtask(struct admit *x, long i, arm_point *at, struct arm_path
 	const struct plan_subtask *s = &x->p->subtasks[i];
 	int rc;
 
-	if ((unsigned)s->type > PLAN_CHECKPOINT)
+	if ((unsigned)s->type >= PLAN_SUBTASK_COUNT)
 		return deny(x, PLANNER_R_BAD_SUBTASK, i, -1, "type", "subtask %ld: not a subtask type", i);
 	/* Subtasks are named by id in the journal (s3, c1.s3): one id a place, counted from 1. */
 	if (s->id != i + 1)
 		return deny(x, PLANNER_R_BAD_SUBTASK, i, -1, "id", "subtask %ld: id %d is not its place + 1", i,
 			    s->id);
-	if (s->type == PLAN_CHECKPOINT ? s->colour != -1 : (s->colour < 0 || s->colour >= x->p->n_colours))
+	if (!plan_kind_coloured(s->type) ? s->colour != -1 : (s->colour < 0 || s->colour >= x->p->n_colours))
 		return deny(x, PLANNER_R_BAD_SUBTASK, i, -1, "colour", "subtask %ld: colour %d is not the plan's", i,
 			    s->colour);
 	if (s->n_actions && !s->actions)

@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "calib/calib.h"
+#include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "engine/run_kind.h"
 #include "report/report.h"

@@ -102,7 +102,6 @@ static inline struct plan *run_plan(struct run *r)
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
 
 int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */
-int run_heartbeat(struct run *r, bl_err *err);
 
 /* ---- run_trust.c: what a resume trusts ---- */
 /* Adds "inputs" to run.json: the SHA-256 of the run's machine.json, palette.json and target copy. */
@@ -150,25 +149,7 @@ int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct
 /* The final canvas as PNG (sRGB) beside the target. */
 int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *err);
 
-/* ---- run_act.c: actions through the gate ---- */
-/*
- * Executes one action through the gate with retries for communication
- * errors (the breaker counts them), the cost and heartbeat kept. Returns 0,
- * BL_EDEFERRED, BL_EDENIED, BL_EPAUSED, BL_ESAFETY, BL_EBRAKE (breaker).
- */
-int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err);
-/* Homes the arm through the gate, communication errors retried and counted like run_act's. */
-int run_home(struct run *r, bl_err *err);
-/* Checks signals and faults (gate_stop_poll) and the budgets. */
-int run_poll(struct run *r, bl_err *err);
-/*
- * The run's state and reason after a signal held the arm, whichever part of
- * the run saw it (the poll between actions, the gate or the backend during
- * one): one reason, which `regress` and people read.
- */
-void run_paused_by_signal(struct run *r);
-/* Whether the journal shows a decision to allow action id in subtask sub (it may have run). */
-int run_journal_allowed(struct run *r, const char *sub, long action_id);
+/* ---- run_progress.c: engine events, brakes, the progress line ---- */
 /* Journals an engine event in the current subtask; data consumed. Errors are fatal to the run. */
 int run_event(struct run *r, const char *event, cJSON *data, bl_err *err);
 /* The brake fired: state "braked" with its reason. */

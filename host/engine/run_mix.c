@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "engine/run_kind.h"
 #include "sim/sim.h"
@@ -561,7 +562,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	x.colour = s->colour;
 	x.resumed = 0; /* sets planned before a crash are finished by run_mix_finish_pending */
 	run_subtask_name(r, r->st.next, x.sub, sizeof(x.sub));
-	if ((rc = gate_tolerance(r->gate, "mix", s->tolerance_de00, &d, err)))
+	if ((rc = run_tolerance(r, "mix", s->tolerance_de00, &d, err)))
 		return rc;
 	/* A correction round finds the colour still in its cell: no new mix needed. */
 	if (r->st.round > 0 && s->type == PLAN_MIX && r->st.topup_ml <= 0.0 &&

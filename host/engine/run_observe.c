@@ -10,6 +10,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "vision/canvas.h"
 #include "vision/observe.h"

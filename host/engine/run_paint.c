@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "engine/run_kind.h"
 
@@ -917,7 +918,7 @@ static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 			 run_plan(r)->colours[s->colour].name);
 		return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
 	}
-	if ((rc = gate_tolerance(r->gate, "paint", s->tolerance_de00, &d, err)))
+	if ((rc = run_tolerance(r, "paint", s->tolerance_de00, &d, err)))
 		return rc;
 	if (r->st.retry.active && !retrying(r))
 		run_retry_clear(&r->st.retry); /* left by a subtask that is over */

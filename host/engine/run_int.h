@@ -167,12 +167,28 @@ void run_cells_expected(const struct plan_subtask *s, cJSON *e);
 /* Executes one action of a plan, with the colour's actual cell where it dips. */
 int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a,
 		    bl_err *err);
-/* Observes the canvas, records it in the history; verdict: mean CIEDE2000 of s's cells against their prediction. */
-int run_observe_record(struct run *r, const struct plan_subtask *s, const char *what,
-		       struct run_canvas *c, double *verdict, bl_err *err);
 cJSON *run_retry_json(const struct run_retry *t);
 int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err);
 void run_retry_clear(struct run_retry *t);
+
+/* ---- run_verify.c: a subtask's cells observed against their prediction ---- */
+/* Observes the canvas, records it in the history; verdict: mean CIEDE2000 of s's cells against their prediction. */
+int run_observe_record(struct run *r, const struct plan_subtask *s, const char *what,
+		       struct run_canvas *c, double *verdict, bl_err *err);
+/*
+ * CIEDE2000 of s's cells observed in c against what they should be: before
+ * (the canvas seen before the batch, NULL: the planner's prediction) moved
+ * by the batch's share towards its colour; per_cell (n_cells, or NULL) gets
+ * each cell's (-1 where c has none). Returns their mean (0: none seen).
+ */
+double run_cells_verdict(const struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+			 const float *before, double *per_cell);
+/* Learns from an observation of s how its colour looks on the canvas (cells it repainted nearly whole). */
+void run_learn_canvas(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+		      const float *before);
+/* Learns how much s's colour repaints against the plan's share (cells it repainted in part). */
+void run_learn_hiding(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
+		      const float *before);
 
 /* ---- run_planner.c: the planner, asked and answered ---- */
 /*

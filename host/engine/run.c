@@ -212,36 +212,6 @@ static int load_target(struct run *r, bl_err *err)
 	return 0;
 }
 
-static void plan_inputs_for(struct run *r, struct plan_inputs *in)
-{
-	memset(in, 0, sizeof(*in));
-	in->machine = &r->m;
-	in->solver = &r->mixer.solver;
-	in->target = &r->target.lab;
-	in->target_file = r->plan.target_file[0] ? r->plan.target_file : r->target_copy;
-	in->target_hash = r->target.hash;
-	in->target_w = r->target.w;
-	in->target_h = r->target.h;
-}
-
-static void plan_options_for(const struct run *r, struct plan_options *po)
-{
-	plan_options_default(po, &r->m);
-	if (r->opt.max_strokes > 0)
-		po->max_strokes = r->opt.max_strokes;
-	if (r->opt.colours > 0)
-		po->colours = r->opt.colours;
-}
-
-static long plan_strokes(const struct plan *p)
-{
-	long n = 0;
-
-	for (size_t i = 0; i < p->n_subtasks; i++)
-		n += run_kind_of(p->subtasks[i].type)->paints ? p->subtasks[i].n_strokes : 0;
-	return n;
-}
-
 static int write_run_json(struct run *r, const char *target_src, cJSON *machine_copy, bl_err *err)
 {
 	char p[RUN_PATH_MAX], pal[RUN_PATH_MAX];
@@ -337,138 +307,7 @@ static int run_subtask(struct run *r, bl_err *err)
 	}
 }
 
-/*
- * The operator's substitutes in the plans under way: a substituted colour is
- * mixed as, predicted as and corrected with the colour the operator named.
- * plan.json keeps what was planned; state.json keeps the substitutes, so
- * every process of the run applies them after loading its plans.
- */
-static void apply_substitutes(struct run *r)
-{
-	struct plan *plans[2] = { &r->plan, &r->corr };
-
-	for (int c = 0; c < r->st.n_colours && c < r->plan.n_colours; c++) {
-		if (!r->st.colours[c].substituted)
-			continue;
-		for (int k = 0; k < 2; k++) {
-			struct plan *p = plans[k];
-
-			/* want too: a correction round's top-ups are solved from it. */
-			if (c < p->n_colours)
-				p->colours[c].lab = p->colours[c].want = r->st.colours[c].substitute;
-			for (size_t i = 0; i < p->n_subtasks; i++)
-				if (p->subtasks[i].type == PLAN_MIX && p->subtasks[i].colour == c)
-					p->subtasks[i].mix.lab = r->st.colours[c].substitute;
-		}
-	}
-}
-
 /* ---- corrections and the end ---- */
-
-static int load_correction(struct run *r, int round, bl_err *err)
-{
-	char name[64], p[RUN_PATH_MAX];
-
-	plan_free(&r->corr);
-	snprintf(name, sizeof(name), "corrections-%d.json", round);
-	if (round == 0)
-		return 0;
-	return run_path(r, name, p, sizeof(p), err) ? err->code : plan_load(p, &r->corr, err);
-}
-
-/* Plans corrective strokes from the last observation; 1 when there is nothing left to correct. */
-static int plan_next_round(struct run *r, bl_err *err)
-{
-	color_lab looks[PLAN_MAX_COLOURS];
-	double hiding[PLAN_MAX_COLOURS], mean;
-	struct run_canvas c = { 0 };
-	struct plan_raster obs = { 0 };
-	struct plan_inputs in;
-	struct plan_options po;
-	struct plan corr = { 0 };
-	char name[64], p[RUN_PATH_MAX];
-	cJSON *d;
-	int rc;
-
-	journal_set_subtask(&r->j, "");
-	if ((rc = run_observe_canvas(r, "before-correction", &c, err)) ||
-	    (rc = run_canvas_to_raster(r, &c, &obs, err)))
-		goto out;
-	{
-		double p95;
-
-		if ((rc = run_canvas_vs_target(r, &c, &mean, &p95, err)))
-			goto out;
-		run_brakes_round(&r->st.brakes, mean);
-	}
-	plan_inputs_for(r, &in);
-	plan_options_for(r, &po);
-	/* A correction round is a fraction of the painting's budget. */
-	po.max_strokes = (int)fmax(10, 0.25 * (double)plan_strokes(&r->plan));
-	/*
-	 * Corrections are placed with each colour as its batches showed it on this
-	 * canvas, not as mixed: a light paint over the ground, a thin film, lands
-	 * elsewhere, and strokes planned with the mix's colour gain nothing there.
-	 * Once its coat is learnt (how far a stroke takes a cell from what was
-	 * there towards the mix), a colour is placed as the mix laid at that
-	 * coat: a pale paint over a pale ground then gets the strokes it needs,
-	 * where a look learnt over the gesso would not hold over another colour.
-	 */
-	for (int k = 0; k < r->plan.n_colours; k++) {
-		const struct run_colour *col = &r->st.colours[k];
-
-		looks[k] = r->plan.colours[k].lab;
-		hiding[k] = 1.0;
-		if (col->coat_weight > 0.0) {
-			/* A coat learnt: the mix hides that much of what is under it. */
-			hiding[k] = fmin(1.0, fmax(0.1, col->coat / po.opacity));
-		} else if (col->canvas_cells > 0) {
-			looks[k].L += col->canvas_offset.L;
-			looks[k].a += col->canvas_offset.a;
-			looks[k].b += col->canvas_offset.b;
-		}
-	}
-	po.looks = looks;
-	po.hiding = hiding;
-	{
-		struct planner_request q = { .phase = PLANNER_CORRECT, .round = r->st.round + 1, .in = &in,
-					     .opt = &po, .painting = &r->plan, .observed = &obs };
-
-		if ((rc = run_planner_ask(r, &q, &c, &corr, err)))
-			goto out;
-	}
-	d = cJSON_CreateObject();
-	cJSON_AddNumberToObject(d, "round", r->st.round + 1);
-	cJSON_AddNumberToObject(d, "strokes", corr.n_strokes);
-	cJSON_AddNumberToObject(d, "unfixable_cells", (double)corr.n_unfixable);
-	cJSON_AddNumberToObject(d, "predicted_mean_de00", corr.mean_de00);
-	cJSON_AddNumberToObject(d, "canvas_mean_de00", mean);
-	if ((rc = run_event(r, "correction_planned", d, err)))
-		goto out;
-	if (corr.n_strokes == 0) {
-		rc = 1;
-		goto out;
-	}
-	snprintf(name, sizeof(name), "corrections-%d.json", r->st.round + 1);
-	if ((rc = run_path(r, name, p, sizeof(p), err)) || (rc = plan_save(p, &corr, err)))
-		goto out;
-	plan_free(&r->corr);
-	r->corr = corr;
-	memset(&corr, 0, sizeof(corr));
-	/* Its mixes aim at the substitutes exactly, as when a later process loads it. */
-	apply_substitutes(r);
-	r->st.round++;
-	r->st.rounds_planned = r->st.round;
-	run_retry_clear(&r->st.retry);
-	r->st.next = 0;
-	r->st.strokes_total += r->corr.n_strokes;
-	rc = run_state_resize(&r->st, r->corr.n_subtasks, err);
-out:
-	plan_free(&corr);
-	plan_raster_free(&obs);
-	run_canvas_free(&c);
-	return rc;
-}
 
 static int finish(struct run *r, bl_err *err)
 {
@@ -634,7 +473,7 @@ static int loop(struct run *r, bl_err *err)
 				return rc;
 			break;
 		}
-		rc = plan_next_round(r, err);
+		rc = run_correction_plan(r, err);
 		if (rc < 0)
 			return rc;
 		if (rc == 1)
@@ -777,9 +616,9 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	if ((rc = run_home(r, err)) || (rc = observe_blank(r, &blank, err)))
 		return settle(r, rc, err); /* no plan yet: resume plans again */
 	/* The plan, its expected results written before anything runs. */
-	plan_inputs_for(r, &in);
+	run_plan_inputs(r, &in);
 	in.target_file = target_src;
-	plan_options_for(r, &po);
+	run_plan_options(r, &po);
 	po.canvas_lab = blank;
 	rc = run_planner_ask(r, &(struct planner_request){ .phase = PLANNER_PLAN, .in = &in, .opt = &po }, NULL,
 			     &r->plan, err);
@@ -792,7 +631,7 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 		r->st.colours[c].measured_de00 = -1.0;
 		r->st.colours[c].hide = 1.0;
 	}
-	r->st.strokes_total = plan_strokes(&r->plan);
+	r->st.strokes_total = run_plan_strokes(&r->plan);
 	if ((rc = run_state_resize(&r->st, r->plan.n_subtasks, err)))
 		return rc;
 	{
@@ -926,244 +765,6 @@ out:
 	return rc;
 }
 
-static int read_run_json(struct run *r, bl_err *err)
-{
-	char p[RUN_PATH_MAX], copy[128], file[CFG_PATH_MAX], hash[17], kind[16];
-	cJSON *root;
-	json_obj o, t;
-	double seed;
-	int rc, ver;
-
-	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
-		return rc;
-	if ((rc = json_obj_open(root, p, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0 ||
-	    (rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &ver, err)) < 0 ||
-	    (rc = json_child(&o, "target", JSON_REQUIRED, &t, err)) < 0 ||
-	    (rc = json_str(&t, "file", JSON_REQUIRED, file, sizeof(file), err)) < 0 ||
-	    (rc = json_str(&t, "copy", JSON_REQUIRED, copy, sizeof(copy), err)) < 0 ||
-	    (rc = json_str(&t, "hash", JSON_REQUIRED, hash, sizeof(hash), err)) < 0 ||
-	    (rc = json_end(&t, err)) < 0 ||
-	    (rc = json_num(&o, "seed", JSON_REQUIRED, 0, 1.8e19, &seed, err)) < 0 ||
-	    (rc = json_bool(&o, "open_loop", JSON_REQUIRED, &r->opt.open_loop, err)) < 0 ||
-	    (rc = json_bool(&o, "accept_nearest", JSON_REQUIRED, &r->opt.accept_nearest, err)) < 0 ||
-	    (rc = json_i32(&o, "max_strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &r->opt.max_strokes, err)) < 0 ||
-	    (rc = json_i32(&o, "colours", JSON_REQUIRED, 0, PLAN_MAX_COLOURS, &r->opt.colours, err)) < 0)
-		goto out;
-	if ((rc = json_str(&o, "planner", JSON_OPTIONAL, r->planner_cmd, sizeof(r->planner_cmd), err)) < 0)
-		goto out;
-	json_take(&o, "created_wall_ms");
-	json_take(&o, "versions");
-	json_take(&o, "machine"); /* machine.json is the copy that is loaded */
-	json_take(&o, "palette");
-	json_take(&o, "inputs"); /* run_inputs_verify compares them */
-	if ((rc = json_end(&o, err)) < 0)
-		goto out;
-	if (strcmp(kind, "run")) {
-		rc = bl_fail(err, BL_EINVAL, "%s: not a run file (kind '%s')", p, kind);
-		goto out;
-	}
-	r->st.seed = (uint64_t)seed;
-	rc = run_path(r, copy, r->target_copy, sizeof(r->target_copy), err);
-out:
-	cJSON_Delete(root);
-	return rc < 0 ? rc : 0;
-}
-
-/* Whether a list of colours from the command line ("c3,c5" or "all") names colour name. */
-static int list_names(const char *list, const char *name)
-{
-	char buf[512], *save = NULL;
-
-	if (!list)
-		return 0;
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (!strcmp(t, "all") || !strcmp(t, name))
-			return 1;
-	return 0;
-}
-
-/* Colours the operator accepted on the command line (answers_check read the names). */
-static int accept_mixes(struct run *r, const char *list, bl_err *err)
-{
-	for (int c = 0; c < r->plan.n_colours; c++) {
-		struct run_colour *col = &r->st.colours[c];
-		int rc;
-
-		if (!list_names(list, r->plan.colours[c].name) || !col->escalated || col->accepted)
-			continue;
-		/* The operator's decision is journaled, or not taken. */
-		if ((rc = run_event(r, "mix_accepted", cJSON_CreateString(r->plan.colours[c].name), err)))
-			return rc;
-		col->accepted = 1;
-	}
-	return 0;
-}
-
-/* A plan colour by name: its index, or -1. */
-static int colour_index(const struct plan *p, const char *name)
-{
-	for (int c = 0; c < p->n_colours; c++)
-		if (!strcmp(p->colours[c].name, name))
-			return c;
-	return -1;
-}
-
-/* An operator's substitute, checked: colour c is to be mixed as lab. */
-struct run_substitute {
-	int colour;
-	color_lab lab;
-	double predicted_de00;
-	const char *spec;
-};
-
-/*
- * One --substitute "cK=COLOUR", checked before anything moves or is written:
- * colour cK, whose mix waits for the operator, is to be mixed instead as
- * COLOUR (lab:/srgb:/#rrggbb, or another colour of the plan by name: mixed
- * as that one is). COLOUR must be within the palette's reach in whole units,
- * as the loop dispenses, or the loop would only give up again: the message
- * names the nearest it mixes.
- */
-static int substitute_check(struct run *r, const char *spec, struct run_substitute *out,
-			    bl_err *err)
-{
-	char name[CFG_NAME_MAX];
-	const char *eq = strchr(spec, '=');
-	const struct run_colour *col;
-	struct mix_solution sol;
-	int other, rc;
-
-	if (!eq || eq == spec || !eq[1] || (size_t)(eq - spec) >= sizeof(name))
-		return bl_fail(err, BL_EINVAL, "--substitute '%s': expected COLOUR=NEW, as c3=lab:80,0,10 "
-			       "or c3=c1", spec);
-	memcpy(name, spec, (size_t)(eq - spec));
-	name[eq - spec] = '\0';
-	out->spec = spec;
-	if ((out->colour = colour_index(&r->plan, name)) < 0)
-		return bl_fail(err, BL_EINVAL, "--substitute %s: the plan has no colour '%s'", spec, name);
-	col = &r->st.colours[out->colour];
-	if (!col->escalated || col->accepted)
-		return bl_fail(err, BL_EINVAL, "--substitute %s: colour %s does not wait for the operator "
-			       "(only a mix the loop gave up on is substituted)", spec, name);
-	if ((other = colour_index(&r->plan, eq + 1)) >= 0) {
-		if (other == out->colour)
-			return bl_fail(err, BL_EINVAL, "--substitute %s: a colour in place of itself", spec);
-		out->lab = r->plan.colours[other].lab;
-	} else if ((rc = color_parse(eq + 1, &out->lab, err))) {
-		return bl_err_prefix(err, "--substitute %s", spec);
-	}
-	if ((rc = mix_solve(&r->mixer.model, &r->st.learn, &out->lab, &r->mixer.lim, &sol, err)))
-		return bl_err_prefix(err, "--substitute %s", spec);
-	if (!(sol.recipe.de00 <= r->mixer.lim.tol_de00))
-		return bl_fail(err, BL_EINVAL, "--substitute %s: lab:%.2f,%.2f,%.2f is beyond the "
-			       "palette's reach (the nearest it mixes is lab:%.2f,%.2f,%.2f, %.2f CIEDE2000 "
-			       "away; tolerance %.2f)", spec, out->lab.L, out->lab.a, out->lab.b,
-			       sol.recipe.predicted.L, sol.recipe.predicted.a, sol.recipe.predicted.b,
-			       sol.recipe.de00, r->mixer.lim.tol_de00);
-	out->predicted_de00 = sol.recipe.de00;
-	return 0;
-}
-
-/* Takes a checked substitute: journaled, or not taken. The colour's mix is then tried again. */
-static int substitute_take(struct run *r, const struct run_substitute *sb, bl_err *err)
-{
-	struct run_colour *col = &r->st.colours[sb->colour];
-	const color_lab *was = &r->plan.colours[sb->colour].lab;
-	cJSON *d = cJSON_CreateObject();
-	int rc;
-
-	cJSON_AddStringToObject(d, "colour", r->plan.colours[sb->colour].name);
-	cJSON_AddStringToObject(d, "as", strchr(sb->spec, '=') + 1);
-	cJSON_AddItemToObject(d, "planned_lab", cJSON_CreateDoubleArray((double[]){ was->L, was->a, was->b }, 3));
-	cJSON_AddItemToObject(d, "lab", cJSON_CreateDoubleArray((double[]){ sb->lab.L, sb->lab.a, sb->lab.b }, 3));
-	cJSON_AddNumberToObject(d, "predicted_de00", sb->predicted_de00);
-	if ((rc = run_event(r, "mix_substituted", d, err)))
-		return rc;
-	col->substituted = 1;
-	col->substitute = sb->lab;
-	col->escalated = 0;
-	/* A top-up that gave up leaves its colour verified: the substitute is mixed fresh, not into it. */
-	col->verified = 0;
-	apply_substitutes(r);
-	return 0;
-}
-
-/*
- * The operator's answers on the command line, checked before the arm is
- * homed or a line is journaled, so a mistyped answer changes nothing; subs
- * receives the substitutes, checked.
- */
-static int answers_check(struct run *r, const struct run_options *o, struct run_substitute *subs,
-			 bl_err *err)
-{
-	char buf[512], *save = NULL;
-
-	if (o->accept_mix) {
-		snprintf(buf, sizeof(buf), "%s", o->accept_mix);
-		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			if (strcmp(t, "all") && colour_index(&r->plan, t) < 0)
-				return bl_fail(err, BL_EINVAL, "--accept-mix: the plan has no colour '%s'", t);
-	}
-	for (int i = 0; i < o->n_substitute; i++) {
-		int rc = substitute_check(r, o->substitute[i], &subs[i], err);
-
-		if (rc)
-			return rc;
-		for (int k = 0; k < i; k++)
-			if (subs[k].colour == subs[i].colour)
-				return bl_fail(err, BL_EINVAL, "--substitute %s: colour %s is substituted "
-					       "twice", o->substitute[i], r->plan.colours[subs[i].colour].name);
-		if (list_names(o->accept_mix, r->plan.colours[subs[i].colour].name))
-			return bl_fail(err, BL_EINVAL, "--substitute %s: --accept-mix %s answers colour %s "
-				       "too; give it one answer", o->substitute[i], o->accept_mix,
-				       r->plan.colours[subs[i].colour].name);
-	}
-	return 0;
-}
-
-/*
- * state.json read back is well formed; here it must also fit the plan it
- * goes with, or a damaged file would index past the plan's subtasks,
- * actions, colours or cells.
- */
-static int state_fits_plan(struct run *r, bl_err *err)
-{
-	const struct plan *p = run_plan(r);
-	const struct run_state *st = &r->st;
-
-	if (st->n_sub != p->n_subtasks)
-		return bl_fail(err, BL_EINVAL, "%s/state.json: %zu subtasks, but the plan under way has "
-			       "%zu", r->dir, st->n_sub, p->n_subtasks);
-	if (st->next > p->n_subtasks)
-		return bl_fail(err, BL_EINVAL, "%s/state.json: next: %zu, beyond the plan's %zu subtasks",
-			       r->dir, st->next, p->n_subtasks);
-	if (st->n_colours != r->plan.n_colours)
-		return bl_fail(err, BL_EINVAL, "%s/state.json: colours: %d, but the plan has %zu", r->dir,
-			       st->n_colours, (size_t)r->plan.n_colours);
-	for (size_t i = 0; i < st->n_sub; i++)
-		if (st->sub[i].action_next < 0 || (size_t)st->sub[i].action_next > p->subtasks[i].n_actions)
-			return bl_fail(err, BL_EINVAL, "%s/state.json: subtasks[%zu].action_next: %ld, "
-				       "beyond its %zu actions", r->dir, i, st->sub[i].action_next,
-				       p->subtasks[i].n_actions);
-	if (st->retry.active) {
-		if (st->retry.sub >= p->n_subtasks)
-			return bl_fail(err, BL_EINVAL, "%s/state.json: retry.subtask: %zu, beyond the "
-				       "plan's %zu subtasks", r->dir, st->retry.sub, p->n_subtasks);
-		for (int i = 0; i < st->retry.n; i++)
-			if (st->retry.idx[i] < 0 ||
-			    (size_t)st->retry.idx[i] >= p->subtasks[st->retry.sub].n_actions)
-				return bl_fail(err, BL_EINVAL, "%s/state.json: retry.actions[%d]: %d, beyond "
-					       "the subtask's %zu actions", r->dir, i, st->retry.idx[i],
-					       p->subtasks[st->retry.sub].n_actions);
-	}
-	if (st->pending.active && !machine_find_cell(&r->m, st->pending.cell))
-		return bl_fail(err, BL_EINVAL, "%s/state.json: pending.cell: '%s' is no mixing cell of "
-			       "the machine", r->dir, st->pending.cell);
-	return 0;
-}
-
 int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 {
 	struct run_substitute subs[RUN_MAX_SUBSTITUTES];
@@ -1174,7 +775,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	if (!r)
 		return err->code;
 	/* One process drives a run: a second resume (or a run still going) is refused, naming it. */
-	if ((rc = read_run_json(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	if ((rc = run_json_read(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
 	    (rc = run_inputs_verify(r, err)) ||
 	    (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
@@ -1194,9 +795,9 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		goto out;
 	}
 	if ((rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)) ||
-	    (rc = run_state_load(r, err)) || (rc = load_correction(r, r->st.round, err)))
+	    (rc = run_state_load(r, err)) || (rc = run_correction_load(r, r->st.round, err)))
 		goto out;
-	if ((rc = state_fits_plan(r, err)))
+	if ((rc = run_state_fits_plan(r, err)))
 		goto out;
 	/* The plan's strokes are machine points placed by its map: under another, the gate guards one canvas and the arm paints another. */
 	if (!xform_same(&r->plan.xf, &r->m.xf)) {
@@ -1205,12 +806,12 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 			     "run", r->dir, r->m.xf.registered ? "calibration.arm" : "no calibration.arm");
 		goto out;
 	}
-	apply_substitutes(r);
+	run_apply_substitutes(r);
 	if (!strcmp(r->st.state, "finished")) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);
 		goto out;
 	}
-	if ((rc = answers_check(r, o, subs, err)))
+	if ((rc = run_answers_check(r, o, subs, err)))
 		goto out;
 	r->opt.open_loop = r->st.open_loop;
 	r->wall_s0 = r->st.wall_s;
@@ -1241,10 +842,10 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	snprintf(r->st.state, sizeof(r->st.state), "running");
 	r->st.reason[0] = '\0';
 	r->st.brake[0] = '\0';
-	if ((rc = accept_mixes(r, o->accept_mix, err)))
+	if ((rc = run_answers_accept(r, o->accept_mix, err)))
 		goto out;
 	for (int i = 0; i < o->n_substitute; i++)
-		if ((rc = substitute_take(r, &subs[i], err)))
+		if ((rc = run_substitute_take(r, &subs[i], err)))
 			goto out;
 	if ((rc = run_wells_refilled(r, o->refilled, err)))
 		goto out;

@@ -103,6 +103,46 @@ int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err 
 
 int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */
 
+/* ---- run_answers.c: what a resume reads back, the operator's answers ---- */
+/* An operator's substitute, checked: colour c is to be mixed as lab. */
+struct run_substitute {
+	int colour;
+	color_lab lab;
+	double predicted_de00;
+	const char *spec;
+};
+
+/* run.json read back strictly: the run's options, seed and target copy. */
+int run_json_read(struct run *r, bl_err *err);
+/*
+ * state.json read back is well formed; this checks it fits the plan it goes
+ * with (subtasks, actions, colours, cells), or BL_EINVAL naming the key.
+ */
+int run_state_fits_plan(struct run *r, bl_err *err);
+/* The operator's substitutes in the plans under way (plan.json keeps what was planned). */
+void run_apply_substitutes(struct run *r);
+/*
+ * The operator's answers on the command line (--accept-mix, --substitute),
+ * checked before anything moves or is journaled; subs receives the checked
+ * substitutes, one per o->substitute.
+ */
+int run_answers_check(struct run *r, const struct run_options *o, struct run_substitute *subs, bl_err *err);
+/* Colours the operator accepted (list: "c3,c5" or "all"), journaled. */
+int run_answers_accept(struct run *r, const char *list, bl_err *err);
+/* Takes a checked substitute: journaled, or not taken. The colour's mix is then tried again. */
+int run_substitute_take(struct run *r, const struct run_substitute *sb, bl_err *err);
+
+/* ---- run_correct.c: the plans asked for, correction rounds ---- */
+/* The planner's inputs and options for this run (its machine, mixer, target, --max-strokes, --colours). */
+void run_plan_inputs(struct run *r, struct plan_inputs *in);
+void run_plan_options(const struct run *r, struct plan_options *po);
+/* The strokes of a plan's painting subtasks. */
+long run_plan_strokes(const struct plan *p);
+/* Loads correction round round's plan (corrections-N.json) into r->corr; round 0 has none. */
+int run_correction_load(struct run *r, int round, bl_err *err);
+/* Plans corrective strokes from the last observation; 1 when there is nothing left to correct. */
+int run_correction_plan(struct run *r, bl_err *err);
+
 /* ---- run_trust.c: what a resume trusts ---- */
 /* Adds "inputs" to run.json: the SHA-256 of the run's machine.json, palette.json and target copy. */
 int run_inputs_add(const struct run *r, cJSON *run_json, bl_err *err);

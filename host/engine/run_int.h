@@ -198,18 +198,11 @@ void run_progress(struct run *r, int force);
 void run_subtask_name(const struct run *r, size_t i, char *out, size_t n);
 
 /* ---- run_paint.c: paint batches, verified and retried ---- */
-/* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */
-double run_clock_s(const struct run *r);
-cJSON *run_wet_json(const struct run_state *st);
-int run_wet_from_json(const cJSON *node, struct run_state *st, bl_err *err);
 /* A verified subtask's end condition over plan cells (paint, checkpoint): adds cells and verified_by to expected. */
 void run_cells_expected(const struct plan_subtask *s, cJSON *e);
 /* Executes one action of a plan, with the colour's actual cell where it dips. */
 int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a,
 		    bl_err *err);
-cJSON *run_retry_json(const struct run_retry *t);
-int run_retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err);
-void run_retry_clear(struct run_retry *t);
 
 /* ---- run_verify.c: a subtask's cells observed against their prediction ---- */
 /* Observes the canvas, records it in the history; verdict: mean CIEDE2000 of s's cells against their prediction. */

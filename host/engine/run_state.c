@@ -62,6 +62,106 @@ int run_state_resize(struct run_state *st, size_t n_sub, bl_err *err)
 	return 0;
 }
 
+/* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */
+double run_clock_s(const struct run *r)
+{
+	return clk_now_s(r->rig.clock) + r->clock_off_s;
+}
+
+static cJSON *wet_json(const struct run_state *st)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; a && i < st->n_wet; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "colour", st->wet[i].colour);
+		json_add_vec(o, "region_mm", st->wet[i].region_mm, 4);
+		cJSON_AddNumberToObject(o, "t_s", st->wet[i].t_s);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static int wet_from_json(const cJSON *node, struct run_state *st, bl_err *err)
+{
+	const cJSON *it;
+	size_t i = 0;
+
+	st->n_wet = 0;
+	if (!cJSON_IsArray(node) || cJSON_GetArraySize(node) > RUN_MAX_WET)
+		return bl_fail(err, BL_EINVAL, "state.json: wet: an array of at most %d strokes is needed",
+			       RUN_MAX_WET);
+	cJSON_ArrayForEach(it, node) {
+		json_obj o;
+
+		if (json_obj_open(it, "state.json", "wet[]", &o, err) ||
+		    json_i32(&o, "colour", JSON_REQUIRED, 0, PLAN_MAX_COLOURS - 1, &st->wet[i].colour, err) ||
+		    json_vec(&o, "region_mm", JSON_REQUIRED, 4, -1e6, 1e6, st->wet[i].region_mm, err) ||
+		    json_num(&o, "t_s", JSON_REQUIRED, -1e12, 1e12, &st->wet[i].t_s, err) ||
+		    json_end(&o, err))
+			return err->code;
+		i++;
+	}
+	st->n_wet = (int)i;
+	return 0;
+}
+
+void run_retry_clear(struct run_retry *t)
+{
+	free(t->idx);
+	memset(t, 0, sizeof(*t));
+}
+
+static cJSON *retry_json(const struct run_retry *t)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+
+	if (!o)
+		return NULL;
+	cJSON_AddBoolToObject(o, "active", t->active);
+	cJSON_AddNumberToObject(o, "subtask", (double)t->sub);
+	cJSON_AddNumberToObject(o, "attempt", t->attempt);
+	cJSON_AddNumberToObject(o, "id0", (double)t->id0);
+	a = cJSON_AddArrayToObject(o, "actions");
+	for (int i = 0; i < t->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(t->idx[i]));
+	return o;
+}
+
+static int retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err)
+{
+	const cJSON *arr, *it;
+	json_obj o;
+	double v;
+	size_t n, i = 0;
+
+	run_retry_clear(t);
+	if (json_obj_open(node, "state.json", "retry", &o, err) ||
+	    json_bool(&o, "active", JSON_REQUIRED, &t->active, err) ||
+	    json_num(&o, "subtask", JSON_REQUIRED, 0, 1e7, &v, err))
+		return err->code;
+	t->sub = (size_t)v;
+	if (json_i32(&o, "attempt", JSON_REQUIRED, 0, 1000000, &t->attempt, err) ||
+	    json_num(&o, "id0", JSON_REQUIRED, 0, 1e15, &v, err))
+		return err->code;
+	t->id0 = (long)v;
+	if (json_array(&o, "actions", JSON_REQUIRED, 1000000, &arr, &n, err))
+		return err->code;
+	t->idx = calloc(n ? n : 1, sizeof(*t->idx));
+	if (!t->idx)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, arr) {
+		if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 1e7 ||
+		    it->valuedouble != floor(it->valuedouble))
+			return json_fail(&o, "actions", err, BL_EINVAL,
+					 "item %zu is not an action index", i);
+		t->idx[i++] = (int)it->valuedouble;
+	}
+	t->n = (int)n;
+	return json_end(&o, err);
+}
+
 static cJSON *lab_json(const color_lab *c)
 {
 	const double v[3] = { c->L, c->a, c->b };
@@ -116,10 +216,10 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddNumberToObject(o, "rounds_planned", st->rounds_planned);
 	cJSON_AddNumberToObject(o, "next", (double)st->next);
 	cJSON_AddBoolToObject(o, "batch_unknown", st->batch_unknown);
-	cJSON_AddItemToObject(o, "retry", run_retry_json(&st->retry));
+	cJSON_AddItemToObject(o, "retry", retry_json(&st->retry));
 	cJSON_AddNumberToObject(o, "topup_ml", st->topup_ml);
 	cJSON_AddBoolToObject(o, "corrections_over", st->corrections_over);
-	cJSON_AddItemToObject(o, "wet", run_wet_json(st));
+	cJSON_AddItemToObject(o, "wet", wet_json(st));
 	a = cJSON_AddArrayToObject(o, "subtasks");
 	for (size_t i = 0; i < st->n_sub; i++) {
 		cJSON *s = cJSON_CreateObject();
@@ -293,9 +393,9 @@ static int load_head(json_obj *o, struct run_state *st, bl_err *err)
 	TRY(json_num(o, "topup_ml", JSON_REQUIRED, 0.0, 1e6, &st->topup_ml, err));
 	TRY(json_bool(o, "corrections_over", JSON_REQUIRED, &st->corrections_over, err));
 	TRY(take(o, "retry", &j, err));
-	TRY(run_retry_from_json(j, &st->retry, err));
+	TRY(retry_from_json(j, &st->retry, err));
 	TRY(take(o, "wet", &j, err));
-	return run_wet_from_json(j, st, err);
+	return wet_from_json(j, st, err);
 }
 
 static int load_subtasks(json_obj *o, struct run_state *st, bl_err *err)

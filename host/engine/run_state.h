@@ -191,6 +191,10 @@ cJSON *run_state_json(const struct run *r);
 int run_state_save(struct run *r, bl_err *err);
 /* Reads state.json strictly against the run's machine and mixing model: a bad key is BL_EINVAL naming it. */
 int run_state_load(struct run *r, bl_err *err);
+/* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */
+double run_clock_s(const struct run *r);
+/* Ends a paint batch's retry (frees its action list). */
+void run_retry_clear(struct run_retry *t);
 /* Every well full (its capacity_ml), as at the start of a run. */
 void run_wells_full(struct run *r);
 /* The paint a machine well holds, by the palette ("" when none). */

@@ -16,6 +16,14 @@ int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err 
 	return fs_join(out, n, r->dir, name, err);
 }
 
+const char *run_well_paint(const struct run *r, int well)
+{
+	for (int k = 0; k < r->pal.n_paints; k++)
+		if (!strcmp(r->pal.paints[k].well, r->m.wells[well].name))
+			return r->pal.paints[k].name;
+	return "";
+}
+
 int run_dir_own(const char *dir, int *fd, bl_err *err)
 {
 	return fs_lock_owner(dir, RUN_LOCK, fd, err);

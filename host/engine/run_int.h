@@ -99,6 +99,8 @@ static inline struct plan *run_plan(struct run *r)
 /* ---- run_dir.c: the run directory, STATUS.md, the heartbeat ---- */
 /* The file whose flock makes a process the one owner of a run directory. */
 #define RUN_LOCK "run.lock"
+/* The paint a machine well holds, by the palette ("" when none). */
+const char *run_well_paint(const struct run *r, int well);
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
 
 int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */

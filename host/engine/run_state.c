@@ -32,14 +32,6 @@ void run_wells_full(struct run *r)
 	r->st.well_low = 0;
 }
 
-const char *run_well_paint(const struct run *r, int well)
-{
-	for (int k = 0; k < r->pal.n_paints; k++)
-		if (!strcmp(r->pal.paints[k].well, r->m.wells[well].name))
-			return r->pal.paints[k].name;
-	return "";
-}
-
 void run_state_free(struct run_state *st)
 {
 	run_retry_clear(&st->retry);

@@ -197,7 +197,5 @@ double run_clock_s(const struct run *r);
 void run_retry_clear(struct run_retry *t);
 /* Every well full (its capacity_ml), as at the start of a run. */
 void run_wells_full(struct run *r);
-/* The paint a machine well holds, by the palette ("" when none). */
-const char *run_well_paint(const struct run *r, int well);
 
 #endif

@@ -1,5 +1,6 @@
 /* cli.c: the command table and shared helpers of the brushloop CLI. */
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +11,7 @@
 
 const struct cli_command cli_commands[] = {
 	{ "help", "show the commands, or one command's usage",
-	  "usage: brushloop help [COMMAND]\n", cli_help_main },
+	  "usage: brushloop help [COMMAND]\n", cli_help_main, NULL },
 	{ "color", "colour arithmetic: CIEDE2000 differences and conversions",
 	  "usage: brushloop color diff A B [--kl K] [--kc K] [--kh K] [--json]\n"
 	  "       brushloop color convert COLOR --to lab|srgb|xyz [--json]\n"
@@ -20,7 +21,7 @@ const struct cli_command cli_commands[] = {
 	  "weighting factors (default 1). convert prints the colour in another space:\n"
 	  "lab (D50), srgb (0-255, clipped, with a note when out of gamut) or xyz (D50,\n"
 	  "Y of white 100).\n",
-	  cli_color_main },
+	  cli_color_main, cli_color_sets },
 	{ "config", "validate machine and palette files",
 	  "usage: brushloop config check FILE... [--json]\n"
 	  "\n"
@@ -28,7 +29,7 @@ const struct cli_command cli_commands[] = {
 	  "palette) and prints a normalised summary. With a machine and palettes given\n"
 	  "together, also checks that every paint's well exists on the machine.\n"
 	  "Exit 0 when all are valid, 2 with a message naming the file and key otherwise.\n",
-	  cli_config_main },
+	  cli_config_main, cli_config_sets },
 	{ "bench", "run the built-in benchmarks (median of several runs)",
 	  "usage: brushloop bench [NAME...] [--runs N] [--json]\n"
 	  "\n"
@@ -37,7 +38,7 @@ const struct cli_command cli_commands[] = {
 	  "benchmark, or all of a part ('sim' selects sim.*). --json prints a list of\n"
 	  "{\"name\", \"value\", \"unit\", \"runs\"}. The machine is shared and noisy: compare\n"
 	  "figures from one run, not against remembered numbers.\n",
-	  cli_bench_main },
+	  cli_bench_main, cli_bench_sets },
 	{ "mix", "a recipe for a colour from the palette's paints, or the correction of a mix",
 	  "usage: brushloop mix TARGET_COLOR [--palette P] [--machine M] [--max-paints N]\n"
 	  "                     [--volume ML] [--json]\n"
@@ -81,7 +82,7 @@ const struct cli_command cli_commands[] = {
 	  "Defaults: --palette palettes/kimera-13.json (under $BL_SOURCE_ROOT, else the\n"
 	  "source tree brushloop was built from); --machine $BRUSHLOOP_MACHINE, else the\n"
 	  "example simulator machine.\n",
-	  cli_mix_main },
+	  cli_mix_main, cli_mix_sets },
 	{ "palette", "derive a palette's paint data from measured spectra",
 	  "usage: brushloop palette derive --masstone FILE --tints FILE -o PALETTE\n"
 	  "                                [--name NAME] [--notice-file FILE] [--step NM] [--json]\n"
@@ -95,7 +96,7 @@ const struct cli_command cli_commands[] = {
 	  "prints how closely the model reproduces each measurement (CIEDE2000).\n"
 	  "--step sets the band spacing over 400..700 nm (default 10). --name defaults\n"
 	  "to the output's file name.\n",
-	  cli_palette_main },
+	  cli_palette_main, cli_palette_sets },
 	{ "gate", "the safety gate's decision for every action of a file",
 	  "usage: brushloop gate check PLAN_OR_ACTIONS.json [--machine M] [--from X,Y,Z] [--planner] [--json]\n"
 	  "\n"
@@ -111,14 +112,14 @@ const struct cli_command cli_commands[] = {
 	  "planner is told instead (no limit values). --json prints one object with a\n"
 	  "\"decisions\" list. Exit 0 when all are allowed, 3 when some need an operator,\n"
 	  "2 when any is denied or malformed.\n",
-	  cli_gate_main },
+	  cli_gate_main, cli_gate_sets },
 	{ "pending", "list the approval requests a run waits on",
 	  "usage: brushloop pending RUN_DIR [--all] [--json]\n"
 	  "\n"
 	  "Lists the requests in RUN_DIR/approvals that wait for an answer: id, action,\n"
 	  "from, to, speed, zones, why it needs a person, and the preview picture. --all\n"
 	  "lists answered and closed requests too, with their status. Exit 0.\n",
-	  cli_pending_main },
+	  cli_pending_main, cli_pending_sets },
 	{ "approve", "answer a request a run waits on (yes, or no with --deny)",
 	  "usage: brushloop approve RUN_DIR [ID] [--deny] [--all] [--json]\n"
 	  "\n"
@@ -127,7 +128,7 @@ const struct cli_command cli_commands[] = {
 	  "unless --all is given. A request is answered once; a running gate acts on the\n"
 	  "answer within a moment, a paused run when it resumes. An approval covers one\n"
 	  "execution of that action. Exit 2 for an unknown or already answered request.\n",
-	  cli_approve_main },
+	  cli_approve_main, cli_approve_sets },
 	{ "grant", "give a run a scoped, time-limited permission",
 	  "usage: brushloop grant RUN_DIR --kinds K[,K...] --zone Z[,Z...] --max-speed MM_S --for DURATION\n"
 	  "                       [--machine M] [--json]\n"
@@ -146,7 +147,7 @@ const struct cli_command cli_commands[] = {
 	  "safety.max_grant_s or faster than the hard limit is refused here; the gate\n"
 	  "ignores and reports such grants anyway. Every grant and every use of it is\n"
 	  "journaled.\n",
-	  cli_grant_main },
+	  cli_grant_main, cli_grant_sets },
 	{ "camera", "list V4L2 cameras, capture a frame",
 	  "usage: brushloop camera list [--dir DIR] [--json]\n"
 	  "       brushloop camera capture [--machine M] -o FRAME.jpg|.png [--average N] [--json]\n"
@@ -158,7 +159,7 @@ const struct cli_command cli_commands[] = {
 	  "camera.discard_frames frames and writes one frame to FRAME, or the average of N\n"
 	  "frames (1..64). A single JPEG frame is written byte for byte; averaged or YUYV\n"
 	  "frames are encoded by the extension (.png lossless, .jpg quality 95).\n",
-	  cli_camera_main },
+	  cli_camera_main, cli_camera_sets },
 	{ "measure", "measure colour: a region, truth patches, or the canvas against a target",
 	  "usage: brushloop measure IMAGE --roi X,Y,W,H [--profile P] [--machine M] [--json]\n"
 	  "       brushloop measure IMAGE --truth TRUTH.json [--profile P] [--machine M] [--json]\n"
@@ -179,7 +180,7 @@ const struct cli_command cli_commands[] = {
 	  "Colours go through the camera profile (--profile, else the machine file's\n"
 	  "calibration.camera_profile); without one, through sRGB with a warning. M\n"
 	  "defaults to $BRUSHLOOP_MACHINE, else the example simulator machine.\n",
-	  cli_measure_main },
+	  cli_measure_main, cli_measure_sets },
 	{ "calib", "calibration sessions: camera profile, canvas, arm registration, paints",
 	  "usage: brushloop calib camera [--machine M] [--frame F] [--chart colorchecker24|FILE]\n"
 	  "                              [--corners X,Y;X,Y;X,Y;X,Y] [--flat F] [--no-light-correction]\n"
@@ -228,7 +229,7 @@ const struct cli_command cli_commands[] = {
 	  "Capturing from the simulator, --seed S and --world W are passed to it.\n"
 	  "Exit: 0 pass, 1 fail (not written), 2 bad input or a frame where something was\n"
 	  "not found.\n",
-	  cli_calib_main },
+	  cli_calib_main, cli_calib_sets },
 	{ "sim", "the simulator: render camera frames, execute actions on the simulated arm",
 	  "usage: brushloop sim render [--machine M] [--seed S] [--scene canvas|swatches|chart|card|flat]\n"
 	  "                            [--card CARD.json] [--world FILE] [--fault KEY=VALUE]... -o FRAME.jpg\n"
@@ -267,7 +268,7 @@ const struct cli_command cli_commands[] = {
 	  "runtime failure (a failed command, a dropped frame), 2 invalid input or a denied\n"
 	  "action, 3 waiting for an operator or held, 5 the arm stalled or refused to move\n"
 	  "unhomed.\n",
-	  cli_sim_main },
+	  cli_sim_main, cli_sim_sets },
 	{ "plan", "plan a painting: colours, recipes, strokes and checks, or corrections",
 	  "usage: brushloop plan TARGET [--machine M] [--palette P] [-o plan.json] [--colours K]\n"
 	  "                      [--max-strokes N] [--preview preview.png] [--baseline] [--json]\n"
@@ -293,7 +294,7 @@ const struct cli_command cli_commands[] = {
 	  "the predicted mean CIEDE2000 of both.\n"
 	  "--json: {\"plan\", \"predicted\": {\"mean_de00\", \"p95_de00\"}, \"strokes\",\n"
 	  "\"colours\": [{\"name\", \"lab\", \"recipe\", \"paint_ml\", ...}], \"arm_time_s\", ...}.\n",
-	  cli_plan_main },
+	  cli_plan_main, cli_plan_sets },
 	{ "run", "paint a target: plan, mix, paint, look, correct, unattended, resumable",
 	  "usage: brushloop run TARGET [--machine M] [--palette P] [--out DIR] [--seed S]\n"
 	  "                     [--open-loop] [--max-strokes N] [--colours K] [--fault KEY=VALUE]...\n"
@@ -330,7 +331,7 @@ const struct cli_command cli_commands[] = {
 	  "runtime failure, 2 invalid input, 3 paused (a signal, or waiting for an operator),\n"
 	  "4 a brake fired (the reason is in STATUS.md), 5 safety stop. `brushloop resume DIR`\n"
 	  "continues a run that stopped.\n",
-	  cli_run_main },
+	  cli_run_main, cli_run_sets },
 	{ "resume", "continue a run after a crash, a pause or a brake",
 	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--substitute COLOUR=NEW]...\n"
 	  "                            [--refilled WELLS] [--fault KEY=VALUE]... [--attended]\n"
@@ -355,7 +356,7 @@ const struct cli_command cli_commands[] = {
 	  "the differences journaled (inputs_changed). A missing state.json, plan.json or\n"
 	  "world.sim (the simulated canvas) of a run under way is refused, never started over.\n"
 	  "Exit status as for run.\n",
-	  cli_resume_main },
+	  cli_resume_main, cli_resume_sets },
 	{ "planner", "the built-in planner as a process speaking the planner protocol; a run's decisions replayed",
 	  "usage: brushloop planner serve\n"
 	  "       brushloop planner replay RUN_DIR\n"
@@ -370,7 +371,7 @@ const struct cli_command cli_commands[] = {
 	  "(request.json, answer.json) and the run's machine.json, one line a phase:\n"
 	  "{\"round\", \"decision\"}, the decision as the journal's planner_denied data (or {}\n"
 	  "for an answer admitted) with \"admitted\".\n",
-	  cli_planner_main },
+	  cli_planner_main, NULL },
 	{ "serve", "the web console: runs, a live run, approvals, grants and answers",
 	  "usage: brushloop serve [--runs DIR] [RUN_DIR...] [--listen HOST:PORT] [--read-only]\n"
 	  "\n"
@@ -382,7 +383,7 @@ const struct cli_command cli_commands[] = {
 	  "through the same functions as the commands, journaled as from the console and its\n"
 	  "client; each checks the token and the Origin. --read-only shows no buttons and\n"
 	  "refuses every POST. Runs until SIGINT or SIGTERM. See docs/console.md.\n",
-	  cli_serve_main },
+	  cli_serve_main, cli_serve_sets },
 	{ "status", "where a run stands: state, canvas error, mixes, cost, heartbeat",
 	  "usage: brushloop status DIR [--json]\n"
 	  "\n"
@@ -393,7 +394,7 @@ const struct cli_command cli_commands[] = {
 	  "running but whose heartbeat is older than brakes.heartbeat_stale_s is stale: it\n"
 	  "died or hangs without saying so; status then exits 4 and puts a STALE banner at\n"
 	  "the top of DIR/STATUS.md; `brushloop resume DIR` continues it.\n",
-	  cli_status_main },
+	  cli_status_main, cli_status_sets },
 	{ "estimate", "what painting a target would take and cost, before it starts",
 	  "usage: brushloop estimate TARGET [--machine M] [--palette P] [--max-strokes N]\n"
 	  "                          [--colours K] [--open-loop] [--json]\n"
@@ -403,7 +404,7 @@ const struct cli_command cli_commands[] = {
 	  "that includes retries (every mix to its attempt limit, every correction round).\n"
 	  "--json: {\"expected\": {\"arm_s\", \"verifications\", \"planner_calls\", \"paint_ml\",\n"
 	  "\"priced\": {..., \"total\"}}, \"upper_bound\": {...}, \"mixes\", \"strokes\", ...}.\n",
-	  cli_estimate_main },
+	  cli_estimate_main, cli_estimate_sets },
 	{ "regress", "simulator regression suites: run, judge, compare, report (table, JSON, JUnit, Slurm)",
 	  "usage: brushloop regress SUITE.json [--jobs N] [--baseline BASELINE.json] [--junit OUT.xml]\n"
 	  "                         [--json] [--out DIR] [--quiet]\n"
@@ -426,7 +427,7 @@ const struct cli_command cli_commands[] = {
 	  "--collect DIR judges the run directories such a job left in DIR as above.\n"
 	  "Exit status: 0 every case passed, 1 any failed or could not run, 2 a bad suite,\n"
 	  "baseline or option, 3 interrupted (each run paused; the same command goes on).\n",
-	  cli_regress_main },
+	  cli_regress_main, cli_regress_sets },
 	{ "report", "writes a run's report.html: canvas, error maps, mixes, paint, cost, timeline",
 	  "usage: brushloop report DIR [--json]\n"
 	  "\n"
@@ -440,8 +441,8 @@ const struct cli_command cli_commands[] = {
 	  "DIR/report/ from frames/). A missing or damaged file of the run is exit 2 naming\n"
 	  "it, and an earlier report.html is left as it was. --json prints {\"report\",\n"
 	  "\"bytes\", \"images\", \"drawn\"}.\n",
-	  cli_report_main },
-	{ NULL, NULL, NULL, NULL },
+	  cli_report_main, cli_report_sets },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct cli_command *cli_find(const char *name)
@@ -518,7 +519,7 @@ int cli_help_main(int argc, char **argv)
 		c = cli_find(argv[1]);
 		if (!c)
 			return cli_usage(NULL, "unknown command '%s'", argv[1]);
-		fputs(c->usage, stdout);
+		cli_print_usage(stdout, c);
 		return 0;
 	}
 	printf("usage: brushloop [--version] COMMAND [ARGS]\n\n"

@@ -11,6 +11,7 @@ struct cli_command {
 	const char *summary; /* one line for `brushloop help` */
 	const char *usage;   /* the full text for `brushloop COMMAND --help` */
 	int (*run)(int argc, char **argv);
+	const struct cli_optset *const *optsets; /* its verbs' option tables (cli_opt.h), NULL-terminated */
 };
 
 /* All subcommands, ending with a zeroed entry. */
@@ -66,15 +67,19 @@ int cli_estimate_main(int argc, char **argv);
 int cli_regress_main(int argc, char **argv);
 int cli_report_main(int argc, char **argv);
 
-/* The run commands' shared options (cli_run.c): 0, a usage exit status, or -1 after --help. */
+/*
+ * The run commands' shared options (cli_run.c), parsed against set (one of
+ * cli_run_set, cli_resume_set, cli_estimate_set): 0 or a usage exit status;
+ * *ind is the first operand.
+ */
 struct run_options;
+struct cli_optset;
 struct cli_run_paths {
 	char machine[4096], palette[4096];
 };
-int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need_target,
-		  struct run_options *o, struct cli_run_paths *paths, int *json);
-/* An operator's answer (--accept-mix, --refilled, --substitute) given to a command other than resume: usage, exit 2. */
-int cli_run_no_answers(const struct cli_command *cmd, const struct run_options *o);
+int cli_run_parse(const struct cli_command *cmd, const struct cli_optset *set, int argc, char **argv,
+		  int need_target, struct run_options *o, struct cli_run_paths *paths, int *json, int *ind);
+extern const struct cli_optset cli_run_set, cli_resume_set, cli_estimate_set;
 /* Says where a run directory and its STATUS.md and canvas are; the exit status for rc. */
 int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet);
 
@@ -83,5 +88,29 @@ struct machine;
 struct sim_card;
 /* A paint card file as the simulator shows it: on the machine's canvas, centred (cli_calib.c). */
 int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card *out, bl_err *err);
+
+/* Each command's option tables (cli_opt.h), NULL-terminated, in the file of its command. */
+struct cli_optset;
+extern const struct cli_optset *const cli_color_sets[];
+extern const struct cli_optset *const cli_config_sets[];
+extern const struct cli_optset *const cli_bench_sets[];
+extern const struct cli_optset *const cli_mix_sets[];
+extern const struct cli_optset *const cli_palette_sets[];
+extern const struct cli_optset *const cli_gate_sets[];
+extern const struct cli_optset *const cli_pending_sets[];
+extern const struct cli_optset *const cli_approve_sets[];
+extern const struct cli_optset *const cli_grant_sets[];
+extern const struct cli_optset *const cli_camera_sets[];
+extern const struct cli_optset *const cli_measure_sets[];
+extern const struct cli_optset *const cli_calib_sets[];
+extern const struct cli_optset *const cli_sim_sets[];
+extern const struct cli_optset *const cli_plan_sets[];
+extern const struct cli_optset *const cli_run_sets[];
+extern const struct cli_optset *const cli_resume_sets[];
+extern const struct cli_optset *const cli_serve_sets[];
+extern const struct cli_optset *const cli_status_sets[];
+extern const struct cli_optset *const cli_estimate_sets[];
+extern const struct cli_optset *const cli_regress_sets[];
+extern const struct cli_optset *const cli_report_sets[];
 
 #endif

@@ -1,11 +1,11 @@
 /* cli_approve.c: `brushloop approve`: answers a request a running or paused run waits on, from another process. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "safety/operator.h"
 
 void cli_operator_name(char *out, size_t n)
@@ -15,14 +15,21 @@ void cli_operator_name(char *out, size_t n)
 	snprintf(out, n, "%s (pid %ld)", user && *user ? user : "unknown user", (long)getpid());
 }
 
+enum approve_opt {
+	APPROVE_DENY, APPROVE_ALL, APPROVE_JSON,
+	APPROVE_OPT_COUNT
+};
+
+static const struct cli_opt approve_opts[APPROVE_OPT_COUNT] = {
+	[APPROVE_DENY] = { "deny", 0, NULL, "answer no", 0 },
+	[APPROVE_ALL] = { "all", 0, NULL, "every request (approve: answer all that wait; pending: answered ones too)", 0 },
+	[APPROVE_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset approve_set = { "approve", approve_opts, APPROVE_OPT_COUNT, 0, NULL };
+
 int cli_approve_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "deny", no_argument, NULL, 'd' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("approve");
 	struct gate_request *l = NULL;
 	size_t n = 0, bad, waiting = 0;
@@ -32,22 +39,22 @@ int cli_approve_main(int argc, char **argv)
 	char by[128];
 	cJSON *root = NULL, *arr = NULL;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt == 'd')
+	cli_opt_start(&p, cmd, &approve_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		if (opt == APPROVE_DENY)
 			deny = 1;
-		else if (opt == 'a')
+		else if (opt == APPROVE_ALL)
 			all = 1;
-		else if (opt == 'j')
+		else if (opt == APPROVE_JSON)
 			json = 1;
-		else
-			return cli_usage(cmd, "bad option");
 	}
-	if (optind >= argc || argc - optind > 2)
+	if (p.ind >= argc || argc - p.ind > 2)
 		return cli_usage(cmd, "approve needs RUN_DIR and at most one request ID");
-	run_dir = argv[optind];
-	if (argc - optind == 2)
-		id = argv[optind + 1];
+	run_dir = argv[p.ind];
+	if (argc - p.ind == 2)
+		id = argv[p.ind + 1];
 	if (id && all)
 		return cli_usage(cmd, "give a request ID or --all, not both");
 	if (cli_run_dir_ok(run_dir, &err))
@@ -109,3 +116,5 @@ out:
 	gate_requests_free(l, n);
 	return status;
 }
+
+const struct cli_optset *const cli_approve_sets[] = { &approve_set, NULL };

@@ -1,11 +1,11 @@
 /* cli_bench.c: `brushloop bench`: runs the built-in benchmarks and prints the median of each. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 
 /* A name selects a benchmark exactly, or every benchmark of a part ("sim" selects "sim.*"). */
 static int selected(const char *name, int argc, char **argv, int first)
@@ -22,34 +22,43 @@ static int selected(const char *name, int argc, char **argv, int first)
 	return 0;
 }
 
+enum bench_opt {
+	BENCH_JSON, BENCH_RUNS,
+	BENCH_OPT_COUNT
+};
+
+static const struct cli_opt bench_opts[BENCH_OPT_COUNT] = {
+	[BENCH_JSON] = CLI_OPT_JSON,
+	[BENCH_RUNS] = { "runs", 0, "N", "runs of each benchmark (its own default otherwise)", 0 },
+};
+static const struct cli_optset bench_set = { "bench", bench_opts, BENCH_OPT_COUNT, 0, NULL };
+
 int cli_bench_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("bench");
 	cJSON *list = NULL;
 	bl_err err = { 0 };
 	long runs = 0;
 	int json = 0, opt, any = 0;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
+	cli_opt_start(&p, cmd, &bench_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum bench_opt)opt) {
+		case BENCH_JSON:
 			json = 1;
 			break;
-		case 'r':
-			if (cli_parse_long("--runs", optarg, 1, 1000, &runs, &err))
+		case BENCH_RUNS:
+			if (cli_parse_long("--runs", p.arg, 1, 1000, &runs, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case BENCH_OPT_COUNT:
+			break;
 		}
 	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = p.ind; i < argc; i++) {
 		int known = 0;
 
 		for (const struct bench_case *b = bench_cases; b->name; b++)
@@ -63,7 +72,7 @@ int cli_bench_main(int argc, char **argv)
 		int n = runs ? (int)runs : b->runs;
 		double *v;
 
-		if (!selected(b->name, argc, argv, optind))
+		if (!selected(b->name, argc, argv, p.ind))
 			continue;
 		v = calloc((size_t)n, sizeof(*v));
 		if (!v)
@@ -95,3 +104,5 @@ int cli_bench_main(int argc, char **argv)
 		return cli_usage(cmd, "no benchmark selected");
 	return json ? cli_print_json(list) : 0;
 }
+
+const struct cli_optset *const cli_bench_sets[] = { &bench_set, NULL };

@@ -1,6 +1,5 @@
 /* cli_calib.c: `brushloop calib camera|canvas|arm|paints`: the calibration sessions, guided at the terminal or run from frames on disk, each ending with its residuals and pass or fail against the machine file. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "calib/calib.h"
 #include "calib/calib_arm_session.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "color/mix.h"
 #include "config/palette.h"
 #include "rig/rig.h"
@@ -100,37 +100,93 @@ static void wait_operator(const char *what)
 		printf("\n");
 }
 
+enum cal_opt {
+	CAL_MACHINE, CAL_FRAME, CAL_CHART, CAL_CORNERS, CAL_FLAT, CAL_LIGHT_MAP, CAL_NO_LIGHT_CORRECTION, CAL_MODEL, CAL_ICC_VERSION, CAL_TRUTH, CAL_OUTPUT, CAL_FORCE, CAL_JSON, CAL_SEED, CAL_WORLD, CAL_SIZE, CAL_POINTS, CAL_TARGETS, CAL_BY_HAND, CAL_RUN_DIR, CAL_PALETTE, CAL_CARD, CAL_LAYOUT, CAL_TINTS, CAL_SVG, CAL_PROFILE,
+	CAL_OPT_COUNT
+};
+
+/* One table for every session: an option means the same in each that takes it. */
+static const struct cli_opt calib_opts[CAL_OPT_COUNT] = {
+	[CAL_MACHINE] = CLI_OPT_MACHINE,
+	[CAL_FRAME] = { "frame", 0, "F", "work on this frame instead of capturing one", 0 },
+	[CAL_CHART] = { "chart", 0, "CHART", "the chart: colorchecker24 or a chart file", 0 },
+	[CAL_CORNERS] = { "corners", 0, "X,Y;...", "the 4 corners, clockwise from the top left (px)", 0 },
+	[CAL_FLAT] = { "flat", 0, "F", "a frame of a light uniform card where the chart lay", 0 },
+	[CAL_LIGHT_MAP] = { "light-map", 0, "MAP.json", "write the light map to MAP.json", 0 },
+	[CAL_NO_LIGHT_CORRECTION] = { "no-light-correction", 0, NULL, "correct no uneven light", 0 },
+	[CAL_MODEL] = { "model", 0, "MODEL", "the model to fit (camera: matrix, affine, root-polynomial; arm: similarity, affine)", 0 },
+	[CAL_ICC_VERSION] = { "icc-version", 0, "2|4", "ICC version 2 (2.4, default) or 4 (4.3)", 0 },
+	[CAL_TRUTH] = { "truth", 0, "T", "compare with a simulator truth file", 0 },
+	[CAL_OUTPUT] = { "output", 'o', "FILE", "where to write the result (default: the machine file's calibration section)", 0 },
+	[CAL_FORCE] = { "force", 0, NULL, "write a result that fails", 0 },
+	[CAL_JSON] = CLI_OPT_JSON,
+	[CAL_SEED] = { "seed", 0, "S", "seed of the simulator when capturing from it", 0 },
+	[CAL_WORLD] = { "world", 0, "FILE", "the simulated world file when capturing from it", 0 },
+	[CAL_SIZE] = { "size", 0, "WxH", "the canvas size (mm)", 0 },
+	[CAL_POINTS] = { "points", 0, "PAIRS.json", "point pairs file instead of a guided session", 0 },
+	[CAL_TARGETS] = { "targets", 0, "X,Y;...", "the targets (canvas mm)", 0 },
+	[CAL_BY_HAND] = { "by-hand", 0, NULL, "move the arm by hand, not by jogs", 0 },
+	[CAL_RUN_DIR] = { "run-dir", 0, "DIR", "where the session's journal goes", 0 },
+	[CAL_PALETTE] = { "palette", 0, "P", "the palette whose paints the card holds", 0 },
+	[CAL_CARD] = { "card", 0, "CARD.json", "the paint card file", 0 },
+	[CAL_LAYOUT] = { "layout", 0, NULL, "write the card to print", 0 },
+	[CAL_TINTS] = { "tints", 0, "F,F", "the tint fractions", 0 },
+	[CAL_SVG] = { "svg", 0, "S", "write the card as SVG too", 0 },
+	[CAL_PROFILE] = { "profile", 0, "ICC", "the camera ICC profile", 0 },
+};
+extern const struct cli_optset *const cli_calib_sets[];
+static const struct cli_optset camera_set = {
+	"calib camera", calib_opts, CAL_OPT_COUNT,
+	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_CHART) | CLI_BIT(CAL_CORNERS) | CLI_BIT(CAL_FLAT) | CLI_BIT(CAL_LIGHT_MAP) | CLI_BIT(CAL_NO_LIGHT_CORRECTION) | CLI_BIT(CAL_MODEL) | CLI_BIT(CAL_ICC_VERSION) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD),
+	cli_calib_sets,
+};
+static const struct cli_optset canvas_set = {
+	"calib canvas", calib_opts, CAL_OPT_COUNT,
+	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_CORNERS) | CLI_BIT(CAL_SIZE) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD),
+	cli_calib_sets,
+};
+static const struct cli_optset arm_set = {
+	"calib arm", calib_opts, CAL_OPT_COUNT,
+	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_POINTS) | CLI_BIT(CAL_MODEL) | CLI_BIT(CAL_TARGETS) | CLI_BIT(CAL_BY_HAND) | CLI_BIT(CAL_RUN_DIR) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD),
+	cli_calib_sets,
+};
+static const struct cli_optset paints_set = {
+	"calib paints", calib_opts, CAL_OPT_COUNT,
+	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_PALETTE) | CLI_BIT(CAL_CARD) | CLI_BIT(CAL_LAYOUT) | CLI_BIT(CAL_TINTS) | CLI_BIT(CAL_SVG) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_PROFILE) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD),
+	cli_calib_sets,
+};
+const struct cli_optset *const cli_calib_sets[] = { &camera_set, &canvas_set, &arm_set, &paints_set, NULL };
+
 /* The common options every session takes; 1 when opt was one of them, 0 when not, else exit status. */
-static int common_opt(const struct cli_command *cmd, int opt, struct common *c)
+static int common_opt(const struct cli_optparse *p, int opt, struct common *c)
 {
 	long v;
-	bl_err err = { 0 };
 
 	switch (opt) {
-	case 'm':
-		c->machine = optarg;
+	case CAL_MACHINE:
+		c->machine = p->arg;
 		return 1;
-	case 'f':
-		c->frame = optarg;
+	case CAL_FRAME:
+		c->frame = p->arg;
 		return 1;
-	case 't':
-		c->truth = optarg;
+	case CAL_TRUTH:
+		c->truth = p->arg;
 		return 1;
-	case 'o':
-		c->output = optarg;
+	case CAL_OUTPUT:
+		c->output = p->arg;
 		return 1;
-	case 'j':
+	case CAL_JSON:
 		c->json = 1;
 		return 1;
-	case 'S':
-		if (cli_parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &v, &err))
-			return -cli_usage(cmd, "%s", err.msg);
+	case CAL_SEED:
+		if (cli_opt_long(p, 0, 0x7fffffffffffffffL, &v))
+			return -BL_EXIT_USAGE;
 		c->ro.seed = (uint64_t)v;
 		c->ro.seed_given = 1;
 		return 1;
-	case 'W':
-		c->world = optarg;
-		c->ro.world_file = optarg;
+	case CAL_WORLD:
+		c->world = p->arg;
+		c->ro.world_file = p->arg;
 		return 1;
 	default:
 		return 0;
@@ -256,24 +312,7 @@ static void print_figures(const char *what, const struct calib_figures *f)
 
 static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "frame", required_argument, NULL, 'f' },
-		{ "chart", required_argument, NULL, 'c' },
-		{ "corners", required_argument, NULL, 'C' },
-		{ "flat", required_argument, NULL, 'F' },
-		{ "light-map", required_argument, NULL, 'L' },
-		{ "no-light-correction", no_argument, NULL, 'N' },
-		{ "model", required_argument, NULL, 'M' },
-		{ "icc-version", required_argument, NULL, 'I' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "world", required_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	struct common c = { 0 };
 	struct calib_camera_opts co = { 0 };
 	struct calib_chart *chart = NULL;
@@ -289,73 +328,75 @@ static int calib_camera(const struct cli_command *cmd, int argc, char **argv)
 	int opt, rc, have_corners = 0, has_drift = 0, pass, written = 0;
 
 	co.model = -1;
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	cli_opt_start(&op, cmd, &camera_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
 		switch (opt) {
-		case 'm':
-			c.machine = optarg;
+		case CAL_MACHINE:
+			c.machine = op.arg;
 			break;
-		case 'f':
-			c.frame = optarg;
+		case CAL_FRAME:
+			c.frame = op.arg;
 			break;
-		case 'c':
-			chart_name = optarg;
+		case CAL_CHART:
+			chart_name = op.arg;
 			break;
-		case 'C':
-			rc = parse_points("--corners", optarg, corners, 4, &err);
+		case CAL_CORNERS:
+			rc = parse_points("--corners", op.arg, corners, 4, &err);
 			if (rc < 0)
 				return cli_usage(cmd, "%s", err.msg);
 			if (rc != 4)
 				return cli_usage(cmd, "--corners takes the chart's 4 corners, %d given", rc);
 			have_corners = 1;
 			break;
-		case 'F':
-			flat_path = optarg;
+		case CAL_FLAT:
+			flat_path = op.arg;
 			break;
-		case 'L':
-			light_path = optarg;
+		case CAL_LIGHT_MAP:
+			light_path = op.arg;
 			break;
-		case 'N':
+		case CAL_NO_LIGHT_CORRECTION:
 			co.light = -1;
 			break;
-		case 'M':
+		case CAL_MODEL:
 			co.model = -1;
 			for (int k = 0; calib_model_names[k]; k++)
-				if (strcmp(optarg, calib_model_names[k]) == 0)
+				if (strcmp(op.arg, calib_model_names[k]) == 0)
 					co.model = k;
 			if (co.model < 0)
 				return cli_usage(cmd, "--model: '%s' is not matrix, affine or "
-						 "root-polynomial", optarg);
+						 "root-polynomial", op.arg);
 			break;
-		case 'I':
-			if (strcmp(optarg, "2") != 0 && strcmp(optarg, "4") != 0)
+		case CAL_ICC_VERSION:
+			if (strcmp(op.arg, "2") != 0 && strcmp(op.arg, "4") != 0)
 				return cli_usage(cmd, "--icc-version: '%s' is not 2 (ICC 2.4, the "
-						 "default) or 4 (ICC 4.3)", optarg);
-			co.icc_version = optarg[0] - '0';
+						 "default) or 4 (ICC 4.3)", op.arg);
+			co.icc_version = op.arg[0] - '0';
 			break;
-		case 't':
-			c.truth = optarg;
+		case CAL_TRUTH:
+			c.truth = op.arg;
 			break;
-		case 'o':
-			c.output = optarg;
+		case CAL_OUTPUT:
+			c.output = op.arg;
 			break;
-		case 'x':
+		case CAL_FORCE:
 			c.force = 1;
 			break;
-		case 'j':
+		case CAL_JSON:
 			c.json = 1;
 			break;
-		case 'S':
-		case 'W':
-			rc = common_opt(cmd, opt, &c);
+		case CAL_SEED:
+		case CAL_WORLD:
+			rc = common_opt(&op, opt, &c);
 			if (rc < 0)
 				return -rc;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		default: /* a row this session's set does not take: never returned */
+			break;
 		}
 	}
-	if (optind != argc)
+	if (op.ind != argc)
 		return cli_usage(cmd, "calib camera takes no arguments (the frame is --frame F)");
 	if (flat_path && co.light < 0)
 		return cli_usage(cmd, "--flat and --no-light-correction contradict each other");
@@ -549,19 +590,7 @@ out_free:
 
 static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "frame", required_argument, NULL, 'f' },
-		{ "corners", required_argument, NULL, 'C' },
-		{ "size", required_argument, NULL, 's' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "world", required_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	struct common c = { 0 };
 	struct machine *m = NULL;
 	struct frame_src fs = { 0 };
@@ -571,51 +600,53 @@ static int calib_canvas(const struct cli_command *cmd, int argc, char **argv)
 	bl_err err = { 0 };
 	int opt, rc, have_corners = 0, pass, written = 0;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	cli_opt_start(&op, cmd, &canvas_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
 		switch (opt) {
-		case 'm':
-			c.machine = optarg;
+		case CAL_MACHINE:
+			c.machine = op.arg;
 			break;
-		case 'f':
-			c.frame = optarg;
+		case CAL_FRAME:
+			c.frame = op.arg;
 			break;
-		case 'C':
-			rc = parse_points("--corners", optarg, corners, 4, &err);
+		case CAL_CORNERS:
+			rc = parse_points("--corners", op.arg, corners, 4, &err);
 			if (rc < 0)
 				return cli_usage(cmd, "%s", err.msg);
 			if (rc != 4)
 				return cli_usage(cmd, "--corners takes the canvas's 4 corners, %d given", rc);
 			have_corners = 1;
 			break;
-		case 's':
-			if (sscanf(optarg, "%lfx%lf", &size[0], &size[1]) != 2 || !(size[0] >= 10) ||
+		case CAL_SIZE:
+			if (sscanf(op.arg, "%lfx%lf", &size[0], &size[1]) != 2 || !(size[0] >= 10) ||
 			    !(size[1] >= 10) || size[0] > 5000 || size[1] > 5000)
-				return cli_usage(cmd, "--size: '%s' is not WxH in mm (10..5000)", optarg);
+				return cli_usage(cmd, "--size: '%s' is not WxH in mm (10..5000)", op.arg);
 			break;
-		case 't':
-			c.truth = optarg;
+		case CAL_TRUTH:
+			c.truth = op.arg;
 			break;
-		case 'o':
-			c.output = optarg;
+		case CAL_OUTPUT:
+			c.output = op.arg;
 			break;
-		case 'x':
+		case CAL_FORCE:
 			c.force = 1;
 			break;
-		case 'j':
+		case CAL_JSON:
 			c.json = 1;
 			break;
-		case 'S':
-		case 'W':
-			rc = common_opt(cmd, opt, &c);
+		case CAL_SEED:
+		case CAL_WORLD:
+			rc = common_opt(&op, opt, &c);
 			if (rc < 0)
 				return -rc;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		default: /* a row this session's set does not take: never returned */
+			break;
 		}
 	}
-	if (optind != argc)
+	if (op.ind != argc)
 		return cli_usage(cmd, "calib canvas takes no arguments (the frame is --frame F)");
 	if ((rc = load_machine(c.machine, &m, &err)))
 		goto out_fail;
@@ -807,19 +838,7 @@ out_free:
 
 static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "points", required_argument, NULL, 'p' },
-		{ "model", required_argument, NULL, 'M' },
-		{ "targets", required_argument, NULL, 'T' },
-		{ "by-hand", no_argument, NULL, 'h' },
-		{ "run-dir", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "world", required_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	struct common c = { 0 };
 	struct machine *m = NULL;
 	struct calib_arm *a = NULL;
@@ -829,53 +848,55 @@ static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 	bl_err err = { 0 };
 	int opt, rc, model = CALIB_ARM_SIMILARITY, n = 0, n_targets = 0, by_hand = 0, pass;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	cli_opt_start(&op, cmd, &arm_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
 		switch (opt) {
-		case 'm':
-			c.machine = optarg;
+		case CAL_MACHINE:
+			c.machine = op.arg;
 			break;
-		case 'p':
-			points = optarg;
+		case CAL_POINTS:
+			points = op.arg;
 			break;
-		case 'M':
-			if (strcmp(optarg, "similarity") == 0)
+		case CAL_MODEL:
+			if (strcmp(op.arg, "similarity") == 0)
 				model = CALIB_ARM_SIMILARITY;
-			else if (strcmp(optarg, "affine") == 0)
+			else if (strcmp(op.arg, "affine") == 0)
 				model = CALIB_ARM_AFFINE;
 			else
-				return cli_usage(cmd, "--model: '%s' is not similarity or affine", optarg);
+				return cli_usage(cmd, "--model: '%s' is not similarity or affine", op.arg);
 			break;
-		case 'T':
-			n_targets = parse_points("--targets", optarg, targets, CALIB_ARM_MAX_POINTS, &err);
+		case CAL_TARGETS:
+			n_targets = parse_points("--targets", op.arg, targets, CALIB_ARM_MAX_POINTS, &err);
 			if (n_targets < 0)
 				return cli_usage(cmd, "%s", err.msg);
 			if (n_targets < 4)
 				return cli_usage(cmd, "--targets: %d points; at least 4", n_targets);
 			break;
-		case 'h':
+		case CAL_BY_HAND:
 			by_hand = 1;
 			break;
-		case 'r':
-			run_dir = optarg;
+		case CAL_RUN_DIR:
+			run_dir = op.arg;
 			break;
-		case 'o':
-			c.output = optarg;
+		case CAL_OUTPUT:
+			c.output = op.arg;
 			break;
-		case 'j':
+		case CAL_JSON:
 			c.json = 1;
 			break;
-		case 'S':
-		case 'W':
-			rc = common_opt(cmd, opt, &c);
+		case CAL_SEED:
+		case CAL_WORLD:
+			rc = common_opt(&op, opt, &c);
 			if (rc < 0)
 				return -rc;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		default: /* a row this session's set does not take: never returned */
+			break;
 		}
 	}
-	if (optind != argc)
+	if (op.ind != argc)
 		return cli_usage(cmd, "calib arm takes no arguments");
 	if (points && (n_targets || by_hand || run_dir))
 		return cli_usage(cmd, "--points gives the pairs: --targets, --by-hand and --run-dir "
@@ -988,23 +1009,7 @@ static int parse_fractions(const char *text, double *out, int max, bl_err *err)
 
 static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "palette", required_argument, NULL, 'p' },
-		{ "card", required_argument, NULL, 'c' },
-		{ "layout", no_argument, NULL, 'L' },
-		{ "tints", required_argument, NULL, 'T' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "frame", required_argument, NULL, 'f' },
-		{ "profile", required_argument, NULL, 'P' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "world", required_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	struct common c = { 0 };
 	struct machine *m = NULL;
 	struct palette *pal = NULL, *check = NULL;
@@ -1019,58 +1024,60 @@ static int calib_paints(const struct cli_command *cmd, int argc, char **argv)
 	bl_err err = { 0 };
 	int opt, rc, layout = 0, n_tints = 0, pass = 1, written = 0;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	cli_opt_start(&op, cmd, &paints_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
 		switch (opt) {
-		case 'm':
-			c.machine = optarg;
+		case CAL_MACHINE:
+			c.machine = op.arg;
 			break;
-		case 'p':
-			palette = optarg;
+		case CAL_PALETTE:
+			palette = op.arg;
 			break;
-		case 'c':
-			card_path = optarg;
+		case CAL_CARD:
+			card_path = op.arg;
 			break;
-		case 'L':
+		case CAL_LAYOUT:
 			layout = 1;
 			break;
-		case 'T':
-			n_tints = parse_fractions(optarg, tints, CALIB_CARD_MAX_TINTS, &err);
+		case CAL_TINTS:
+			n_tints = parse_fractions(op.arg, tints, CALIB_CARD_MAX_TINTS, &err);
 			if (n_tints < 0)
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 's':
-			svg = optarg;
+		case CAL_SVG:
+			svg = op.arg;
 			break;
-		case 'f':
-			c.frame = optarg;
+		case CAL_FRAME:
+			c.frame = op.arg;
 			break;
-		case 'P':
-			profile = optarg;
+		case CAL_PROFILE:
+			profile = op.arg;
 			break;
-		case 't':
-			c.truth = optarg;
+		case CAL_TRUTH:
+			c.truth = op.arg;
 			break;
-		case 'o':
-			c.output = optarg;
+		case CAL_OUTPUT:
+			c.output = op.arg;
 			break;
-		case 'x':
+		case CAL_FORCE:
 			c.force = 1;
 			break;
-		case 'j':
+		case CAL_JSON:
 			c.json = 1;
 			break;
-		case 'S':
-		case 'W':
-			rc = common_opt(cmd, opt, &c);
+		case CAL_SEED:
+		case CAL_WORLD:
+			rc = common_opt(&op, opt, &c);
 			if (rc < 0)
 				return -rc;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		default: /* a row this session's set does not take: never returned */
+			break;
 		}
 	}
-	if (optind != argc)
+	if (op.ind != argc)
 		return cli_usage(cmd, "calib paints takes no arguments");
 	if (!palette)
 		return cli_usage(cmd, "calib paints needs --palette P (its paints, wells and white)");

@@ -1,5 +1,4 @@
 /* cli_camera.c: `brushloop camera`: list V4L2 devices with their formats, capture a (possibly averaged) frame to a file. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,36 +8,46 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "rig/rig.h"
 #include "vision/cam_open.h"
 
+enum list_opt {
+	LIST_DIR, LIST_JSON,
+	LIST_OPT_COUNT
+};
+
+static const struct cli_opt list_opts[LIST_OPT_COUNT] = {
+	[LIST_DIR] = { "dir", 0, "DIR", "look for cameras in DIR instead of /dev", 0 },
+	[LIST_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset list_set = { "camera list", list_opts, LIST_OPT_COUNT, 0, NULL };
+
 static int camera_list(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const char *dir = "/dev";
 	struct cam_v4l2_device *devs;
 	bl_err err = { 0 };
 	int json = 0, opt, n;
 	cJSON *root = NULL, *arr = NULL;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			dir = optarg;
+	cli_opt_start(&p, cmd, &list_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum list_opt)opt) {
+		case LIST_DIR:
+			dir = p.arg;
 			break;
-		case 'j':
+		case LIST_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case LIST_OPT_COUNT:
+			break;
 		}
 	}
-	if (optind != argc)
+	if (p.ind != argc)
 		return cli_usage(cmd, "camera list takes no arguments");
 	if (cam_v4l2_list(dir, &devs, &n, &err))
 		return cli_fail(&err);
@@ -108,15 +117,22 @@ static int has_ext(const char *path, const char *ext)
 	return n > e && strcasecmp(path + n - e, ext) == 0;
 }
 
+enum capture_opt {
+	CAPTURE_MACHINE, CAPTURE_OUTPUT, CAPTURE_AVERAGE, CAPTURE_JSON,
+	CAPTURE_OPT_COUNT
+};
+
+static const struct cli_opt capture_opts[CAPTURE_OPT_COUNT] = {
+	[CAPTURE_MACHINE] = CLI_OPT_MACHINE,
+	[CAPTURE_OUTPUT] = { "output", 'o', "FILE", "the frame to write (.jpg or .png)", 0 },
+	[CAPTURE_AVERAGE] = { "average", 0, "N", "average N frames", 0 },
+	[CAPTURE_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset capture_set = { "camera capture", capture_opts, CAPTURE_OPT_COUNT, 0, NULL };
+
 static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "average", required_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const char *machine_path = NULL, *outp = NULL;
 	struct machine *m = NULL;
 	struct rig *r = NULL;
@@ -127,27 +143,29 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 	int json = 0, opt, rc, locked = 1, w = 0, h = 0;
 	char source[128] = "", mpath[CFG_PATH_MAX];
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			machine_path = optarg;
+	cli_opt_start(&p, cmd, &capture_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum capture_opt)opt) {
+		case CAPTURE_MACHINE:
+			machine_path = p.arg;
 			break;
-		case 'o':
-			outp = optarg;
+		case CAPTURE_OUTPUT:
+			outp = p.arg;
 			break;
-		case 'a':
-			if (cli_parse_long("--average", optarg, 1, 64, &average, &err))
+		case CAPTURE_AVERAGE:
+			if (cli_parse_long("--average", p.arg, 1, 64, &average, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 'j':
+		case CAPTURE_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case CAPTURE_OPT_COUNT:
+			break;
 		}
 	}
-	if (optind != argc)
+	if (p.ind != argc)
 		return cli_usage(cmd, "camera capture takes no arguments besides its options");
 	if (!outp)
 		return cli_usage(cmd, "camera capture needs -o FILE (.jpg or .png)");
@@ -252,3 +270,5 @@ int cli_camera_main(int argc, char **argv)
 		return camera_capture(cmd, argc - 1, argv + 1);
 	return cli_usage(cmd, "unknown camera subcommand '%s'", argv[1]);
 }
+
+const struct cli_optset *const cli_camera_sets[] = { &list_set, &capture_set, NULL };

@@ -1,10 +1,10 @@
 /* cli_color.c: `brushloop color`: CIEDE2000 differences and conversions between colour spaces. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "color/color.h"
 
 static cJSON *lab_json(const color_lab *c)
@@ -19,44 +19,54 @@ static cJSON *lab_json(const color_lab *c)
 	return o;
 }
 
+enum diff_opt {
+	DIFF_KL, DIFF_KC, DIFF_KH, DIFF_JSON,
+	DIFF_OPT_COUNT
+};
+
+static const struct cli_opt diff_opts[DIFF_OPT_COUNT] = {
+	[DIFF_KL] = { "kl", 0, "K", "CIEDE2000 lightness weight (default 1)", 0 },
+	[DIFF_KC] = { "kc", 0, "K", "CIEDE2000 chroma weight (default 1)", 0 },
+	[DIFF_KH] = { "kh", 0, "K", "CIEDE2000 hue weight (default 1)", 0 },
+	[DIFF_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset diff_set = { "color diff", diff_opts, DIFF_OPT_COUNT, 0, NULL };
+
 static int color_diff(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "kl", required_argument, NULL, 'l' },
-		{ "kc", required_argument, NULL, 'c' },
-		{ "kh", required_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	double k[3] = { 1.0, 1.0, 1.0 };
 	color_lab a, b;
 	bl_err err = { 0 };
 	int json = 0, opt;
 	double de;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		int idx = opt == 'l' ? 0 : opt == 'c' ? 1 : 2;
+	cli_opt_start(&p, cmd, &diff_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		int idx = opt == DIFF_KL ? 0 : opt == DIFF_KC ? 1 : 2;
 
-		switch (opt) {
-		case 'l':
-		case 'c':
-		case 'h':
-			if (cli_parse_double(opts[idx].name, optarg, &k[idx], &err))
-				return cli_usage(cmd, "%s", err.msg);
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+
+		switch ((enum diff_opt)opt) {
+		case DIFF_KL:
+		case DIFF_KC:
+		case DIFF_KH:
+			if (cli_opt_double(&p, &k[idx]))
+				return BL_EXIT_USAGE;
 			if (k[idx] <= 0.0)
-				return cli_usage(cmd, "--%s must be positive", opts[idx].name);
+				return cli_usage(cmd, "--%s must be positive", p.name);
 			break;
-		case 'j':
+		case DIFF_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case DIFF_OPT_COUNT:
+			break;
 		}
 	}
-	if (argc - optind != 2)
+	if (argc - p.ind != 2)
 		return cli_usage(cmd, "color diff takes two colours");
-	if (color_parse(argv[optind], &a, &err) || color_parse(argv[optind + 1], &b, &err))
+	if (color_parse(argv[p.ind], &a, &err) || color_parse(argv[p.ind + 1], &b, &err))
 		return cli_fail(&err);
 	de = color_de2000(&a, &b, k[0], k[1], k[2]);
 	if (json) {
@@ -74,13 +84,20 @@ static int color_diff(const struct cli_command *cmd, int argc, char **argv)
 	return 0;
 }
 
+enum convert_opt {
+	CONVERT_TO, CONVERT_JSON,
+	CONVERT_OPT_COUNT
+};
+
+static const struct cli_opt convert_opts[CONVERT_OPT_COUNT] = {
+	[CONVERT_TO] = { "to", 0, "SPACE", "the space to convert to: lab, srgb or xyz", 0 },
+	[CONVERT_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset convert_set = { "color convert", convert_opts, CONVERT_OPT_COUNT, 0, NULL };
+
 static int color_convert(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "to", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	static const char *const spaces[] = { "lab", "srgb", "xyz", NULL };
 	const char *to = NULL;
 	bl_err err = { 0 };
@@ -88,20 +105,22 @@ static int color_convert(const struct cli_command *cmd, int argc, char **argv)
 	int json = 0, opt, space = -1;
 	cJSON *o = NULL;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 't':
-			to = optarg;
+	cli_opt_start(&p, cmd, &convert_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum convert_opt)opt) {
+		case CONVERT_TO:
+			to = p.arg;
 			break;
-		case 'j':
+		case CONVERT_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case CONVERT_OPT_COUNT:
+			break;
 		}
 	}
-	if (argc - optind != 1)
+	if (argc - p.ind != 1)
 		return cli_usage(cmd, "color convert takes one colour");
 	if (!to)
 		return cli_usage(cmd, "color convert needs --to lab|srgb|xyz");
@@ -110,7 +129,7 @@ static int color_convert(const struct cli_command *cmd, int argc, char **argv)
 			space = i;
 	if (space < 0)
 		return cli_usage(cmd, "--to: '%s' is not one of lab, srgb, xyz", to);
-	if (color_parse(argv[optind], &lab, &err))
+	if (color_parse(argv[p.ind], &lab, &err))
 		return cli_fail(&err);
 	if (json) {
 		o = cJSON_CreateObject();
@@ -172,3 +191,5 @@ int cli_color_main(int argc, char **argv)
 		return color_convert(cmd, argc - 1, argv + 1);
 	return cli_usage(cmd, "unknown color subcommand '%s'", argv[1]);
 }
+
+const struct cli_optset *const cli_color_sets[] = { &diff_set, &convert_set, NULL };

@@ -1,5 +1,4 @@
 /* cli_config.c: `brushloop config check`: every file kind through the validator its loaders use. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "base/strbuf.h"
 #include "calib/calib.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "config/machine.h"
 #include "config/palette.h"
 #include "sandbox/sbx.h"
@@ -185,24 +185,31 @@ static int file_kind(const char *path, size_t *which, bl_err *err)
 	return rc;
 }
 
+enum check_opt {
+	CHECK_JSON,
+	CHECK_OPT_COUNT
+};
+
+static const struct cli_opt check_opts[CHECK_OPT_COUNT] = {
+	[CHECK_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset check_set = { "config check", check_opts, CHECK_OPT_COUNT, 0, NULL };
+
 static int config_check(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	struct check_ctx c = { 0 };
 	cJSON *out = NULL, *files = NULL;
 	bl_err err = { 0 };
 	int json = 0, opt, status = 0;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt != 'j')
-			return cli_usage(cmd, "bad option");
-		json = 1;
+	cli_opt_start(&p, cmd, &check_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		json = opt == CHECK_JSON;
 	}
-	if (optind >= argc)
+	if (p.ind >= argc)
 		return cli_usage(cmd, "config check needs at least one file");
 	c.m = calloc(1, sizeof(*c.m));
 	c.p = calloc(1, sizeof(*c.p));
@@ -215,7 +222,7 @@ static int config_check(const struct cli_command *cmd, int argc, char **argv)
 		out = cJSON_CreateObject();
 		files = cJSON_AddArrayToObject(out, "files");
 	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = p.ind; i < argc; i++) {
 		char *summary = NULL;
 		size_t k = 0;
 		int rc = file_kind(argv[i], &k, &err);
@@ -254,7 +261,7 @@ static int config_check(const struct cli_command *cmd, int argc, char **argv)
 		status = cli_print_json(out);
 		out = NULL;
 	} else {
-		printf("ok: %d file%s valid\n", argc - optind, argc - optind == 1 ? "" : "s");
+		printf("ok: %d file%s valid\n", argc - p.ind, argc - p.ind == 1 ? "" : "s");
 	}
 out_free:
 	cJSON_Delete(out);
@@ -272,3 +279,5 @@ int cli_config_main(int argc, char **argv)
 		return cli_usage(cmd, "config needs a subcommand: check");
 	return config_check(cmd, argc - 1, argv + 1);
 }
+
+const struct cli_optset *const cli_config_sets[] = { &check_set, NULL };

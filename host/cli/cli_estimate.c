@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "engine/run.h"
 
 static void print_cost(const char *what, const cJSON *c)
@@ -25,11 +26,9 @@ int cli_estimate_main(int argc, char **argv)
 	struct cli_run_paths paths;
 	bl_err err = { 0 };
 	cJSON *e;
-	int json = 0, rc = cli_run_parse(cmd, argc, argv, 1, &o, &paths, &json);
+	int ind, json = 0, rc = cli_run_parse(cmd, &cli_estimate_set, argc, argv, 1, &o, &paths, &json, &ind);
 
 	if (rc)
-		return rc < 0 ? 0 : rc;
-	if ((rc = cli_run_no_answers(cmd, &o)))
 		return rc;
 	if (run_estimate(&o, &e, &err))
 		return cli_fail(&err);

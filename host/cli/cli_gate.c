@@ -1,11 +1,11 @@
 /* cli_gate.c: `brushloop gate check`: the gate's decision for every action of an actions or plan file. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "config/machine.h"
 #include "safety/gate.h"
 
@@ -89,15 +89,22 @@ static int parse_point(const char *text, arm_point *p, bl_err *err)
 	return 0;
 }
 
+enum gate_opt {
+	GATE_MACHINE, GATE_FROM, GATE_JSON, GATE_PLANNER,
+	GATE_OPT_COUNT
+};
+
+static const struct cli_opt gate_opts[GATE_OPT_COUNT] = {
+	[GATE_MACHINE] = CLI_OPT_MACHINE,
+	[GATE_FROM] = { "from", 0, "X,Y,Z", "start at this point (mm) instead of home", 0 },
+	[GATE_JSON] = CLI_OPT_JSON,
+	[GATE_PLANNER] = { "planner", 0, NULL, "the messages a planner is told (no limit values)", 0 },
+};
+static const struct cli_optset gate_set = { "gate check", gate_opts, GATE_OPT_COUNT, 0, NULL };
+
 static int gate_check_cmd(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "planner", no_argument, NULL, 'p' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	struct check_out o = { 0 };
 	struct machine *m;
 	const char *machine_opt = NULL, *from_opt = NULL;
@@ -108,26 +115,28 @@ static int gate_check_cmd(const struct cli_command *cmd, int argc, char **argv)
 	int opt, rc, status;
 
 	o.view = GATE_VIEW_OPERATOR;
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			machine_opt = optarg;
+	cli_opt_start(&p, cmd, &gate_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum gate_opt)opt) {
+		case GATE_MACHINE:
+			machine_opt = p.arg;
 			break;
-		case 'f':
-			from_opt = optarg;
+		case GATE_FROM:
+			from_opt = p.arg;
 			break;
-		case 'j':
+		case GATE_JSON:
 			o.json = 1;
 			break;
-		case 'p':
+		case GATE_PLANNER:
 			o.view = GATE_VIEW_PLANNER;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case GATE_OPT_COUNT:
+			break;
 		}
 	}
-	if (optind + 1 != argc)
+	if (p.ind + 1 != argc)
 		return cli_usage(cmd, "gate check needs exactly one PLAN_OR_ACTIONS.json");
 	cli_machine_path(machine_opt, machine_path, sizeof(machine_path));
 	m = calloc(1, sizeof(*m));
@@ -144,16 +153,16 @@ static int gate_check_cmd(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (o.json) {
 		root = cJSON_CreateObject();
-		cJSON_AddStringToObject(root, "file", argv[optind]);
+		cJSON_AddStringToObject(root, "file", argv[p.ind]);
 		cJSON_AddStringToObject(root, "machine", machine_path);
 		cJSON_AddStringToObject(root, "view",
 					o.view == GATE_VIEW_OPERATOR ? "operator" : "planner");
 		o.arr = cJSON_AddArrayToObject(root, "decisions");
 	} else {
-		snprintf(header, sizeof(header), "%s (machine %s):\n", argv[optind], m->name);
+		snprintf(header, sizeof(header), "%s (machine %s):\n", argv[p.ind], m->name);
 		o.header = header;
 	}
-	rc = gate_check_file(m, argv[optind], &start, print_decision, &o, &err);
+	rc = gate_check_file(m, argv[p.ind], &start, print_decision, &o, &err);
 	free(m);
 	if (rc) {
 		cJSON_Delete(root);
@@ -182,3 +191,5 @@ int cli_gate_main(int argc, char **argv)
 		return cli_usage(cmd, "gate needs a subcommand: check");
 	return gate_check_cmd(cmd, argc - 1, argv + 1);
 }
+
+const struct cli_optset *const cli_gate_sets[] = { &gate_set, NULL };

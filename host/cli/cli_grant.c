@@ -1,11 +1,11 @@
 /* cli_grant.c: `brushloop grant`: a scoped, time-limited permission for a run, its list and its revocation. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "config/machine.h"
 #include "safety/operator.h"
 
@@ -59,19 +59,26 @@ static int list_grants(const char *run_dir, int json)
 	return json ? (cli_print_json(root) ? BL_EXIT_FAIL : 0) : 0;
 }
 
+enum grant_opt {
+	GRANT_KINDS, GRANT_ZONE, GRANT_MAX_SPEED, GRANT_FOR, GRANT_MACHINE, GRANT_LIST, GRANT_REVOKE, GRANT_JSON,
+	GRANT_OPT_COUNT
+};
+
+static const struct cli_opt grant_opts[GRANT_OPT_COUNT] = {
+	[GRANT_KINDS] = { "kinds", 0, "K[,K...]", "the action kinds granted", 0 },
+	[GRANT_ZONE] = { "zone", 0, "Z[,Z...]", "the zones the actions may go down in", 0 },
+	[GRANT_MAX_SPEED] = { "max-speed", 0, "MM_S", "the fastest a granted action may move (mm/s)", 0 },
+	[GRANT_FOR] = { "for", 0, "DURATION", "how long the grant lasts (15m, 90s, 2h, 1h30m)", 0 },
+	[GRANT_MACHINE] = CLI_OPT_MACHINE,
+	[GRANT_LIST] = { "list", 0, NULL, "list the grants", 0 },
+	[GRANT_REVOKE] = { "revoke", 0, "ID", "revoke grant ID", 0 },
+	[GRANT_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset grant_set = { "grant", grant_opts, GRANT_OPT_COUNT, 0, NULL };
+
 int cli_grant_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "kinds", required_argument, NULL, 'k' },
-		{ "zone", required_argument, NULL, 'z' },
-		{ "max-speed", required_argument, NULL, 's' },
-		{ "for", required_argument, NULL, 'f' },
-		{ "machine", required_argument, NULL, 'm' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "revoke", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("grant");
 	const char *kinds = NULL, *zones = NULL, *speed = NULL, *dur = NULL, *machine = NULL,
 		   *revoke = NULL;
@@ -81,23 +88,26 @@ int cli_grant_main(int argc, char **argv)
 	const char *run_dir;
 	char by[96];
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'k': kinds = optarg; break;
-		case 'z': zones = optarg; break;
-		case 's': speed = optarg; break;
-		case 'f': dur = optarg; break;
-		case 'm': machine = optarg; break;
-		case 'l': list = 1; break;
-		case 'r': revoke = optarg; break;
-		case 'j': json = 1; break;
-		default: return cli_usage(cmd, "bad option");
+	cli_opt_start(&p, cmd, &grant_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum grant_opt)opt) {
+		case GRANT_KINDS: kinds = p.arg; break;
+		case GRANT_ZONE: zones = p.arg; break;
+		case GRANT_MAX_SPEED: speed = p.arg; break;
+		case GRANT_FOR: dur = p.arg; break;
+		case GRANT_MACHINE: machine = p.arg; break;
+		case GRANT_LIST: list = 1; break;
+		case GRANT_REVOKE: revoke = p.arg; break;
+		case GRANT_JSON: json = 1; break;
+		case GRANT_OPT_COUNT:
+			break;
 		}
 	}
-	if (optind + 1 != argc)
+	if (p.ind + 1 != argc)
 		return cli_usage(cmd, "grant needs exactly one RUN_DIR");
-	run_dir = argv[optind];
+	run_dir = argv[p.ind];
 	if (cli_run_dir_ok(run_dir, &err))
 		return cli_fail(&err);
 	if (list || revoke) {
@@ -137,3 +147,5 @@ int cli_grant_main(int argc, char **argv)
 	}
 	return 0;
 }
+
+const struct cli_optset *const cli_grant_sets[] = { &grant_set, NULL };

@@ -1,5 +1,4 @@
 /* cli_measure.c: `brushloop measure`: the colour of a region, of every patch of a truth file, or the canvas against its target as a CIEDE2000 map. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "color/color.h"
 #include "config/machine.h"
 #include "vision/canvas.h"
@@ -413,24 +413,31 @@ out_free:
 	return rc;
 }
 
+enum measure_opt {
+	MEASURE_ROI, MEASURE_PROFILE, MEASURE_MACHINE, MEASURE_TRUTH, MEASURE_CANVAS, MEASURE_TARGET, MEASURE_GEOMETRY, MEASURE_CELL, MEASURE_PX_PER_MM, MEASURE_WORST, MEASURE_OUTPUT, MEASURE_RASTER, MEASURE_JSON,
+	MEASURE_OPT_COUNT
+};
+
+static const struct cli_opt measure_opts[MEASURE_OPT_COUNT] = {
+	[MEASURE_ROI] = { "roi", 0, "X,Y,W,H", "measure the region X,Y,W,H", 0 },
+	[MEASURE_PROFILE] = { "profile", 0, "ICC", "camera ICC profile", 0 },
+	[MEASURE_MACHINE] = CLI_OPT_MACHINE,
+	[MEASURE_TRUTH] = { "truth", 0, "FILE", "the truth file of the frame", 0 },
+	[MEASURE_CANVAS] = { "canvas", 0, NULL, "measure the canvas cell by cell against a target", 0 },
+	[MEASURE_TARGET] = { "target", 0, "IMAGE", "the target image", 0 },
+	[MEASURE_GEOMETRY] = { "geometry", 0, "FILE", "canvas geometry file", 0 },
+	[MEASURE_CELL] = { "cell", 0, "MM", "cell size (mm)", 0 },
+	[MEASURE_PX_PER_MM] = { "px-per-mm", 0, "N", "rectified resolution (px/mm)", 0 },
+	[MEASURE_WORST] = { "worst", 0, "N", "list the N worst cells", 0 },
+	[MEASURE_OUTPUT] = { "output", 'o', "FILE", "the file to write", 0 },
+	[MEASURE_RASTER] = { "raster", 0, "FILE", "write the rectified canvas to FILE", 0 },
+	[MEASURE_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset measure_set = { "measure", measure_opts, MEASURE_OPT_COUNT, 0, NULL };
+
 int cli_measure_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "roi", required_argument, NULL, 'r' },
-		{ "profile", required_argument, NULL, 'p' },
-		{ "machine", required_argument, NULL, 'm' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "canvas", no_argument, NULL, 'c' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "geometry", required_argument, NULL, 'g' },
-		{ "cell", required_argument, NULL, 'C' },
-		{ "px-per-mm", required_argument, NULL, 'P' },
-		{ "worst", required_argument, NULL, 'W' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "raster", required_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	const struct cli_command *cmd = cli_find("measure");
 	struct measure_opts o = { .cell_mm = 5.0, .px_per_mm = VIS_DEFAULT_PX_PER_MM, .worst = 5 };
 	struct machine *m = NULL;
@@ -444,65 +451,67 @@ int cli_measure_main(int argc, char **argv)
 	long v;
 	int opt, rc, modes;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			if (meas_roi_parse(optarg, &o.roi, &err))
+	cli_opt_start(&op, cmd, &measure_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum measure_opt)opt) {
+		case MEASURE_ROI:
+			if (meas_roi_parse(op.arg, &o.roi, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			o.have_roi = 1;
 			break;
-		case 'p':
-			o.profile = optarg;
+		case MEASURE_PROFILE:
+			o.profile = op.arg;
 			break;
-		case 'm':
-			o.machine = optarg;
+		case MEASURE_MACHINE:
+			o.machine = op.arg;
 			break;
-		case 't':
-			o.truth = optarg;
+		case MEASURE_TRUTH:
+			o.truth = op.arg;
 			break;
-		case 'c':
+		case MEASURE_CANVAS:
 			o.canvas = 1;
 			break;
-		case 'T':
-			o.target = optarg;
+		case MEASURE_TARGET:
+			o.target = op.arg;
 			break;
-		case 'g':
-			o.geometry = optarg;
+		case MEASURE_GEOMETRY:
+			o.geometry = op.arg;
 			break;
-		case 'C':
-			if (cli_parse_double("--cell", optarg, &o.cell_mm, &err))
+		case MEASURE_CELL:
+			if (cli_parse_double("--cell", op.arg, &o.cell_mm, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			if (o.cell_mm <= 0.0 || o.cell_mm > 1000.0)
 				return cli_usage(cmd, "--cell: %g mm is outside 0..1000", o.cell_mm);
 			break;
-		case 'P':
-			if (cli_parse_double("--px-per-mm", optarg, &o.px_per_mm, &err))
+		case MEASURE_PX_PER_MM:
+			if (cli_parse_double("--px-per-mm", op.arg, &o.px_per_mm, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			if (o.px_per_mm <= 0.0 || o.px_per_mm > 20.0)
 				return cli_usage(cmd, "--px-per-mm: %g is outside 0..20", o.px_per_mm);
 			break;
-		case 'W':
-			if (cli_parse_long("--worst", optarg, 0, MEAS_MAX_WORST, &v, &err))
+		case MEASURE_WORST:
+			if (cli_parse_long("--worst", op.arg, 0, MEAS_MAX_WORST, &v, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			o.worst = (int)v;
 			break;
-		case 'o':
-			o.errmap = optarg;
+		case MEASURE_OUTPUT:
+			o.errmap = op.arg;
 			break;
-		case 'R':
-			o.raster = optarg;
+		case MEASURE_RASTER:
+			o.raster = op.arg;
 			break;
-		case 'j':
+		case MEASURE_JSON:
 			o.json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case MEASURE_OPT_COUNT:
+			break;
 		}
 	}
-	if (argc - optind != 1)
+	if (argc - op.ind != 1)
 		return cli_usage(cmd, "measure takes one image");
-	o.image = argv[optind];
+	o.image = argv[op.ind];
 	modes = o.have_roi + (o.truth != NULL) + o.canvas;
 	if (modes != 1)
 		return cli_usage(cmd, "give exactly one of --roi, --truth or --canvas");
@@ -564,3 +573,5 @@ out_fail:
 	free(m);
 	return cli_fail(&err);
 }
+
+const struct cli_optset *const cli_measure_sets[] = { &measure_set, NULL };

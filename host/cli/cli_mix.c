@@ -1,5 +1,4 @@
 /* cli_mix.c: `brushloop mix`: a recipe for a target colour, the correction of a measured mix, and `mix trial`, the closed mixing loop on the simulator's bench. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include "base/json.h"
 #include "calib/calib.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "color/mix.h"
 #include "config/machine.h"
 #include "config/palette.h"
@@ -703,18 +703,25 @@ static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_be
 	return o;
 }
 
+enum trial_opt {
+	TRIAL_PALETTE, TRIAL_MACHINE, TRIAL_TARGETS, TRIAL_SEED, TRIAL_NO_LIGHT_CORRECTION, TRIAL_JSON,
+	TRIAL_OPT_COUNT
+};
+
+static const struct cli_opt trial_opts[TRIAL_OPT_COUNT] = {
+	[TRIAL_PALETTE] = CLI_OPT_PALETTE,
+	[TRIAL_MACHINE] = CLI_OPT_MACHINE,
+	[TRIAL_TARGETS] = { "targets", 0, "N", "the number of targets (default 50)", 0 },
+	[TRIAL_SEED] = { "seed", 0, "S", "seed of the targets and the simulator (default 1)", 0 },
+	[TRIAL_NO_LIGHT_CORRECTION] = { "no-light-correction", 0, NULL, "divide out no light map", 0 },
+	[TRIAL_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset trial_set = { "mix trial", trial_opts, TRIAL_OPT_COUNT, 0, NULL };
+
 static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 			  char *palette_path, char *machine_path)
 {
-	static const struct option opts[] = {
-		{ "palette", required_argument, NULL, 'p' },
-		{ "machine", required_argument, NULL, 'm' },
-		{ "targets", required_argument, NULL, 'n' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "no-light-correction", no_argument, NULL, 'N' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	struct palette *p = NULL;
 	struct machine *mc = NULL;
 	struct mix_model *m = NULL;
@@ -727,36 +734,38 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 	long targets = 50, seed = 1;
 	int json = 0, light = 1, opt, status = 0;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-		case 'm':
-			if (strlen(optarg) >= CFG_PATH_MAX)
+	cli_opt_start(&op, cmd, &trial_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum trial_opt)opt) {
+		case TRIAL_PALETTE:
+		case TRIAL_MACHINE:
+			if (strlen(op.arg) >= CFG_PATH_MAX)
 				return cli_usage(cmd, "--%s: path too long",
-						 opt == 'p' ? "palette" : "machine");
-			snprintf(opt == 'p' ? palette_path : machine_path, CFG_PATH_MAX, "%s", optarg);
+						 opt == TRIAL_PALETTE ? "palette" : "machine");
+			snprintf(opt == TRIAL_PALETTE ? palette_path : machine_path, CFG_PATH_MAX, "%s", op.arg);
 			break;
-		case 'n':
-			if (cli_parse_long("--targets", optarg, 1, 10000, &targets, &err))
+		case TRIAL_TARGETS:
+			if (cli_parse_long("--targets", op.arg, 1, 10000, &targets, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 's':
-			if (cli_parse_long("--seed", optarg, 0, 0x7fffffffL, &seed, &err))
+		case TRIAL_SEED:
+			if (cli_parse_long("--seed", op.arg, 0, 0x7fffffffL, &seed, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 'N':
+		case TRIAL_NO_LIGHT_CORRECTION:
 			light = 0;
 			break;
-		case 'j':
+		case TRIAL_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case TRIAL_OPT_COUNT:
+			break;
 		}
 	}
-	if (optind != argc)
-		return cli_usage(cmd, "mix trial takes no colour ('%s')", argv[optind]);
+	if (op.ind != argc)
+		return cli_usage(cmd, "mix trial takes no colour ('%s')", argv[op.ind]);
 	p = calloc(1, sizeof(*p));
 	mc = calloc(1, sizeof(*mc));
 	m = calloc(1, sizeof(*m));
@@ -797,18 +806,25 @@ out_free:
 	return status;
 }
 
+enum recipe_opt {
+	RECIPE_PALETTE, RECIPE_MACHINE, RECIPE_MAX_PAINTS, RECIPE_VOLUME, RECIPE_HAVE, RECIPE_MEASURED, RECIPE_JSON,
+	RECIPE_OPT_COUNT
+};
+
+static const struct cli_opt recipe_opts[RECIPE_OPT_COUNT] = {
+	[RECIPE_PALETTE] = CLI_OPT_PALETTE,
+	[RECIPE_MACHINE] = CLI_OPT_MACHINE,
+	[RECIPE_MAX_PAINTS] = { "max-paints", 0, "N", "at most N paints", 0 },
+	[RECIPE_VOLUME] = { "volume", 0, "ML", "the cell volume (ml)", 0 },
+	[RECIPE_HAVE] = { "have", 0, "NAME:UNITS,...", "what the cell holds (units per paint)", 0 },
+	[RECIPE_MEASURED] = { "measured", 0, "COLOR", "the measured colour of the cell", 0 },
+	[RECIPE_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset mix_set = { "mix", recipe_opts, RECIPE_OPT_COUNT, 0, NULL };
+
 int cli_mix_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "palette", required_argument, NULL, 'p' },
-		{ "machine", required_argument, NULL, 'm' },
-		{ "max-paints", required_argument, NULL, 'n' },
-		{ "volume", required_argument, NULL, 'v' },
-		{ "have", required_argument, NULL, 'h' },
-		{ "measured", required_argument, NULL, 'M' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	const struct cli_command *cmd = cli_find("mix");
 	char palette_path[CFG_PATH_MAX], machine_path[CFG_PATH_MAX];
 	const char *have_text = NULL, *measured_text = NULL;
@@ -826,45 +842,47 @@ int cli_mix_main(int argc, char **argv)
 	cli_machine_path(NULL, machine_path, sizeof(machine_path));
 	if (argc >= 2 && strcmp(argv[1], "trial") == 0)
 		return mix_trial_main(cmd, argc - 1, argv + 1, palette_path, machine_path);
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-		case 'm':
-			if (strlen(optarg) >= CFG_PATH_MAX)
+	cli_opt_start(&op, cmd, &mix_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum recipe_opt)opt) {
+		case RECIPE_PALETTE:
+		case RECIPE_MACHINE:
+			if (strlen(op.arg) >= CFG_PATH_MAX)
 				return cli_usage(cmd, "--%s: path too long",
-						 opt == 'p' ? "palette" : "machine");
-			snprintf(opt == 'p' ? palette_path : machine_path, CFG_PATH_MAX, "%s", optarg);
+						 opt == RECIPE_PALETTE ? "palette" : "machine");
+			snprintf(opt == RECIPE_PALETTE ? palette_path : machine_path, CFG_PATH_MAX, "%s", op.arg);
 			break;
-		case 'n':
-			if (cli_parse_long("--max-paints", optarg, 1, MIX_RECIPE_MAX, &max_paints, &err))
+		case RECIPE_MAX_PAINTS:
+			if (cli_parse_long("--max-paints", op.arg, 1, MIX_RECIPE_MAX, &max_paints, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 'v':
-			if (cli_parse_double("--volume", optarg, &volume_ml, &err))
+		case RECIPE_VOLUME:
+			if (cli_parse_double("--volume", op.arg, &volume_ml, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			if (volume_ml <= 0.0)
 				return cli_usage(cmd, "--volume: %g ml must be positive", volume_ml);
 			break;
-		case 'h':
-			have_text = optarg;
+		case RECIPE_HAVE:
+			have_text = op.arg;
 			break;
-		case 'M':
-			measured_text = optarg;
+		case RECIPE_MEASURED:
+			measured_text = op.arg;
 			break;
-		case 'j':
+		case RECIPE_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case RECIPE_OPT_COUNT:
+			break;
 		}
 	}
-	if (argc - optind != 1)
+	if (argc - op.ind != 1)
 		return cli_usage(cmd, "mix takes one target colour");
 	if (!have_text != !measured_text)
 		return cli_usage(cmd, "--have and --measured go together: what is in the cell and "
 				      "what it measured");
-	if (color_parse(argv[optind], &target, &err))
+	if (color_parse(argv[op.ind], &target, &err))
 		return cli_usage(cmd, "target: %s", err.msg);
 	if (measured_text && color_parse(measured_text, &measured, &err))
 		return cli_usage(cmd, "--measured: %s", err.msg);
@@ -909,3 +927,5 @@ out_free:
 	free(m);
 	return status;
 }
+
+const struct cli_optset *const cli_mix_sets[] = { &mix_set, &trial_set, NULL };

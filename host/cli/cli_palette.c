@@ -1,5 +1,4 @@
 /* cli_palette.c: `brushloop palette`: derive a palette's Kubelka-Munk data from measured spectra, and show how a palette models. */
-#include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "color/mix.h"
 
 /* The licence beside the measurements, with a line saying what was derived from them. */
@@ -68,18 +68,25 @@ static int load_notice(const char *notice_file, const char *masstone, const char
 	return 0;
 }
 
+enum derive_opt {
+	DERIVE_MASSTONE, DERIVE_TINTS, DERIVE_OUTPUT, DERIVE_NAME, DERIVE_NOTICE_FILE, DERIVE_STEP, DERIVE_JSON,
+	DERIVE_OPT_COUNT
+};
+
+static const struct cli_opt derive_opts[DERIVE_OPT_COUNT] = {
+	[DERIVE_MASSTONE] = { "masstone", 0, "FILE", "masstone spectra file", 0 },
+	[DERIVE_TINTS] = { "tints", 0, "FILE", "tint spectra file", 0 },
+	[DERIVE_OUTPUT] = { "output", 'o', "FILE", "the palette file to write", 0 },
+	[DERIVE_NAME] = { "name", 0, "NAME", "the palette's name", 0 },
+	[DERIVE_NOTICE_FILE] = { "notice-file", 0, "FILE", "licence notice file", 0 },
+	[DERIVE_STEP] = { "step", 0, "NM", "band spacing (nm, default 10)", 0 },
+	[DERIVE_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset derive_set = { "palette derive", derive_opts, DERIVE_OPT_COUNT, 0, NULL };
+
 static int palette_derive(const struct cli_command *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "masstone", required_argument, NULL, 'm' },
-		{ "tints", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "notice-file", required_argument, NULL, 'N' },
-		{ "step", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse op;
 	const char *masstone = NULL, *tints = NULL, *output = NULL, *notice_file = NULL;
 	struct mix_derive_opts o;
 	struct mix_derive_report *rep = NULL;
@@ -90,43 +97,45 @@ static int palette_derive(const struct cli_command *cmd, int argc, char **argv)
 
 	mix_derive_defaults(&o);
 	o.name[0] = '\0';
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			masstone = optarg;
+	cli_opt_start(&op, cmd, &derive_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum derive_opt)opt) {
+		case DERIVE_MASSTONE:
+			masstone = op.arg;
 			break;
-		case 't':
-			tints = optarg;
+		case DERIVE_TINTS:
+			tints = op.arg;
 			break;
-		case 'o':
-			output = optarg;
+		case DERIVE_OUTPUT:
+			output = op.arg;
 			break;
-		case 'n':
-			if (!optarg[0] || strlen(optarg) >= sizeof(o.name))
+		case DERIVE_NAME:
+			if (!op.arg[0] || strlen(op.arg) >= sizeof(o.name))
 				return cli_usage(cmd, "--name must be 1..%zu characters",
 						 sizeof(o.name) - 1);
-			snprintf(o.name, sizeof(o.name), "%s", optarg);
+			snprintf(o.name, sizeof(o.name), "%s", op.arg);
 			break;
-		case 'N':
-			notice_file = optarg;
+		case DERIVE_NOTICE_FILE:
+			notice_file = op.arg;
 			break;
-		case 's':
-			if (cli_parse_double("--step", optarg, &o.step_nm, &err))
+		case DERIVE_STEP:
+			if (cli_parse_double("--step", op.arg, &o.step_nm, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			if (o.step_nm < 1.0 || o.step_nm > 50.0)
 				return cli_usage(cmd, "--step: %g nm is outside 1..50", o.step_nm);
 			break;
-		case 'j':
+		case DERIVE_JSON:
 			json = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case DERIVE_OPT_COUNT:
+			break;
 		}
 	}
-	if (optind != argc)
+	if (op.ind != argc)
 		return cli_usage(cmd, "palette derive takes no arguments besides options ('%s')",
-				 argv[optind]);
+				 argv[op.ind]);
 	if (!masstone || !tints || !output)
 		return cli_usage(cmd, "palette derive needs --masstone, --tints and -o");
 	if (!o.name[0]) {
@@ -209,3 +218,5 @@ int cli_palette_main(int argc, char **argv)
 		return palette_derive(cmd, argc - 1, argv + 1);
 	return cli_usage(cmd, "unknown palette subcommand '%s'", argv[1]);
 }
+
+const struct cli_optset *const cli_palette_sets[] = { &derive_set, NULL };

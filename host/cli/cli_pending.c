@@ -1,5 +1,4 @@
 /* cli_pending.c: `brushloop pending`: the approval requests a running or paused run waits on. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "safety/operator.h"
 
 int cli_run_dir_ok(const char *dir, bl_err *err)
@@ -38,13 +38,20 @@ static void request_text(const char *run_dir, const struct gate_request *r)
 		printf("         preview: %s/approvals/%s\n", run_dir, r->preview);
 }
 
+enum pending_opt {
+	PENDING_JSON, PENDING_ALL,
+	PENDING_OPT_COUNT
+};
+
+static const struct cli_opt pending_opts[PENDING_OPT_COUNT] = {
+	[PENDING_JSON] = CLI_OPT_JSON,
+	[PENDING_ALL] = { "all", 0, NULL, "answered and closed requests too", 0 },
+};
+static const struct cli_optset pending_set = { "pending", pending_opts, PENDING_OPT_COUNT, 0, NULL };
+
 int cli_pending_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("pending");
 	struct gate_request *l;
 	size_t n, bad, shown = 0;
@@ -52,26 +59,26 @@ int cli_pending_main(int argc, char **argv)
 	int json = 0, all = 0, opt;
 	cJSON *root = NULL, *arr = NULL;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt == 'j')
+	cli_opt_start(&p, cmd, &pending_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		if (opt == PENDING_JSON)
 			json = 1;
-		else if (opt == 'a')
+		else if (opt == PENDING_ALL)
 			all = 1;
-		else
-			return cli_usage(cmd, "bad option");
 	}
-	if (optind + 1 != argc)
+	if (p.ind + 1 != argc)
 		return cli_usage(cmd, "pending needs exactly one RUN_DIR");
-	if (cli_run_dir_ok(argv[optind], &err) ||
-	    gate_requests_list(argv[optind], &l, &n, &bad, &berr, &err))
+	if (cli_run_dir_ok(argv[p.ind], &err) ||
+	    gate_requests_list(argv[p.ind], &l, &n, &bad, &berr, &err))
 		return cli_fail(&err);
 	if (bad)
 		fprintf(stderr, "brushloop: warning: %zu request file(s) do not load (first: %s)\n",
 			bad, berr.msg);
 	if (json) {
 		root = cJSON_CreateObject();
-		cJSON_AddStringToObject(root, "run_dir", argv[optind]);
+		cJSON_AddStringToObject(root, "run_dir", argv[p.ind]);
 		arr = cJSON_AddArrayToObject(root, all ? "requests" : "pending");
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -81,7 +88,7 @@ int cli_pending_main(int argc, char **argv)
 		if (json)
 			cJSON_AddItemToArray(arr, gate_request_json(&l[i]));
 		else
-			request_text(argv[optind], &l[i]);
+			request_text(argv[p.ind], &l[i]);
 	}
 	gate_requests_free(l, n);
 	if (json) {
@@ -89,6 +96,8 @@ int cli_pending_main(int argc, char **argv)
 		return cli_print_json(root) ? BL_EXIT_FAIL : 0;
 	}
 	if (!shown)
-		printf("no %srequests in %s\n", all ? "" : "pending ", argv[optind]);
+		printf("no %srequests in %s\n", all ? "" : "pending ", argv[p.ind]);
 	return 0;
 }
+
+const struct cli_optset *const cli_pending_sets[] = { &pending_set, NULL };

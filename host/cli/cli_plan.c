@@ -1,5 +1,4 @@
 /* cli_plan.c: `brushloop plan`: a target picture to plan.json, corrective strokes for an observed canvas, and the planner against the grid baseline. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "config/machine.h"
 #include "config/palette.h"
 #include "plan/plan.h"
@@ -391,25 +391,32 @@ static int parse_budgets(const char *text, struct plan_cli *o, bl_err *err)
 	return o->n_budgets ? 0 : bl_fail(err, BL_EINVAL, "--budgets: empty");
 }
 
+enum plano_opt {
+	PLANO_MACHINE, PLANO_PALETTE, PLANO_OUTPUT, PLANO_COLOURS, PLANO_COLORS, PLANO_MAX_STROKES, PLANO_PREVIEW, PLANO_JSON, PLANO_CORRECT, PLANO_OBSERVED, PLANO_RECTIFIED, PLANO_COMPARE, PLANO_BUDGETS, PLANO_BASELINE,
+	PLANO_OPT_COUNT
+};
+
+static const struct cli_opt plan_opts[PLANO_OPT_COUNT] = {
+	[PLANO_MACHINE] = CLI_OPT_MACHINE,
+	[PLANO_PALETTE] = CLI_OPT_PALETTE,
+	[PLANO_OUTPUT] = { "output", 'o', "FILE", "the plan (or corrections) file to write", 0 },
+	[PLANO_COLOURS] = { "colours", 0, "K", "the number of mixed colours", 0 },
+	[PLANO_COLORS] = { "colors", 0, "K", "the same as --colours", 1 },
+	[PLANO_MAX_STROKES] = { "max-strokes", 0, "N", "the stroke budget", 0 },
+	[PLANO_PREVIEW] = { "preview", 0, "FILE", "write target and prediction side by side to FILE", 0 },
+	[PLANO_JSON] = CLI_OPT_JSON,
+	[PLANO_CORRECT] = { "correct", 0, NULL, "plan corrective strokes from an observed canvas", 0 },
+	[PLANO_OBSERVED] = { "observed", 0, "CANVAS", "the observed canvas image", 0 },
+	[PLANO_RECTIFIED] = { "rectified", 0, NULL, "the observed image is the canvas alone", 0 },
+	[PLANO_COMPARE] = { "compare", 0, NULL, "compare the planner with the grid baseline", 0 },
+	[PLANO_BUDGETS] = { "budgets", 0, "N,N,...", "stroke budgets to compare (default 100,300,1000)", 0 },
+	[PLANO_BASELINE] = { "baseline", 0, NULL, "plan strokes on a regular grid", 0 },
+};
+static const struct cli_optset plan_set = { "plan", plan_opts, PLANO_OPT_COUNT, 0, NULL };
+
 int cli_plan_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "palette", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "colours", required_argument, NULL, 'k' },
-		{ "colors", required_argument, NULL, 'k' },
-		{ "max-strokes", required_argument, NULL, 'n' },
-		{ "preview", required_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "correct", no_argument, NULL, 'c' },
-		{ "observed", required_argument, NULL, 'b' },
-		{ "rectified", no_argument, NULL, 'r' },
-		{ "compare", no_argument, NULL, 'C' },
-		{ "budgets", required_argument, NULL, 'B' },
-		{ "baseline", no_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("plan");
 	struct plan_cli o;
 	bl_err err = { 0 };
@@ -423,55 +430,58 @@ int cli_plan_main(int argc, char **argv)
 	o.budgets[1] = 300;
 	o.budgets[2] = 1000;
 	o.n_budgets = 3;
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			o.machine = optarg;
+	cli_opt_start(&p, cmd, &plan_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum plano_opt)opt) {
+		case PLANO_MACHINE:
+			o.machine = p.arg;
 			break;
-		case 'p':
-			o.palette = optarg;
+		case PLANO_PALETTE:
+			o.palette = p.arg;
 			break;
-		case 'o':
-			o.out = optarg;
+		case PLANO_OUTPUT:
+			o.out = p.arg;
 			break;
-		case 'k':
-			if (cli_parse_long("--colours", optarg, 1, PLAN_MAX_COLOURS, &v, &err))
+		case PLANO_COLOURS:
+		case PLANO_COLORS:
+			if (cli_parse_long("--colours", p.arg, 1, PLAN_MAX_COLOURS, &v, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			o.colours = (int)v;
 			break;
-		case 'n':
-			if (cli_parse_long("--max-strokes", optarg, 0, PLAN_MAX_STROKES, &v, &err))
+		case PLANO_MAX_STROKES:
+			if (cli_parse_long("--max-strokes", p.arg, 0, PLAN_MAX_STROKES, &v, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			o.max_strokes = (int)v;
 			break;
-		case 'v':
-			o.preview = optarg;
+		case PLANO_PREVIEW:
+			o.preview = p.arg;
 			break;
-		case 'j':
+		case PLANO_JSON:
 			o.json = 1;
 			break;
-		case 'c':
+		case PLANO_CORRECT:
 			o.correct = 1;
 			break;
-		case 'b':
-			o.observed = optarg;
+		case PLANO_OBSERVED:
+			o.observed = p.arg;
 			break;
-		case 'r':
+		case PLANO_RECTIFIED:
 			o.rectified = 1;
 			break;
-		case 'C':
+		case PLANO_COMPARE:
 			o.compare = 1;
 			break;
-		case 'B':
-			if (parse_budgets(optarg, &o, &err))
+		case PLANO_BUDGETS:
+			if (parse_budgets(p.arg, &o, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 'g':
+		case PLANO_BASELINE:
 			o.baseline = 1;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case PLANO_OPT_COUNT:
+			break;
 		}
 	}
 	cli_machine_path(o.machine, o.machine_path, sizeof(o.machine_path));
@@ -483,18 +493,20 @@ int cli_plan_main(int argc, char **argv)
 	if (o.compare) {
 		if (o.correct || o.observed || o.out || o.preview)
 			return cli_usage(cmd, "--compare takes targets, --budgets and the machine and palette only");
-		return compare(&o, argc - optind, argv + optind);
+		return compare(&o, argc - p.ind, argv + p.ind);
 	}
 	if (o.correct) {
 		if (!o.observed)
 			return cli_usage(cmd, "--correct needs --observed CANVAS");
-		if (argc - optind != 1)
+		if (argc - p.ind != 1)
 			return cli_usage(cmd, "--correct takes one plan file");
-		return correct_plan(&o, argv[optind]);
+		return correct_plan(&o, argv[p.ind]);
 	}
 	if (o.observed || o.rectified)
 		return cli_usage(cmd, "--observed and --rectified go with --correct");
-	if (argc - optind != 1)
+	if (argc - p.ind != 1)
 		return cli_usage(cmd, "plan takes one target picture");
-	return make_plan(&o, argv[optind]);
+	return make_plan(&o, argv[p.ind]);
 }
+
+const struct cli_optset *const cli_plan_sets[] = { &plan_set, NULL };

@@ -1,5 +1,4 @@
 /* cli_regress.c: `brushloop regress`: parses, runs or emits or collects a suite, prints its table, JSON and JUnit. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "regress/regress.h"
 
 struct regress_args {
@@ -16,69 +16,78 @@ struct regress_args {
 	int jobs, jobs_given, json, quiet;
 };
 
+enum regress_opt {
+	REGRESS_JOBS, REGRESS_BASELINE, REGRESS_JUNIT, REGRESS_JSON, REGRESS_OUT, REGRESS_EMIT_SLURM, REGRESS_COLLECT, REGRESS_QUIET,
+	REGRESS_OPT_COUNT
+};
+
+static const struct cli_opt regress_opts[REGRESS_OPT_COUNT] = {
+	[REGRESS_JOBS] = { "jobs", 'j', "N", "cases at once (default 1)", 0 },
+	[REGRESS_BASELINE] = { "baseline", 0, "FILE", "an earlier result to compare with", 0 },
+	[REGRESS_JUNIT] = { "junit", 0, "OUT.xml", "write JUnit XML to FILE", 0 },
+	[REGRESS_JSON] = { "json", 0, NULL, "print every figure as one JSON document", 0 },
+	[REGRESS_OUT] = { "out", 'o', "DIR", "the suite's directory", 0 },
+	[REGRESS_EMIT_SLURM] = { "emit-slurm", 0, "DIR", "write a Slurm array job into DIR, run nothing", 0 },
+	[REGRESS_COLLECT] = { "collect", 0, "DIR", "judge the run directories in DIR", 0 },
+	[REGRESS_QUIET] = { "quiet", 'q', NULL, "no progress line", 0 },
+};
+static const struct cli_optset regress_set = { "regress", regress_opts, REGRESS_OPT_COUNT, 0, NULL };
+
 static int parse(const struct cli_command *cmd, int argc, char **argv, struct regress_args *a)
 {
-	static const struct option longopts[] = {
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "junit", required_argument, NULL, 'u' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "emit-slurm", required_argument, NULL, 's' },
-		{ "collect", required_argument, NULL, 'c' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	bl_err err = { 0 };
 	long v;
 	int opt;
 
 	memset(a, 0, sizeof(*a));
 	a->jobs = 1;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "j:o:q", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			if (cli_parse_long("--jobs", optarg, 1, 256, &v, &err))
+	cli_opt_start(&p, cmd, &regress_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum regress_opt)opt) {
+		case REGRESS_JOBS:
+			if (cli_parse_long("--jobs", p.arg, 1, 256, &v, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			a->jobs = (int)v;
 			a->jobs_given = 1;
 			break;
-		case 'b':
-			a->baseline = optarg;
+		case REGRESS_BASELINE:
+			a->baseline = p.arg;
 			break;
-		case 'u':
-			a->junit = optarg;
+		case REGRESS_JUNIT:
+			a->junit = p.arg;
 			break;
-		case 'J':
+		case REGRESS_JSON:
 			a->json = 1;
 			break;
-		case 'o':
-			a->out = optarg;
+		case REGRESS_OUT:
+			a->out = p.arg;
 			break;
-		case 's':
-			a->slurm = optarg;
+		case REGRESS_EMIT_SLURM:
+			a->slurm = p.arg;
 			break;
-		case 'c':
-			a->collect = optarg;
+		case REGRESS_COLLECT:
+			a->collect = p.arg;
 			break;
-		case 'q':
+		case REGRESS_QUIET:
 			a->quiet = 1;
 			break;
-		default:
-			return cli_usage(cmd, "unknown option");
+		case REGRESS_OPT_COUNT:
+			break;
 		}
 	}
 	if (a->collect) {
-		if (optind != argc)
+		if (p.ind != argc)
 			return cli_usage(cmd, "--collect DIR reads the suite from DIR/suite.json: no SUITE");
 		if (a->slurm || a->out || a->jobs_given)
 			return cli_usage(cmd, "--collect takes only --baseline, --junit and --json");
 		return 0;
 	}
-	if (optind != argc - 1)
-		return cli_usage(cmd, "%s", optind >= argc ? "a SUITE file is needed" : "only one SUITE");
-	a->suite = argv[optind];
+	if (p.ind != argc - 1)
+		return cli_usage(cmd, "%s", p.ind >= argc ? "a SUITE file is needed" : "only one SUITE");
+	a->suite = argv[p.ind];
 	if (a->slurm && (a->out || a->baseline || a->junit || a->json))
 		return cli_usage(cmd, "--emit-slurm DIR writes a job and runs nothing: --out, "
 				      "--baseline, --junit and --json belong to the run or --collect");
@@ -190,3 +199,5 @@ free_baseline:
 		return cli_fail(&err);
 	return rc;
 }
+
+const struct cli_optset *const cli_regress_sets[] = { &regress_set, NULL };

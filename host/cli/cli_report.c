@@ -1,9 +1,17 @@
 /* cli_report.c: `brushloop report DIR`: writes the run's report.html (host/report/). */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "report/report.h"
+
+enum report_opt { REPORT_JSON, REPORT_OPT_COUNT };
+
+static const struct cli_opt report_opts[REPORT_OPT_COUNT] = {
+	[REPORT_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset report_set = { "report", report_opts, REPORT_OPT_COUNT, 0, NULL };
+const struct cli_optset *const cli_report_sets[] = { &report_set, NULL };
 
 int cli_report_main(int argc, char **argv)
 {
@@ -11,23 +19,12 @@ int cli_report_main(int argc, char **argv)
 	const char *dir = NULL;
 	struct report_info info;
 	bl_err err = { 0 };
-	int json = 0;
+	uint64_t given;
+	int rc, json;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("%s", cmd->usage);
-			return 0;
-		} else if (argv[i][0] == '-')
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		else if (dir)
-			return cli_usage(cmd, "one run directory only");
-		else
-			dir = argv[i];
-	}
-	if (!dir)
-		return cli_usage(cmd, "a run directory is needed");
+	if ((rc = cli_one_dir(cmd, &report_set, argc, argv, &given, &dir)))
+		return rc;
+	json = !!(given & CLI_BIT(REPORT_JSON));
 	if (cli_run_dir_ok(dir, &err) || report_write(dir, &info, &err))
 		return cli_fail(&err);
 	if (json) {

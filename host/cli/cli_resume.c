@@ -1,8 +1,8 @@
 /* cli_resume.c: `brushloop resume`: continue a run from its state.json and journal after a crash, a pause or a brake. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "engine/run.h"
 
 int cli_resume_main(int argc, char **argv)
@@ -13,11 +13,11 @@ int cli_resume_main(int argc, char **argv)
 	bl_err err = { 0 };
 	const char *dir;
 	char by[96];
-	int rc = cli_run_parse(cmd, argc, argv, 0, &o, &paths, NULL);
+	int ind, rc = cli_run_parse(cmd, &cli_resume_set, argc, argv, 0, &o, &paths, NULL, &ind);
 
 	if (rc)
-		return rc < 0 ? 0 : rc;
-	if (optind != argc - 1)
+		return rc;
+	if (ind != argc - 1)
 		return cli_usage(cmd, "resume takes one run directory");
 	dir = argv[argc - 1];
 	if (cli_run_dir_ok(dir, &err))

@@ -1,5 +1,4 @@
 /* cli_run.c: `brushloop run`: paint a target on the machine (the simulator by default), unattended, into a run directory. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "engine/run.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
@@ -17,128 +17,173 @@ static void shipped(char *out, size_t n, const char *rel)
 	snprintf(out, n, "%s/%s", root && *root ? root : BL_SOURCE_ROOT, rel);
 }
 
-int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need_target,
-		  struct run_options *o, struct cli_run_paths *paths, int *json)
+enum run_opt {
+	RUN_MACHINE, RUN_PALETTE, RUN_OUT, RUN_SEED, RUN_OPEN_LOOP, RUN_QUIET, RUN_MAX_STROKES,
+	RUN_COLOURS, RUN_FAULT, RUN_ATTENDED, RUN_ACCEPT_MIX, RUN_REFILLED, RUN_SUBSTITUTE,
+	RUN_ACCEPT_NEAREST, RUN_REFILL_OK, RUN_ANSWERED_BY, RUN_ACCEPT_CHANGED, RUN_PLANNER, RUN_JSON,
+	RUN_OPT_COUNT
+};
+
+/* One table for run, resume and estimate: an option means the same in each verb that takes it. */
+static const struct cli_opt run_opts[RUN_OPT_COUNT] = {
+	[RUN_MACHINE] = { "machine", 'm', "M", "machine file (default $BRUSHLOOP_MACHINE, else examples/machine-sim.json)", 0 },
+	[RUN_PALETTE] = { "palette", 'p', "P", "palette file (default examples/palette.json)", 0 },
+	[RUN_OUT] = { "out", 'o', "DIR", "the run directory (default runs/TARGET-DATE-TIME)", 0 },
+	[RUN_SEED] = { "seed", 's', "S", "seed of the simulator (default 1)", 0 },
+	[RUN_OPEN_LOOP] = { "open-loop", 0, NULL, "the same plan without verification or correction", 0 },
+	[RUN_QUIET] = { "quiet", 'q', NULL, "no progress lines", 0 },
+	[RUN_MAX_STROKES] = { "max-strokes", 'n', "N", "the planner's stroke budget", 0 },
+	[RUN_COLOURS] = { "colours", 'k', "K", "the number of mixed colours", 0 },
+	[RUN_FAULT] = { "fault", 'f', "KEY=VALUE", "inject a simulator fault for this process (repeatable)", 0 },
+	[RUN_ATTENDED] = { "attended", 0, NULL, "ask at the terminal instead of deferring", 0 },
+	[RUN_ACCEPT_MIX] = { "accept-mix", 'a', "COLOURS", "accept the nearest mix reached for these colours (or all)", 0 },
+	[RUN_REFILLED] = { "refilled", 0, "WELLS", "these wells (or all) have been filled again", 0 },
+	[RUN_SUBSTITUTE] = { "substitute", 0, "COLOUR=NEW", "mix another colour in this one's place (repeatable)", 0 },
+	[RUN_ACCEPT_NEAREST] = { "accept-nearest", 0, NULL, "accept beforehand the nearest colour a mix reaches", 0 },
+	[RUN_REFILL_OK] = { "refill-ok", 0, NULL, "start although the wells cannot supply the plan", 0 },
+	[RUN_ANSWERED_BY] = { "answered-by", 0, "NAME", "who gives these answers, for the journal", 0 },
+	[RUN_ACCEPT_CHANGED] = { "accept-changed", 0, NULL, "go on with a changed machine, palette or target", 0 },
+	[RUN_PLANNER] = { "planner", 0, "'COMMAND ARGS'", "plan with an external planner in a sandbox", 0 },
+	[RUN_JSON] = { "json", 'j', NULL, "print one JSON document instead of text", 0 },
+};
+
+extern const struct cli_optset *const cli_run_family[];
+
+const struct cli_optset cli_run_set = {
+	"run", run_opts, RUN_OPT_COUNT,
+	CLI_BIT(RUN_MACHINE) | CLI_BIT(RUN_PALETTE) | CLI_BIT(RUN_OUT) | CLI_BIT(RUN_SEED) |
+		CLI_BIT(RUN_OPEN_LOOP) | CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_MAX_STROKES) | CLI_BIT(RUN_COLOURS) |
+		CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_NEAREST) |
+		CLI_BIT(RUN_REFILL_OK) | CLI_BIT(RUN_PLANNER),
+	cli_run_family,
+};
+/* A resume goes on with what the run was started with: only the answers, faults and how it talks. */
+const struct cli_optset cli_resume_set = {
+	"resume", run_opts, RUN_OPT_COUNT,
+	CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_MIX) |
+		CLI_BIT(RUN_REFILLED) | CLI_BIT(RUN_SUBSTITUTE) | CLI_BIT(RUN_ANSWERED_BY) |
+		CLI_BIT(RUN_ACCEPT_CHANGED),
+	cli_run_family,
+};
+/* An estimate plans as run would and paints nothing. */
+const struct cli_optset cli_estimate_set = {
+	"estimate", run_opts, RUN_OPT_COUNT,
+	CLI_BIT(RUN_MACHINE) | CLI_BIT(RUN_PALETTE) | CLI_BIT(RUN_OPEN_LOOP) | CLI_BIT(RUN_MAX_STROKES) |
+		CLI_BIT(RUN_COLOURS) | CLI_BIT(RUN_JSON),
+	cli_run_family,
+};
+const struct cli_optset *const cli_run_family[] = { &cli_run_set, &cli_resume_set, &cli_estimate_set, NULL };
+const struct cli_optset *const cli_run_sets[] = { &cli_run_set, NULL };
+const struct cli_optset *const cli_resume_sets[] = { &cli_resume_set, NULL };
+const struct cli_optset *const cli_estimate_sets[] = { &cli_estimate_set, NULL };
+
+/* One option of a run verb into o; 0 or a usage exit status. */
+static int run_opt(const struct cli_optparse *p, enum run_opt row, struct run_options *o,
+		   const char **machine, const char **palette, int *json)
 {
-	static const struct option longopts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "palette", required_argument, NULL, 'p' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "open-loop", no_argument, NULL, 'L' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "max-strokes", required_argument, NULL, 'n' },
-		{ "colours", required_argument, NULL, 'k' },
-		{ "fault", required_argument, NULL, 'f' },
-		{ "attended", no_argument, NULL, 'A' },
-		{ "accept-mix", required_argument, NULL, 'a' },
-		{ "refilled", required_argument, NULL, 'R' },
-		{ "substitute", required_argument, NULL, 'S' },
-		{ "accept-nearest", no_argument, NULL, 'N' },
-		{ "refill-ok", no_argument, NULL, 'F' },
-		{ "answered-by", required_argument, NULL, 'B' },
-		{ "accept-changed", no_argument, NULL, 'C' },
-		{ "planner", required_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *machine = NULL, *palette = NULL;
-	bl_err err = { 0 };
 	long v;
-	int opt;
+
+	switch (row) {
+	case RUN_MACHINE:
+		*machine = p->arg;
+		break;
+	case RUN_PALETTE:
+		*palette = p->arg;
+		break;
+	case RUN_OUT:
+		o->out_dir = p->arg;
+		break;
+	case RUN_SEED:
+		if (cli_opt_long(p, 0, 2147483647L, &v))
+			return BL_EXIT_USAGE;
+		o->seed = (uint64_t)v;
+		break;
+	case RUN_OPEN_LOOP:
+		o->open_loop = 1;
+		break;
+	case RUN_QUIET:
+		o->quiet = 1;
+		break;
+	case RUN_MAX_STROKES:
+		if (cli_opt_long(p, 1, 100000, &v))
+			return BL_EXIT_USAGE;
+		o->max_strokes = (int)v;
+		break;
+	case RUN_COLOURS:
+		if (cli_opt_long(p, 1, 32, &v))
+			return BL_EXIT_USAGE;
+		o->colours = (int)v;
+		break;
+	case RUN_FAULT:
+		if (o->n_faults >= RUN_MAX_FAULTS)
+			return cli_usage(p->cmd, "at most %d --fault options", RUN_MAX_FAULTS);
+		o->faults[o->n_faults++] = p->arg;
+		break;
+	case RUN_ATTENDED:
+		o->attended = 1;
+		break;
+	case RUN_ACCEPT_MIX:
+		o->accept_mix = p->arg;
+		break;
+	case RUN_REFILLED:
+		o->refilled = p->arg;
+		break;
+	case RUN_SUBSTITUTE:
+		if (o->n_substitute >= RUN_MAX_SUBSTITUTES)
+			return cli_usage(p->cmd, "at most %d --substitute options", RUN_MAX_SUBSTITUTES);
+		o->substitute[o->n_substitute++] = p->arg;
+		break;
+	case RUN_ACCEPT_NEAREST:
+		o->accept_nearest = 1;
+		break;
+	case RUN_REFILL_OK:
+		o->refill_ok = 1;
+		break;
+	case RUN_ANSWERED_BY:
+		if (!*p->arg || strlen(p->arg) >= 96 || strpbrk(p->arg, "\n\r\t"))
+			return cli_usage(p->cmd, "--answered-by: a name of 1 to 95 characters on one line");
+		o->answered_by = p->arg;
+		break;
+	case RUN_ACCEPT_CHANGED:
+		o->accept_changed = 1;
+		break;
+	case RUN_PLANNER:
+		if (!*p->arg || strpbrk(p->arg, "\n\r"))
+			return cli_usage(p->cmd, "--planner: a command on one line");
+		o->planner = p->arg;
+		break;
+	case RUN_JSON:
+		*json = 1;
+		break;
+	case RUN_OPT_COUNT:
+		break;
+	}
+	return 0;
+}
+
+int cli_run_parse(const struct cli_command *cmd, const struct cli_optset *set, int argc, char **argv,
+		  int need_target, struct run_options *o, struct cli_run_paths *paths, int *json, int *ind)
+{
+	const char *machine = NULL, *palette = NULL;
+	struct cli_optparse p;
+	int row, rc, json_seen = 0;
 
 	run_options_init(o);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "m:p:o:s:qn:k:f:a:jh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			machine = optarg;
-			break;
-		case 'p':
-			palette = optarg;
-			break;
-		case 'o':
-			o->out_dir = optarg;
-			break;
-		case 's':
-			if (cli_parse_long("--seed", optarg, 0, 2147483647L, &v, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			o->seed = (uint64_t)v;
-			break;
-		case 'L':
-			o->open_loop = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'n':
-			if (cli_parse_long("--max-strokes", optarg, 1, 100000, &v, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			o->max_strokes = (int)v;
-			break;
-		case 'k':
-			if (cli_parse_long("--colours", optarg, 1, 32, &v, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			o->colours = (int)v;
-			break;
-		case 'f':
-			if (o->n_faults >= RUN_MAX_FAULTS)
-				return cli_usage(cmd, "at most %d --fault options", RUN_MAX_FAULTS);
-			o->faults[o->n_faults++] = optarg;
-			break;
-		case 'A':
-			o->attended = 1;
-			break;
-		case 'a':
-			o->accept_mix = optarg;
-			break;
-		case 'R':
-			o->refilled = optarg;
-			break;
-		case 'S':
-			if (o->n_substitute >= RUN_MAX_SUBSTITUTES)
-				return cli_usage(cmd, "at most %d --substitute options", RUN_MAX_SUBSTITUTES);
-			o->substitute[o->n_substitute++] = optarg;
-			break;
-		case 'N':
-			o->accept_nearest = 1;
-			break;
-		case 'F':
-			o->refill_ok = 1;
-			break;
-		case 'B':
-			if (!*optarg || strlen(optarg) >= 96 || strpbrk(optarg, "\n\r\t"))
-				return cli_usage(cmd, "--answered-by: a name of 1 to 95 characters on one line");
-			o->answered_by = optarg;
-			break;
-		case 'C':
-			o->accept_changed = 1;
-			break;
-		case 'P':
-			if (strcmp(cmd->name, "run"))
-				return cli_usage(cmd, "--planner is an option of run (a resume asks the run's planner)");
-			if (!*optarg || strpbrk(optarg, "\n\r"))
-				return cli_usage(cmd, "--planner: a command on one line");
-			o->planner = optarg;
-			break;
-		case 'j':
-			if (!json)
-				return cli_usage(cmd, "--json is not an option of %s", cmd->name);
-			*json = 1;
-			break;
-		case 'h':
-			printf("%s", cmd->usage);
-			return -1;
-		default:
-			return cli_usage(cmd, "unknown option");
-		}
+	cli_opt_start(&p, cmd, set, argc, argv);
+	while ((row = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (row == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		if ((rc = run_opt(&p, (enum run_opt)row, o, &machine, &palette, &json_seen)))
+			return rc;
 	}
+	if (json)
+		*json = json_seen;
+	*ind = p.ind;
 	if (need_target) {
-		if (optind != argc - 1)
-			return cli_usage(cmd, "%s", optind >= argc ? "a TARGET image is needed"
+		if (p.ind != argc - 1)
+			return cli_usage(cmd, "%s", p.ind >= argc ? "a TARGET image is needed"
 							    : "only one TARGET");
-		o->target = argv[optind];
+		o->target = argv[p.ind];
 		if (access(o->target, R_OK) != 0)
 			return cli_usage(cmd, "%s: cannot read the target", o->target);
 	}
@@ -158,16 +203,6 @@ int cli_run_parse(const struct cli_command *cmd, int argc, char **argv, int need
 	return 0;
 }
 
-int cli_run_no_answers(const struct cli_command *cmd, const struct run_options *o)
-{
-	const char *which = o->accept_mix ? "--accept-mix" : o->refilled ? "--refilled"
-			  : o->n_substitute ? "--substitute" : o->answered_by ? "--answered-by"
-			  : o->accept_changed ? "--accept-changed" : NULL;
-
-	return which ? cli_usage(cmd, "%s answers a paused run: use it with `brushloop resume`", which)
-		     : 0;
-}
-
 int cli_run_main(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_find("run");
@@ -175,11 +210,9 @@ int cli_run_main(int argc, char **argv)
 	struct cli_run_paths paths;
 	char out[4096];
 	bl_err err = { 0 };
-	int rc = cli_run_parse(cmd, argc, argv, 1, &o, &paths, NULL);
+	int ind, rc = cli_run_parse(cmd, &cli_run_set, argc, argv, 1, &o, &paths, NULL, &ind);
 
 	if (rc)
-		return rc < 0 ? 0 : rc;
-	if ((rc = cli_run_no_answers(cmd, &o)))
 		return rc;
 	if (!o.out_dir) {
 		/* runs/NAME-YYYYmmdd-HHMMSS under the current directory */

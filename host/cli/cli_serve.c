@@ -1,22 +1,28 @@
 /* cli_serve.c: `brushloop serve`: the web console until SIGINT or SIGTERM. */
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "serve/serve.h"
+
+enum serve_opt {
+	SERVE_RUNS, SERVE_LISTEN, SERVE_READ_ONLY,
+	SERVE_OPT_COUNT
+};
+
+static const struct cli_opt serve_opts[SERVE_OPT_COUNT] = {
+	[SERVE_RUNS] = { "runs", 0, "N", "serve every run directory under DIR", 0 },
+	[SERVE_LISTEN] = { "listen", 0, "HOST:PORT", "address to listen on (default 127.0.0.1:8080)", 0 },
+	[SERVE_READ_ONLY] = { "read-only", 0, NULL, "no buttons, every POST refused", 0 },
+};
+static const struct cli_optset serve_set = { "serve", serve_opts, SERVE_OPT_COUNT, 0, NULL };
 
 int cli_serve_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "runs", required_argument, NULL, 'r' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "read-only", no_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("serve");
 	struct serve_options o = { 0 };
 	struct serve *s = NULL;
@@ -25,19 +31,21 @@ int cli_serve_main(int argc, char **argv)
 	sigset_t stop;
 	int opt, sig = 0;
 
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': o.runs_dir = optarg; break;
-		case 'l': o.listen = optarg; break;
-		case 'o': o.read_only = 1; break;
-		case 'h': printf("%s", cmd->usage); return 0;
-		default: return cli_usage(cmd, "bad option");
+	cli_opt_start(&p, cmd, &serve_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum serve_opt)opt) {
+		case SERVE_RUNS: o.runs_dir = p.arg; break;
+		case SERVE_LISTEN: o.listen = p.arg; break;
+		case SERVE_READ_ONLY: o.read_only = 1; break;
+		case SERVE_OPT_COUNT:
+			break;
 		}
 	}
-	if (argc - optind > SERVE_MAX_RUNS)
+	if (argc - p.ind > SERVE_MAX_RUNS)
 		return cli_usage(cmd, "at most %d RUN_DIRs", SERVE_MAX_RUNS);
-	for (int i = optind; i < argc; i++)
+	for (int i = p.ind; i < argc; i++)
 		o.run_dirs[o.n_run_dirs++] = argv[i];
 	if (!o.runs_dir && !o.n_run_dirs)
 		return cli_usage(cmd, "serve needs --runs DIR or at least one RUN_DIR");
@@ -56,3 +64,5 @@ int cli_serve_main(int argc, char **argv)
 	serve_stop(s);
 	return 0;
 }
+
+const struct cli_optset *const cli_serve_sets[] = { &serve_set, NULL };

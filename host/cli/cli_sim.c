@@ -1,6 +1,5 @@
 /* cli_sim.c: `brushloop sim render` and `brushloop sim exec`: camera frames with their truth, and actions executed on the simulated arm through the safety gate. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "config/machine.h"
 #include "engine/run.h"
 #include "rig/rig.h"
@@ -34,93 +34,103 @@ struct sim_args {
 	char machine_buf[CFG_PATH_MAX];
 };
 
+enum sim_opt {
+	SIM_MACHINE, SIM_SEED, SIM_SCENE, SIM_WORLD, SIM_FAULT, SIM_TRUTH, SIM_FRAMES, SIM_JSON, SIM_OUTPUT, SIM_RUN, SIM_FROM, SIM_ASK, SIM_CARD,
+	SIM_OPT_COUNT
+};
+
+static const struct cli_opt sim_opts[SIM_OPT_COUNT] = {
+	[SIM_MACHINE] = CLI_OPT_MACHINE,
+	[SIM_SEED] = CLI_OPT_SEED,
+	[SIM_SCENE] = { "scene", 0, "SCENE", "the scene to show", 0 },
+	[SIM_WORLD] = { "world", 0, "FILE", "the simulated world file", 0 },
+	[SIM_FAULT] = { "fault", 0, "KEY=VALUE", "inject a simulator fault (repeatable)", 0 },
+	[SIM_TRUTH] = { "truth", 0, "FILE", "write the frame's truth to FILE", 0 },
+	[SIM_FRAMES] = { "frames", 0, "DIR", "write a frame after each action into DIR", 0 },
+	[SIM_JSON] = CLI_OPT_JSON,
+	[SIM_OUTPUT] = { "output", 'o', "FILE", "the frame to write (.jpg or .png)", 0 },
+	[SIM_RUN] = { "run", 0, "DIR", "the run directory to execute in", 0 },
+	[SIM_FROM] = { "from", 0, "X,Y,Z", "begin at action N of the file", 0 },
+	[SIM_ASK] = { "ask", 0, NULL, "ask at the terminal for what needs an operator", 0 },
+	[SIM_CARD] = { "card", 0, "FILE", "paint card file", 0 },
+};
+extern const struct cli_optset *const cli_sim_sets[];
+/* render and exec share one table: an option means the same in both. */
+static const struct cli_optset render_set = {
+	"sim render", sim_opts, SIM_OPT_COUNT,
+	~(CLI_BIT(SIM_FRAMES) | CLI_BIT(SIM_RUN) | CLI_BIT(SIM_FROM) | CLI_BIT(SIM_ASK)), cli_sim_sets,
+};
+static const struct cli_optset exec_set = {
+	"sim exec", sim_opts, SIM_OPT_COUNT, ~(CLI_BIT(SIM_TRUTH) | CLI_BIT(SIM_OUTPUT)), cli_sim_sets,
+};
+const struct cli_optset *const cli_sim_sets[] = { &render_set, &exec_set, NULL };
+
 static int parse_args(const struct cli_command *cmd, int exec, int argc, char **argv,
 		      struct sim_args *a)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "scene", required_argument, NULL, 'c' },
-		{ "world", required_argument, NULL, 'w' },
-		{ "fault", required_argument, NULL, 'f' },
-		{ "truth", required_argument, NULL, 't' },
-		{ "frames", required_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "from", required_argument, NULL, 'S' },
-		{ "ask", no_argument, NULL, 'a' },
-		{ "card", required_argument, NULL, 'C' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_optparse p;
 	bl_err err = { 0 };
 	long seed;
 	int opt, k;
 
 	memset(a, 0, sizeof(*a));
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			a->machine = optarg;
+	cli_opt_start(&p, cmd, exec ? &exec_set : &render_set, argc, argv);
+	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum sim_opt)opt) {
+		case SIM_MACHINE:
+			a->machine = p.arg;
 			break;
-		case 's':
-			if (cli_parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &seed, &err))
+		case SIM_SEED:
+			if (cli_parse_long("--seed", p.arg, 0, 0x7fffffffffffffffL, &seed, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			a->ro.seed = (uint64_t)seed;
 			a->ro.seed_given = 1;
 			break;
-		case 'c':
-			for (k = 0; sim_scene_names[k] && strcmp(sim_scene_names[k], optarg); k++)
+		case SIM_SCENE:
+			for (k = 0; sim_scene_names[k] && strcmp(sim_scene_names[k], p.arg); k++)
 				;
 			if (!sim_scene_names[k])
 				return cli_usage(cmd, "--scene: '%s' is not one of canvas, swatches, "
-						 "chart, card, flat", optarg);
+						 "chart, card, flat", p.arg);
 			a->scene = k;
 			break;
-		case 'w':
-			a->world = optarg;
+		case SIM_WORLD:
+			a->world = p.arg;
 			break;
-		case 'f':
+		case SIM_FAULT:
 			if (a->ro.n_faults == RIG_MAX_FAULTS)
 				return cli_usage(cmd, "--fault: at most %d", RIG_MAX_FAULTS);
-			a->ro.faults[a->ro.n_faults++] = optarg;
+			a->ro.faults[a->ro.n_faults++] = p.arg;
 			break;
-		case 't':
-			if (exec)
-				return cli_usage(cmd, "--truth belongs to 'sim render'");
-			a->truth = optarg;
+		case SIM_TRUTH:
+			a->truth = p.arg;
 			break;
-		case 'F':
-			if (!exec)
-				return cli_usage(cmd, "--frames belongs to 'sim exec'");
-			a->frames = optarg;
+		case SIM_FRAMES:
+			a->frames = p.arg;
 			break;
-		case 'o':
-			if (exec)
-				return cli_usage(cmd, "-o belongs to 'sim render'");
-			a->out = optarg;
+		case SIM_OUTPUT:
+			a->out = p.arg;
 			break;
-		case 'j':
+		case SIM_JSON:
 			a->json = 1;
 			break;
-		case 'r':
-		case 'S':
-		case 'a':
-			if (!exec)
-				return cli_usage(cmd, "--run, --from and --ask belong to 'sim exec'");
-			if (opt == 'r')
-				a->run = optarg;
-			else if (opt == 'a')
+		case SIM_RUN:
+		case SIM_FROM:
+		case SIM_ASK:
+			if (opt == SIM_RUN)
+				a->run = p.arg;
+			else if (opt == SIM_ASK)
 				a->ask = 1;
-			else if (cli_parse_long("--from", optarg, 0, 1000000, &a->from, &err))
+			else if (cli_parse_long("--from", p.arg, 0, 1000000, &a->from, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
-		case 'C':
-			a->card = optarg;
+		case SIM_CARD:
+			a->card = p.arg;
 			break;
-		default:
-			return cli_usage(cmd, "bad option");
+		case SIM_OPT_COUNT:
+			break;
 		}
 	}
 	/* Like every command: --machine, else $BRUSHLOOP_MACHINE, else the example simulator machine. */
@@ -129,12 +139,12 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 	if ((a->scene == SIM_SCENE_CARD) != (a->card != NULL))
 		return cli_usage(cmd, "the card scene and --card CARD.json go together");
 	if (exec) {
-		if (optind != argc - 1)
+		if (p.ind != argc - 1)
 			return cli_usage(cmd, "sim exec takes one actions file");
-		a->actions = argv[optind];
+		a->actions = argv[p.ind];
 	} else {
-		if (optind != argc)
-			return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+		if (p.ind != argc)
+			return cli_usage(cmd, "unexpected argument '%s'", argv[p.ind]);
 		if (!a->out)
 			return cli_usage(cmd, "sim render needs -o FRAME.jpg");
 	}

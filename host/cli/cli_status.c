@@ -1,34 +1,30 @@
 /* cli_status.c: `brushloop status`: where a run stands, from its directory alone, also while it runs. */
-#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "engine/run.h"
+
+enum status_opt { STATUS_JSON, STATUS_OPT_COUNT };
+
+static const struct cli_opt status_opts[STATUS_OPT_COUNT] = {
+	[STATUS_JSON] = CLI_OPT_JSON,
+};
+static const struct cli_optset status_set = { "status", status_opts, STATUS_OPT_COUNT, 0, NULL };
+const struct cli_optset *const cli_status_sets[] = { &status_set, NULL };
 
 int cli_status_main(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_find("status");
 	const char *dir = NULL;
-	int json = 0, stale = 0;
+	uint64_t given;
+	int rc, json, stale = 0;
 	cJSON *st, *c, *cost, *hb;
 	bl_err err = { 0 };
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("%s", cmd->usage);
-			return 0;
-		} else if (argv[i][0] == '-')
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		else if (dir)
-			return cli_usage(cmd, "one run directory only");
-		else
-			dir = argv[i];
-	}
-	if (!dir)
-		return cli_usage(cmd, "a run directory is needed");
+	if ((rc = cli_one_dir(cmd, &status_set, argc, argv, &given, &dir)))
+		return rc;
+	json = !!(given & CLI_BIT(STATUS_JSON));
 	if (cli_run_dir_ok(dir, &err) || run_status(dir, &st, &err))
 		return cli_fail(&err);
 	hb = cJSON_GetObjectItem(st, "heartbeat");
@@ -42,8 +38,7 @@ int cli_status_main(int argc, char **argv)
 			fprintf(stderr, "brushloop: warning: %s\n", err.msg);
 	}
 	if (json) {
-		int rc = cli_print_json(st);
-
+		rc = cli_print_json(st);
 		return rc ? rc : stale ? BL_EXIT_BRAKE : 0;
 	}
 	c = cJSON_GetObjectItem(st, "canvas");

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 
 #ifndef BL_VERSION
 #define BL_VERSION "unknown"
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(cmd->usage, stdout);
+			cli_print_usage(stdout, cmd);
 			return 0;
 		}
 	}

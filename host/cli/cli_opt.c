@@ -1,0 +1,205 @@
+/* cli_opt.c: parsing argv against an option table (getopt_long underneath), the option lines of --help, the one-directory commands. */
+#include "cli/cli_opt.h"
+
+#include <string.h>
+
+#include "base/err.h"
+#include "cli/cli.h"
+
+int cli_opt_takes(const struct cli_optset *set, int i)
+{
+	return i >= 0 && i < set->n && (!set->takes || (set->takes & CLI_BIT(i)));
+}
+
+void cli_opt_start(struct cli_optparse *p, const struct cli_command *cmd, const struct cli_optset *set,
+		   int argc, char **argv)
+{
+	int nl = 0;
+	char *s = p->shorts;
+
+	memset(p, 0, sizeof(*p));
+	p->cmd = cmd;
+	p->set = set;
+	p->argc = argc;
+	p->argv = argv;
+	/* ':' first: a missing value is told apart from an unknown option; no getopt messages of its own. */
+	*s++ = ':';
+	for (int i = 0; i < set->n && nl < CLI_OPT_MAX; i++) {
+		const struct cli_opt *o = &set->opts[i];
+
+		if (!cli_opt_takes(set, i) || !o->name)
+			continue;
+		p->longs[nl++] = (struct option){ o->name, o->value ? required_argument : no_argument, NULL,
+						  256 + i };
+		if (o->letter) {
+			*s++ = o->letter;
+			if (o->value)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	p->ind = 1;
+	opterr = 0;
+	optind = 0; /* 0, not 1: glibc starts afresh, forgetting an earlier parse */
+}
+
+static int row_of_letter(const struct cli_optset *set, int c)
+{
+	for (int i = 0; i < set->n; i++)
+		if (cli_opt_takes(set, i) && set->opts[i].letter == c)
+			return i;
+	return -1;
+}
+
+/* "--NAME" of argv[optind-1] with any "=VALUE" cut off. */
+static void given_name(const struct cli_optparse *p, char *out, size_t n)
+{
+	const char *a = optind - 1 < p->argc && optind >= 1 ? p->argv[optind - 1] : "";
+	size_t len = strcspn(a, "=");
+
+	snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), a);
+}
+
+/* An option the table has but this verb does not take: which verbs of the family take it. */
+static int refuse_sibling(const struct cli_optparse *p, const char *name)
+{
+	const struct cli_optset *set = p->set;
+	char verbs[256] = "";
+	size_t used = 0;
+	int n = 0, k = 0;
+
+	if (!set->family || strncmp(name, "--", 2))
+		return 0;
+	for (int i = 0; i < set->n; i++) {
+		if (!set->opts[i].name || strcmp(set->opts[i].name, name + 2) || cli_opt_takes(set, i))
+			continue;
+		for (const struct cli_optset *const *f = set->family; *f; f++)
+			n += *f != set && cli_opt_takes(*f, i);
+		for (const struct cli_optset *const *f = set->family; *f; f++)
+			if (*f != set && cli_opt_takes(*f, i) && used < sizeof(verbs)) {
+				k++;
+				used += (size_t)snprintf(verbs + used, sizeof(verbs) - used, "%s%s",
+							 k == 1 ? "" : k == n ? " and " : ", ", (*f)->verb);
+			}
+		cli_usage(p->cmd, "%s is an option of %s, not of %s", name, used ? verbs : "another command",
+			  set->verb);
+		return 1;
+	}
+	return 0;
+}
+
+int cli_opt_next(struct cli_optparse *p)
+{
+	char name[128];
+	int c = getopt_long(p->argc, p->argv, p->shorts, p->longs, NULL);
+
+	p->arg = optarg;
+	p->ind = optind;
+	if (c == -1)
+		return CLI_OPT_END;
+	if (c >= 256 && c < 256 + p->set->n) {
+		p->name = p->set->opts[c - 256].name;
+		return c - 256;
+	}
+	if (c == ':') {
+		if (optopt && optopt < 256)
+			return cli_usage(p->cmd, "-%c needs a value", optopt), CLI_OPT_BAD;
+		given_name(p, name, sizeof(name));
+		return cli_usage(p->cmd, "%s needs a value", name), CLI_OPT_BAD;
+	}
+	if (c == '?') {
+		if (optopt >= 256 && optopt < 256 + p->set->n)
+			/* A flag given "=VALUE". */
+			return cli_usage(p->cmd, "--%s takes no value", p->set->opts[optopt - 256].name), CLI_OPT_BAD;
+		if (optopt)
+			return cli_usage(p->cmd, "unknown option '-%c'", optopt), CLI_OPT_BAD;
+		given_name(p, name, sizeof(name));
+		if (refuse_sibling(p, name))
+			return CLI_OPT_BAD;
+		return cli_usage(p->cmd, "unknown option '%s'", name), CLI_OPT_BAD;
+	}
+	{
+		int row = row_of_letter(p->set, c);
+
+		if (row < 0)
+			return cli_usage(p->cmd, "unknown option '-%c'", c), CLI_OPT_BAD;
+		p->name = p->set->opts[row].name;
+		return row;
+	}
+}
+
+int cli_opt_long(const struct cli_optparse *p, long lo, long hi, long *out)
+{
+	char name[128];
+	bl_err err = { 0 };
+
+	snprintf(name, sizeof(name), "--%s", p->name);
+	if (cli_parse_long(name, p->arg, lo, hi, out, &err))
+		return cli_usage(p->cmd, "%s", err.msg);
+	return 0;
+}
+
+int cli_opt_double(const struct cli_optparse *p, double *out)
+{
+	char name[128];
+	bl_err err = { 0 };
+
+	snprintf(name, sizeof(name), "--%s", p->name);
+	if (cli_parse_double(name, p->arg, out, &err))
+		return cli_usage(p->cmd, "%s", err.msg);
+	return 0;
+}
+
+void cli_opt_help(FILE *f, const struct cli_optset *set)
+{
+	for (int i = 0; i < set->n; i++) {
+		const struct cli_opt *o = &set->opts[i];
+		char head[128];
+		int n;
+
+		if (!cli_opt_takes(set, i) || !o->name || o->alias)
+			continue;
+		if (o->letter)
+			n = snprintf(head, sizeof(head), "-%c, --%s", o->letter, o->name);
+		else
+			n = snprintf(head, sizeof(head), "    --%s", o->name);
+		/* An alias is named beside the option it spells: the row after it. */
+		if (i + 1 < set->n && set->opts[i + 1].alias && cli_opt_takes(set, i + 1))
+			n += snprintf(head + n, sizeof(head) - (size_t)n, ", --%s", set->opts[i + 1].name);
+		if (o->value)
+			snprintf(head + n, sizeof(head) - (size_t)n, " %s", o->value);
+		fprintf(f, "  %-30s %s\n", head, o->help);
+	}
+}
+
+void cli_print_usage(FILE *f, const struct cli_command *cmd)
+{
+	fputs(cmd->usage, f);
+	if (!cmd->optsets)
+		return;
+	for (const struct cli_optset *const *s = cmd->optsets; *s; s++) {
+		fprintf(f, "\noptions of brushloop %s:\n", (*s)->verb);
+		cli_opt_help(f, *s);
+	}
+}
+
+int cli_one_dir(const struct cli_command *cmd, const struct cli_optset *set, int argc, char **argv,
+		uint64_t *given, const char **dir)
+{
+	struct cli_optparse p;
+	int row;
+
+	*given = 0;
+	cli_opt_start(&p, cmd, set, argc, argv);
+	while ((row = cli_opt_next(&p)) != CLI_OPT_END) {
+		if (row == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		*given |= CLI_BIT(row);
+	}
+	if (p.ind >= argc)
+		return cli_usage(cmd, "a run directory is needed");
+	if (p.ind < argc - 1)
+		return cli_usage(cmd, "one run directory only");
+	*dir = argv[p.ind];
+	return 0;
+}

@@ -191,7 +191,7 @@ TEST(mix_refuses_bad_input)
 		/* Far past an int of units: compared before it is converted. */
 		{ { "mix", "lab:50,0,0", "--volume", "1e9", NULL }, "exceeds the cell" },
 		{ { "mix", "lab:50,0,0", "--volume", "1e300", NULL }, "exceeds the cell" },
-		{ { "mix", "lab:50,0,0", "--frobnicate", NULL }, "bad option" },
+		{ { "mix", "lab:50,0,0", "--frobnicate", NULL }, "--frobnicate" },
 		{ { "mix", "lab:50,0,0", "--have", "white:3", NULL }, "go together" },
 		{ { "mix", "lab:50,0,0", "--measured", "lab:40,0,0", NULL }, "go together" },
 		{ { "mix", "lab:50,0,0", "--have", "unobtainium:3", "--measured", "lab:40,0,0", NULL },

@@ -252,7 +252,7 @@ TEST(exec_options_are_checked)
 	rc = test_brushloop((const char *const[]){ "sim", "render", "-o", tmp_path("f.jpg"), "--ask",
 						   NULL }, &out, &err);
 	CHECK(rc == 2);
-	CHECK_STR_CONTAINS(err, "belong to 'sim exec'");
+	CHECK_STR_CONTAINS(err, "--ask is an option of sim exec, not of sim render");
 	free(out);
 	free(err);
 }

@@ -6,18 +6,12 @@
 
 #include "base/json.h"
 #include "calib/calib.h"
+#include "calib/calib_mixbench.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "color/mix.h"
 #include "config/machine.h"
 #include "config/palette.h"
-#include "plan/plan.h"
-#include "rig/rig.h"
-#include "sim/sim.h"
-#include "vision/cam_open.h"
-#include "vision/light.h"
-#include "vision/observe.h"
-#include "vision/station.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
 static void source_path(char *out, size_t n, const char *rel)
@@ -182,439 +176,13 @@ out_free:
 	return status;
 }
 
-/*
- * The world of a trial: the simulator's mixing cells and camera, without the
- * arm (sim_bench_*), measured through the calibrated vision pipeline exactly
- * as the run engine measures a cell: the camera profile (made here from a
- * chart frame of the same bench, as `calib camera` makes it, unless the
- * machine file names one), the machine's light map divided out of every frame
- * as the engine divides it (made here from the simulator's flat scene, as
- * `calib camera --flat --light-map` makes it, when the machine file names
- * none), the canvas geometry from the corner markers (or calibration.canvas),
- * and the cell's region through vis_measure_station.
- */
-struct trial_bench {
-	struct rig rig;              /* the rig keeps pointers into itself: never moved */
-	const struct machine *m;     /* rig.m */
-	struct sim *sim;
-	const struct mix_model *model;
-	char well[MIX_MAX_PAINTS][CFG_NAME_MAX]; /* the well of each model paint */
-	int cell;                    /* the current mixing cell, -1 before the first */
-	int wash_ms;                 /* the spatula's wash after each dispense, as a plan washes */
-	struct meas_profile *profile;
-	struct calib_set cs;
-	int has_cs;
-	char profile_source[CFG_PATH_MAX + 96];
-	int calibrated_here;
-	double calib_held_mean, calib_held_max; /* of a profile made here, against the chart */
-	double calib_truth_held_mean;
-	struct vis_geometry g;
-	struct vis_light light;
-	int has_light;               /* 0: light not corrected */
-	struct vis_lamp *lamp;       /* the board in the bare frame: the lamp followed from it (with the light) */
-	double lamp_now[3];          /* the lamp in the last frame against the bare one, R, G, B */
-	char light_source[CFG_PATH_MAX + 96];
-	double light_min, light_max; /* the map's gain over the cells' regions */
-	int measurements;
-	double time_s;               /* simulated time at the end */
-	/*
-	 * Beside the truth of the paint, the truth of the cell as it lies (its
-	 * content as deep as its volume over the cell's white floor, what the
-	 * camera looks at): it splits the camera's distance from the paint's
-	 * colour into the camera's own error and the floor showing through a
-	 * thin layer.
-	 */
-	double *seen_de00;           /* camera against the cell as seen, per measurement */
-	double *thin_de00;           /* the cell as seen against its paint's colour */
-	int n_seen, cap_seen;
-};
-
-/* The bench's observer, as the run's: its profile, light map and lamp. */
-static void bench_observer(const struct trial_bench *b, struct vis_observer *o)
-{
-	vis_observer_init(o, b->m, b->profile);
-	o->light = b->has_light ? &b->light : NULL;
-	o->lamp = b->lamp;
-	/* Where the canvas lies, as the run finds it: calibration.canvas, else the corner markers. */
-	if (b->has_cs && b->cs.has_canvas) {
-		o->canvas = &b->cs.canvas;
-		o->use_markers = 0;
-	}
-}
-
-/*
- * A frame from the sim camera for measurement: controls locked,
- * camera.average_frames averaged, the light divided out as the engine
- * divides it out of every frame it measures: the map, and the lamp's change
- * since the bare frame. raw (may be NULL) gets the frame as the camera gave it.
- */
-static int bench_frame(struct trial_bench *b, enum sim_scene scene, struct img *im, struct img *raw,
-		       bl_err *err)
-{
-	int rc;
-
-	sim_set_scene(b->sim, scene);
-	if ((rc = cam_capture_for_measurement(b->rig.cam, im, err)))
-		return rc;
-	if (raw && (rc = img_alloc(raw, im->w, im->h, err)) == 0)
-		memcpy(raw->px, im->px, (size_t)im->w * im->h * 3);
-	if (rc == 0 && b->has_light) {
-		struct vis_observer o;
-
-		bench_observer(b, &o);
-		rc = vis_observe_light(&o, im, "the sim camera's frame", err);
-		memcpy(b->lamp_now, o.lamp_now, sizeof(b->lamp_now));
-	}
-	if (rc)
-		img_free(im);
-	return rc;
-}
-
-/* The light map's gain over the cells' regions, for the report. */
-static int light_at_cells(struct trial_bench *b, bl_err *err)
-{
-	b->light_min = 1e9;
-	b->light_max = 0.0;
-	for (int i = 0; i < b->m->n_cells; i++) {
-		struct meas_roi r;
-		int rc = vis_station_roi(&b->g, b->m, &b->m->cells[i], &r, err);
-		double l;
-
-		if (rc)
-			return rc;
-		l = vis_light_at(&b->light, r.x + 0.5 * r.w, r.y + 0.5 * r.h);
-		b->light_min = fmin(b->light_min, l);
-		b->light_max = fmax(b->light_max, l);
-	}
-	return 0;
-}
-
-static int bench_calibrate(struct trial_bench *b, int light, bl_err *err)
-{
-	const struct machine *m = b->m;
-	const int make_profile = !m->calibration.camera_profile[0];
-	const int make_light = light && !m->calibration.light_map[0];
-	struct calib_chart *chart = malloc(sizeof(*chart));
-	struct calib_camera_result *r = NULL;
-	struct img chart_im = { 0 }, flat = { 0 }, bare = { 0 }, bare_raw = { 0 };
-	struct vis_observer o;
-	int rc;
-
-	if (!chart)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
-	/* The chart and the flat card as the camera gives them: calibration sees them uncorrected. */
-	if ((rc = cam_lock_controls(b->rig.cam, err)) ||
-	    (rc = calib_chart_builtin("colorchecker24", chart, err)) ||
-	    (rc = bench_frame(b, SIM_SCENE_CHART, &chart_im, NULL, err)) ||
-	    (light && (make_profile || make_light) &&
-	     (rc = bench_frame(b, SIM_SCENE_FLAT, &flat, NULL, err))))
-		goto out_free;
-	if (make_profile || make_light) {
-		/* One session, as `calib camera [--flat F --light-map MAP]` runs it. */
-		struct calib_camera_opts co = { 0 };
-
-		co.chart = chart;
-		co.frame_name = "the sim camera's chart frame";
-		co.flat = flat.px ? &flat : NULL;
-		co.flat_name = "the sim camera's flat frame";
-		co.model = -1;
-		if ((rc = calib_camera_run(&chart_im, &co, &r, err)))
-			goto out_free;
-	}
-	if (!make_profile) {
-		if ((rc = calib_load_machine(m, &b->cs, err)))
-			goto out_free;
-		b->has_cs = 1;
-		b->profile = b->cs.profile;
-		snprintf(b->profile_source, sizeof(b->profile_source),
-			 "the machine file's calibration.camera_profile %s", m->calibration.camera_profile);
-	} else {
-		cJSON *truth = NULL;
-
-		if (r->held_out.mean_de00 > m->calibration.max_camera_de00) {
-			rc = bl_fail(err, BL_EIO, "the camera profile made from the chart frame fails: "
-				     "held-out mean %.2f CIEDE2000 exceeds calibration.max_camera_de00 "
-				     "%.2f of %s", r->held_out.mean_de00,
-				     m->calibration.max_camera_de00, m->file);
-			goto out_free;
-		}
-		if ((rc = meas_profile_open_mem(r->icc, r->icc_len, "the trial's chart calibration",
-						&b->profile, err)))
-			goto out_free;
-		b->calibrated_here = 1;
-		b->calib_held_mean = r->held_out.mean_de00;
-		b->calib_held_max = r->held_out.max_de00;
-		b->calib_truth_held_mean = -1;
-		if (sim_truth(b->sim, SIM_SCENE_CHART, &truth, err) == 0) {
-			struct calib_truth_patch *tp = NULL;
-			int tn;
-
-			if (calib_truth_parse(truth, "the simulator's truth", &tp, &tn, NULL, err) == 0 &&
-			    calib_camera_truth(r, tp, tn, "the simulator's truth", err) == 0)
-				b->calib_truth_held_mean = r->truth_held_out.mean_de00;
-			free(tp);
-			cJSON_Delete(truth);
-		}
-		snprintf(b->profile_source, sizeof(b->profile_source),
-			 "made now from a chart frame of this bench, as `calib camera` makes it "
-			 "(%s model, held out mean %.2f, max %.2f CIEDE2000)", calib_model_names[r->model],
-			 r->held_out.mean_de00, r->held_out.max_de00);
-	}
-	if (!light) {
-		snprintf(b->light_source, sizeof(b->light_source), "not corrected (--no-light-correction)");
-	} else if (make_light) {
-		if ((rc = calib_light_map(&flat, r, CALIB_LIGHT_MAP_COLS, &b->light, err)))
-			goto out_free;
-		snprintf(b->light_source, sizeof(b->light_source),
-			 "light map made now from the simulator's flat scene, as `calib camera --flat F "
-			 "--light-map MAP` makes it (the machine file names no calibration.light_map)");
-	} else {
-		if ((rc = vis_light_load(m->calibration.light_map, &b->light, err)))
-			goto out_free;
-		snprintf(b->light_source, sizeof(b->light_source),
-			 "the machine file's calibration.light_map %s", m->calibration.light_map);
-	}
-	b->has_light = light;
-	/* The bench as it stands, the light divided out: where the canvas, and so every station, lies. */
-	bench_observer(b, &o);
-	if ((rc = bench_frame(b, SIM_SCENE_CANVAS, &bare, &bare_raw, err)) ||
-	    (rc = vis_observe_locate(&o, &bare, "the sim camera's frame of the bare table", &b->g,
-				     err)) ||
-	    (b->has_light && (rc = light_at_cells(b, err))))
-		goto out_free;
-	/* The lamp followed from here on, as a run follows it from its first frame. */
-	if (b->has_light && m->calibration.follow_lamp) {
-		b->lamp = malloc(sizeof(*b->lamp));
-		if (!b->lamp) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out_free;
-		}
-		if ((rc = vis_lamp_reference(b->lamp, &bare_raw, "the sim camera's frame of the bare "
-					     "table", &b->g, m, err)))
-			goto out_free;
-	}
-	/* From here on the truth of the cells is read from the swatches scene's world. */
-	sim_set_scene(b->sim, SIM_SCENE_SWATCHES);
-out_free:
-	img_free(&chart_im);
-	img_free(&flat);
-	img_free(&bare);
-	img_free(&bare_raw);
-	calib_camera_free(r);
-	free(chart);
-	return rc;
-}
-
-static int bench_fresh(void *ctx, bl_err *err)
-{
-	struct trial_bench *b = ctx;
-
-	/* The next cell in turn, emptied and cleaned: the bench has a dozen. */
-	b->cell = (b->cell + 1) % b->m->n_cells;
-	return sim_bench_clear(b->sim, b->m->cells[b->cell].name, err);
-}
-
-static int bench_dispense(void *ctx, const int *units, bl_err *err)
-{
-	struct trial_bench *b = ctx;
-	const char *cell = b->m->cells[b->cell].name;
-	int rc;
-
-	/*
-	 * The person at the bench keeps the wells full: fifty mixes draw more
-	 * white than a well holds, and a dry well would be measured as a mixing
-	 * error (the run engine counts its wells and asks for a refill instead).
-	 */
-	for (int i = 0; i < b->model->n_paints; i++)
-		if (units[i] > 0 && ((rc = sim_well_refill(b->sim, b->well[i], NULL, err)) ||
-				     (rc = sim_bench_dispense(b->sim, b->well[i], cell, units[i], err))))
-			return rc;
-	if ((rc = sim_bench_stir(b->sim, cell, b->m->mixing.stir_ms, err)))
-		return rc;
-	/* As a plan does after stirring: the spatula washed and wiped, carrying nothing on. */
-	return sim_bench_clean(b->sim, b->wash_ms, err);
-}
-
-/* The truth of the cell as it lies, from the simulator's truth of the frame just measured. */
-static int cell_as_seen(struct trial_bench *b, const struct machine_station *st,
-			const color_lab *measured, bl_err *err)
-{
-	struct calib_truth_patch *tp = NULL;
-	cJSON *truth = NULL;
-	double paint[3];
-	int n = 0, rc;
-
-	if ((rc = sim_truth(b->sim, SIM_SCENE_SWATCHES, &truth, err)) ||
-	    (rc = calib_truth_parse(truth, "the simulator's truth", &tp, &n, NULL, err)) ||
-	    (rc = sim_station_lab(b->sim, st->name, paint, err)))
-		goto out_free;
-	if (b->n_seen == b->cap_seen) {
-		int cap = b->cap_seen ? 2 * b->cap_seen : 256;
-		double *s1 = realloc(b->seen_de00, sizeof(double) * (size_t)cap);
-		double *s2 = s1 ? realloc(b->thin_de00, sizeof(double) * (size_t)cap) : NULL;
-
-		if (s1)
-			b->seen_de00 = s1;
-		if (s2)
-			b->thin_de00 = s2;
-		if (!s1 || !s2) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory");
-			goto out_free;
-		}
-		b->cap_seen = cap;
-	}
-	/* A cell still streaky after stirring has no truth as seen: it is left out. */
-	for (int i = 0; i < n; i++)
-		if (strcmp(tp[i].name, st->name) == 0) {
-			color_lab seen = { tp[i].lab[0], tp[i].lab[1], tp[i].lab[2] };
-			color_lab pl = { paint[0], paint[1], paint[2] };
-
-			b->seen_de00[b->n_seen] = color_de00(measured, &seen);
-			b->thin_de00[b->n_seen++] = color_de00(&seen, &pl);
-		}
-out_free:
-	free(tp);
-	cJSON_Delete(truth);
-	return rc;
-}
-
-static int bench_measure(void *ctx, color_lab *out, bl_err *err)
-{
-	struct trial_bench *b = ctx;
-	const struct machine_station *st = &b->m->cells[b->cell];
-	struct meas_swatch sw;
-	struct img im = { 0 };
-	char name[96];
-	int rc;
-
-	snprintf(name, sizeof(name), "the sim camera's frame of cell %s", st->name);
-	rc = bench_frame(b, SIM_SCENE_SWATCHES, &im, NULL, err);
-	if (rc == 0) {
-		struct vis_observer o;
-
-		bench_observer(b, &o);
-		rc = vis_observe_station(&o, &im, name, &b->g, st, &sw, err);
-	}
-	img_free(&im);
-	if (rc)
-		return rc;
-	b->measurements++;
-	*out = sw.lab;
-	return cell_as_seen(b, st, out, err);
-}
-
-/* The simulator's spectrophotometric Lab of the cell's paint: reported, never decided on. */
-static int bench_truth(void *ctx, color_lab *out, bl_err *err)
-{
-	struct trial_bench *b = ctx;
-	double lab[3];
-	int rc = sim_station_lab(b->sim, b->m->cells[b->cell].name, lab, err);
-
-	if (rc == 0) {
-		out->L = lab[0];
-		out->a = lab[1];
-		out->b = lab[2];
-	}
-	return rc;
-}
-
-static void trial_world_close(struct trial_bench *b)
-{
-	if (!b)
-		return;
-	if (b->has_cs)
-		calib_set_free(&b->cs);
-	else if (b->profile)
-		meas_profile_close(b->profile);
-	rig_close(&b->rig);
-	free(b->lamp);
-	vis_light_free(&b->light);
-	free(b->seen_de00);
-	free(b->thin_de00);
-	free(b);
-}
-
-static int trial_world_open(const struct machine *mc, const struct palette *p,
-			    const struct mix_model *model, uint64_t seed, int light,
-			    struct trial_bench **out, struct mix_ops *ops, bl_err *err)
-{
-	struct rig_options ro = { 0 };
-	struct trial_bench *b;
-	int rc;
-
-	memset(ops, 0, sizeof(*ops));
-	*out = NULL;
-	if (mc->camera.backend != MACHINE_CAM_SIM)
-		return bl_fail(err, BL_EINVAL, "%s: mix trial runs on the simulator, and camera.backend "
-			       "is '%s', not 'sim'", mc->file,
-			       machine_cam_backend_names[mc->camera.backend]);
-	if (mc->n_cells < 1)
-		return bl_fail(err, BL_EINVAL, "%s: mix trial needs a mixing cell (zones.mixing_cells)",
-			       mc->file);
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
-	b->cell = -1;
-	b->model = model;
-	{
-		struct plan_options po;
-
-		plan_options_default(&po, mc);
-		b->wash_ms = po.wash_ms;
-	}
-	for (int i = 0; i < model->n_paints; i++) {
-		int k = palette_find(p, model->name[i]);
-
-		if (k < 0) {
-			free(b);
-			return bl_fail(err, BL_EINVAL, "palette %s has no paint '%s'", p->file,
-				       model->name[i]);
-		}
-		snprintf(b->well[i], sizeof(b->well[i]), "%s", p->paints[k].well);
-		/* The simulator's well must hold the paint the palette says it holds. */
-		for (int j = 0; j < mc->sim.n_paints; j++)
-			if (strcmp(mc->sim.paint_well[j], b->well[i]) == 0 &&
-			    strcmp(mc->sim.paint_name[j], model->name[i]) != 0) {
-				free(b);
-				return bl_fail(err, BL_EINVAL, "palette %s puts '%s' in well %s, but %s's "
-					       "sim.paints has '%s' there", p->file, model->name[i],
-					       mc->sim.paint_well[j], mc->file, mc->sim.paint_name[j]);
-			}
-	}
-	ro.seed = seed;
-	ro.seed_given = 1;
-	if ((rc = rig_open_camera(mc, &ro, &b->rig, err))) {
-		free(b);
-		return rc;
-	}
-	b->m = &b->rig.m;
-	b->sim = b->rig.sim;
-	if (!b->sim) {
-		rc = bl_fail(err, BL_EINVAL, "%s: the sim camera came without its simulated world",
-			     mc->file);
-		goto out_fail;
-	}
-	if ((rc = bench_calibrate(b, light, err)))
-		goto out_fail;
-	ops->ctx = b;
-	ops->fresh_cell = bench_fresh;
-	ops->dispense = bench_dispense;
-	ops->measure = bench_measure;
-	ops->truth = bench_truth;
-	*out = b;
-	return 0;
-out_fail:
-	trial_world_close(b);
-	return rc;
-}
-
 static void print_spread(const char *what, const struct mix_trial_spread *s)
 {
 	printf("%s median %.2f, p95 %.2f, worst %.2f", what, s->median, s->p95, s->max);
 }
 
 static void print_trial(const struct mix_trial_stats *st, const struct mix_limits *lim,
-			const struct trial_bench *b, const struct mix_trial_spread *seen,
+			const struct calib_mixbench *b, const struct mix_trial_spread *seen,
 			const struct mix_trial_spread *thin)
 {
 	printf("camera:       profile %s\n", b->profile_source);
@@ -664,45 +232,6 @@ static void print_trial(const struct mix_trial_stats *st, const struct mix_limit
 		       st->unreached - st->n_reasons, st->n_reasons);
 }
 
-static cJSON *trial_json(const struct mix_trial_stats *st, const struct trial_bench *b,
-			 const struct mix_trial_spread *seen, const struct mix_trial_spread *thin)
-{
-	cJSON *o = mix_trial_json(st), *c;
-
-	if (!o)
-		return NULL;
-	c = cJSON_GetObjectItem(o, "truth");
-	if (c) {
-		mix_trial_spread_json(c, "camera_vs_cell_as_seen_de00", seen);
-		mix_trial_spread_json(c, "cell_as_seen_vs_paint_de00", thin);
-	}
-	c = cJSON_AddObjectToObject(o, "camera");
-	if (c) {
-		cJSON_AddStringToObject(c, "profile", b->calibrated_here ? "chart frame" : "machine file");
-		cJSON_AddStringToObject(c, "profile_source", b->profile_source);
-		if (b->calibrated_here) {
-			cJSON_AddNumberToObject(c, "held_out_mean_de00", b->calib_held_mean);
-			cJSON_AddNumberToObject(c, "held_out_max_de00", b->calib_held_max);
-			if (b->calib_truth_held_mean >= 0)
-				cJSON_AddNumberToObject(c, "truth_held_out_mean_de00",
-							b->calib_truth_held_mean);
-		}
-		cJSON_AddBoolToObject(c, "light_corrected", b->has_light);
-		cJSON_AddStringToObject(c, "light", !b->has_light ? "none" :
-					b->m->calibration.light_map[0] ? "machine file" : "flat frame");
-		cJSON_AddStringToObject(c, "light_source", b->light_source);
-		if (b->has_light)
-			json_add_vec(c, "light_at_cells", (double[]){ b->light_min, b->light_max }, 2);
-		if (b->lamp) {
-			cJSON_AddNumberToObject(c, "lamp_points", b->lamp->n);
-			json_add_vec(c, "lamp_end", b->lamp_now, 3);
-		}
-		cJSON_AddNumberToObject(c, "measurements", b->measurements);
-	}
-	cJSON_AddNumberToObject(o, "simulated_h", b->time_s / 3600.0);
-	return o;
-}
-
 enum trial_opt {
 	TRIAL_PALETTE, TRIAL_MACHINE, TRIAL_TARGETS, TRIAL_SEED, TRIAL_NO_LIGHT_CORRECTION, TRIAL_JSON,
 	TRIAL_OPT_COUNT
@@ -726,7 +255,7 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 	struct machine *mc = NULL;
 	struct mix_model *m = NULL;
 	struct mix_trial_stats *st = NULL;
-	struct trial_bench *b = NULL;
+	struct calib_mixbench *b = NULL;
 	struct mix_trial_spread seen, thin;
 	struct mix_limits lim;
 	struct mix_ops ops;
@@ -776,7 +305,7 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 	}
 	if (palette_load(palette_path, p, &err) || machine_load(machine_path, mc, &err) ||
 	    palette_check_machine(p, mc, &err) || mix_model_from_palette(p, m, &err) ||
-	    trial_world_open(mc, p, m, (uint64_t)seed, light, &b, &ops, &err)) {
+	    calib_mixbench_open(mc, p, m, (uint64_t)seed, light, &b, &ops, &err)) {
 		status = cli_fail(&err);
 		goto out_free;
 	}
@@ -785,20 +314,13 @@ static int mix_trial_main(const struct cli_command *cmd, int argc, char **argv,
 		status = cli_fail(&err);
 		goto out_free;
 	}
-	{
-		struct sim_stats ss;
-
-		sim_get_stats(b->sim, &ss);
-		b->time_s = ss.time_s;
-	}
-	mix_trial_spread_of(b->seen_de00, b->n_seen, &seen);
-	mix_trial_spread_of(b->thin_de00, b->n_seen, &thin);
+	calib_mixbench_finish(b, &seen, &thin);
 	if (json)
-		status = cli_print_json(trial_json(st, b, &seen, &thin));
+		status = cli_print_json(calib_mixbench_json(st, b, &seen, &thin));
 	else
 		print_trial(st, &lim, b, &seen, &thin);
 out_free:
-	trial_world_close(b);
+	calib_mixbench_close(b);
 	free(p);
 	free(mc);
 	free(m);

@@ -84,10 +84,6 @@ extern const struct cli_optset cli_run_set, cli_resume_set, cli_estimate_set;
 int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet);
 
 int cli_calib_main(int argc, char **argv);
-struct machine;
-struct sim_card;
-/* A paint card file as the simulator shows it: on the machine's canvas, centred (cli_calib.c). */
-int cli_sim_card(const char *card_path, const struct machine *m, struct sim_card *out, bl_err *err);
 
 /* Each command's option tables (cli_opt.h), NULL-terminated, in the file of its command. */
 struct cli_optset;

@@ -130,18 +130,12 @@ static const struct cli_opt capture_opts[CAPTURE_OPT_COUNT] = {
 };
 static const struct cli_optset capture_set = { "camera capture", capture_opts, CAPTURE_OPT_COUNT, 0, NULL };
 
-static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
+/* capture's options: 0 or a usage exit status. */
+static int capture_parse(const struct cli_command *cmd, int argc, char **argv, const char **machine,
+			 const char **outp, long *average, int *json)
 {
 	struct cli_optparse p;
-	const char *machine_path = NULL, *outp = NULL;
-	struct machine *m = NULL;
-	struct rig *r = NULL;
-	struct camera *cam;
-	struct img im = { 0 };
-	bl_err err = { 0 };
-	long average = 1;
-	int json = 0, opt, rc, locked = 1, w = 0, h = 0;
-	char source[128] = "", mpath[CFG_PATH_MAX];
+	int opt;
 
 	cli_opt_start(&p, cmd, &capture_set, argc, argv);
 	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
@@ -149,17 +143,17 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 			return BL_EXIT_USAGE;
 		switch ((enum capture_opt)opt) {
 		case CAPTURE_MACHINE:
-			machine_path = p.arg;
+			*machine = p.arg;
 			break;
 		case CAPTURE_OUTPUT:
-			outp = p.arg;
+			*outp = p.arg;
 			break;
 		case CAPTURE_AVERAGE:
-			if (cli_parse_long("--average", p.arg, 1, 64, &average, &err))
-				return cli_usage(cmd, "%s", err.msg);
+			if (cli_opt_long(&p, 1, 64, average))
+				return BL_EXIT_USAGE;
 			break;
 		case CAPTURE_JSON:
-			json = 1;
+			*json = 1;
 			break;
 		case CAPTURE_OPT_COUNT:
 			break;
@@ -167,10 +161,27 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (p.ind != argc)
 		return cli_usage(cmd, "camera capture takes no arguments besides its options");
-	if (!outp)
+	if (!*outp)
 		return cli_usage(cmd, "camera capture needs -o FILE (.jpg or .png)");
-	if (!has_ext(outp, ".jpg") && !has_ext(outp, ".jpeg") && !has_ext(outp, ".png"))
-		return cli_usage(cmd, "-o %s: name the file .jpg or .png", outp);
+	if (!has_ext(*outp, ".jpg") && !has_ext(*outp, ".jpeg") && !has_ext(*outp, ".png"))
+		return cli_usage(cmd, "-o %s: name the file .jpg or .png", *outp);
+	return 0;
+}
+
+static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
+{
+	const char *machine_path = NULL, *outp = NULL;
+	struct machine *m = NULL;
+	struct rig *r = NULL;
+	struct camera *cam;
+	struct img im = { 0 };
+	bl_err err = { 0 };
+	long average = 1;
+	int json = 0, rc, locked = 1, w = 0, h = 0;
+	char source[128] = "", mpath[CFG_PATH_MAX];
+
+	if ((rc = capture_parse(cmd, argc, argv, &machine_path, &outp, &average, &json)))
+		return rc;
 	cli_machine_path(machine_path, mpath, sizeof(mpath));
 	m = malloc(sizeof(*m));
 	r = malloc(sizeof(*r));

@@ -283,6 +283,49 @@ static int measure_truth(const struct measure_opts *o, const struct img *im,
 	return 0;
 }
 
+/* measure --canvas --json: the canvas's figures and its worst cells as one document. */
+static int canvas_json(const struct measure_opts *o, const struct vis_geometry *g, const struct meas_map *m,
+		       const struct meas_profile *p)
+{
+	cJSON *j = cJSON_CreateObject(), *w;
+	const int cells[2] = { m->cols, m->rows };
+
+	if (!j)
+		return cli_fail(&(bl_err){ BL_ENOMEM, "out of memory" });
+	cJSON_AddStringToObject(j, "image", o->image);
+	cJSON_AddStringToObject(j, "target", o->target);
+	cJSON_AddStringToObject(j, "source", g->source == VIS_FROM_MARKERS ? "markers" : "file");
+	cJSON_AddNumberToObject(j, "markers_found", g->markers_found);
+	json_add_vec(j, "size_mm", g->size_mm, 2);
+	json_add_vec(j, "corners_px", g->corners_px, 8);
+	cJSON_AddNumberToObject(j, "px_per_mm", o->px_per_mm);
+	cJSON_AddNumberToObject(j, "cell_mm", o->cell_mm);
+	cJSON_AddItemToObject(j, "cells", cJSON_CreateIntArray(cells, 2));
+	cJSON_AddNumberToObject(j, "mean_de00", m->mean);
+	cJSON_AddNumberToObject(j, "p95_de00", m->p95);
+	cJSON_AddNumberToObject(j, "max_de00", m->max);
+	w = cJSON_AddArrayToObject(j, "worst");
+	for (int i = 0; w && i < m->n_worst; i++) {
+		const struct meas_cell *c = &m->worst[i];
+		cJSON *cj = cJSON_CreateObject();
+		double a[3], b[3];
+
+		lab_arr(&c->obs, a);
+		lab_arr(&c->target, b);
+		cJSON_AddItemToArray(w, cj);
+		cJSON_AddNumberToObject(cj, "x_mm", c->col * m->cell_mm);
+		cJSON_AddNumberToObject(cj, "y_mm", c->row * m->cell_mm);
+		cJSON_AddNumberToObject(cj, "de00", c->de00);
+		cJSON_AddItemToObject(cj, "lab", vec3(a));
+		cJSON_AddItemToObject(cj, "target_lab", vec3(b));
+	}
+	if (o->errmap)
+		cJSON_AddStringToObject(j, "errmap", o->errmap);
+	cJSON_AddStringToObject(j, "profile", meas_profile_name(p));
+	cJSON_AddBoolToObject(j, "calibrated", meas_profile_calibrated(p));
+	return cli_print_json(j);
+}
+
 static int measure_canvas(const struct measure_opts *o, const struct img *im,
 			  struct vis_observer *ob)
 {
@@ -343,45 +386,7 @@ static int measure_canvas(const struct measure_opts *o, const struct img *im,
 			goto out_fail;
 	}
 	if (o->json) {
-		cJSON *j = cJSON_CreateObject(), *w;
-		const int cells[2] = { map.cols, map.rows };
-
-		if (!j) {
-			rc = bl_fail(&err, BL_ENOMEM, "out of memory");
-			goto out_fail;
-		}
-		cJSON_AddStringToObject(j, "image", o->image);
-		cJSON_AddStringToObject(j, "target", o->target);
-		cJSON_AddStringToObject(j, "source", g.source == VIS_FROM_MARKERS ? "markers" : "file");
-		cJSON_AddNumberToObject(j, "markers_found", g.markers_found);
-		json_add_vec(j, "size_mm", g.size_mm, 2);
-		json_add_vec(j, "corners_px", g.corners_px, 8);
-		cJSON_AddNumberToObject(j, "px_per_mm", o->px_per_mm);
-		cJSON_AddNumberToObject(j, "cell_mm", o->cell_mm);
-		cJSON_AddItemToObject(j, "cells", cJSON_CreateIntArray(cells, 2));
-		cJSON_AddNumberToObject(j, "mean_de00", map.mean);
-		cJSON_AddNumberToObject(j, "p95_de00", map.p95);
-		cJSON_AddNumberToObject(j, "max_de00", map.max);
-		w = cJSON_AddArrayToObject(j, "worst");
-		for (int i = 0; w && i < map.n_worst; i++) {
-			const struct meas_cell *c = &map.worst[i];
-			cJSON *cj = cJSON_CreateObject();
-			double a[3], b[3];
-
-			lab_arr(&c->obs, a);
-			lab_arr(&c->target, b);
-			cJSON_AddItemToArray(w, cj);
-			cJSON_AddNumberToObject(cj, "x_mm", c->col * map.cell_mm);
-			cJSON_AddNumberToObject(cj, "y_mm", c->row * map.cell_mm);
-			cJSON_AddNumberToObject(cj, "de00", c->de00);
-			cJSON_AddItemToObject(cj, "lab", vec3(a));
-			cJSON_AddItemToObject(cj, "target_lab", vec3(b));
-		}
-		if (o->errmap)
-			cJSON_AddStringToObject(j, "errmap", o->errmap);
-		cJSON_AddStringToObject(j, "profile", meas_profile_name(p));
-		cJSON_AddBoolToObject(j, "calibrated", meas_profile_calibrated(p));
-		rc = cli_print_json(j);
+		rc = canvas_json(o, &g, &map, p);
 	} else {
 		printf("canvas: %gx%g mm from %s (%d corner markers seen), raster %dx%d px at %g px/mm\n",
 		       g.size_mm[0], g.size_mm[1],
@@ -435,9 +440,87 @@ static const struct cli_opt measure_opts[MEASURE_OPT_COUNT] = {
 };
 static const struct cli_optset measure_set = { "measure", measure_opts, MEASURE_OPT_COUNT, 0, NULL };
 
-int cli_measure_main(int argc, char **argv)
+/* The options and the image into o: 0 or a usage exit status. */
+static int measure_parse(const struct cli_command *cmd, int argc, char **argv, struct measure_opts *o)
 {
 	struct cli_optparse op;
+	bl_err err = { 0 };
+	long v;
+	int opt, modes;
+
+	cli_opt_start(&op, cmd, &measure_set, argc, argv);
+	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
+		if (opt == CLI_OPT_BAD)
+			return BL_EXIT_USAGE;
+		switch ((enum measure_opt)opt) {
+		case MEASURE_ROI:
+			if (meas_roi_parse(op.arg, &o->roi, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			o->have_roi = 1;
+			break;
+		case MEASURE_PROFILE:
+			o->profile = op.arg;
+			break;
+		case MEASURE_MACHINE:
+			o->machine = op.arg;
+			break;
+		case MEASURE_TRUTH:
+			o->truth = op.arg;
+			break;
+		case MEASURE_CANVAS:
+			o->canvas = 1;
+			break;
+		case MEASURE_TARGET:
+			o->target = op.arg;
+			break;
+		case MEASURE_GEOMETRY:
+			o->geometry = op.arg;
+			break;
+		case MEASURE_CELL:
+			if (cli_parse_double("--cell", op.arg, &o->cell_mm, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			if (o->cell_mm <= 0.0 || o->cell_mm > 1000.0)
+				return cli_usage(cmd, "--cell: %g mm is outside 0..1000", o->cell_mm);
+			break;
+		case MEASURE_PX_PER_MM:
+			if (cli_parse_double("--px-per-mm", op.arg, &o->px_per_mm, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			if (o->px_per_mm <= 0.0 || o->px_per_mm > 20.0)
+				return cli_usage(cmd, "--px-per-mm: %g is outside 0..20", o->px_per_mm);
+			break;
+		case MEASURE_WORST:
+			if (cli_parse_long("--worst", op.arg, 0, MEAS_MAX_WORST, &v, &err))
+				return cli_usage(cmd, "%s", err.msg);
+			o->worst = (int)v;
+			break;
+		case MEASURE_OUTPUT:
+			o->errmap = op.arg;
+			break;
+		case MEASURE_RASTER:
+			o->raster = op.arg;
+			break;
+		case MEASURE_JSON:
+			o->json = 1;
+			break;
+		case MEASURE_OPT_COUNT:
+			break;
+		}
+	}
+	if (argc - op.ind != 1)
+		return cli_usage(cmd, "measure takes one image");
+	o->image = argv[op.ind];
+	modes = o->have_roi + (o->truth != NULL) + o->canvas;
+	if (modes != 1)
+		return cli_usage(cmd, "give exactly one of --roi, --truth or --canvas");
+	if (o->canvas && !o->target)
+		return cli_usage(cmd, "--canvas needs --target TARGET");
+	if (!o->canvas && (o->target || o->geometry || o->errmap || o->raster))
+		return cli_usage(cmd, "--target, --geometry, -o and --raster go with --canvas");
+	return 0;
+}
+
+int cli_measure_main(int argc, char **argv)
+{
 	const struct cli_command *cmd = cli_find("measure");
 	struct measure_opts o = { .cell_mm = 5.0, .px_per_mm = VIS_DEFAULT_PX_PER_MM, .worst = 5 };
 	struct machine *m = NULL;
@@ -448,77 +531,10 @@ int cli_measure_main(int argc, char **argv)
 	bl_err err = { 0 };
 	const char *profile;
 	char mpath[CFG_PATH_MAX];
-	long v;
-	int opt, rc, modes;
+	int rc;
 
-	cli_opt_start(&op, cmd, &measure_set, argc, argv);
-	while ((opt = cli_opt_next(&op)) != CLI_OPT_END) {
-		if (opt == CLI_OPT_BAD)
-			return BL_EXIT_USAGE;
-		switch ((enum measure_opt)opt) {
-		case MEASURE_ROI:
-			if (meas_roi_parse(op.arg, &o.roi, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			o.have_roi = 1;
-			break;
-		case MEASURE_PROFILE:
-			o.profile = op.arg;
-			break;
-		case MEASURE_MACHINE:
-			o.machine = op.arg;
-			break;
-		case MEASURE_TRUTH:
-			o.truth = op.arg;
-			break;
-		case MEASURE_CANVAS:
-			o.canvas = 1;
-			break;
-		case MEASURE_TARGET:
-			o.target = op.arg;
-			break;
-		case MEASURE_GEOMETRY:
-			o.geometry = op.arg;
-			break;
-		case MEASURE_CELL:
-			if (cli_parse_double("--cell", op.arg, &o.cell_mm, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			if (o.cell_mm <= 0.0 || o.cell_mm > 1000.0)
-				return cli_usage(cmd, "--cell: %g mm is outside 0..1000", o.cell_mm);
-			break;
-		case MEASURE_PX_PER_MM:
-			if (cli_parse_double("--px-per-mm", op.arg, &o.px_per_mm, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			if (o.px_per_mm <= 0.0 || o.px_per_mm > 20.0)
-				return cli_usage(cmd, "--px-per-mm: %g is outside 0..20", o.px_per_mm);
-			break;
-		case MEASURE_WORST:
-			if (cli_parse_long("--worst", op.arg, 0, MEAS_MAX_WORST, &v, &err))
-				return cli_usage(cmd, "%s", err.msg);
-			o.worst = (int)v;
-			break;
-		case MEASURE_OUTPUT:
-			o.errmap = op.arg;
-			break;
-		case MEASURE_RASTER:
-			o.raster = op.arg;
-			break;
-		case MEASURE_JSON:
-			o.json = 1;
-			break;
-		case MEASURE_OPT_COUNT:
-			break;
-		}
-	}
-	if (argc - op.ind != 1)
-		return cli_usage(cmd, "measure takes one image");
-	o.image = argv[op.ind];
-	modes = o.have_roi + (o.truth != NULL) + o.canvas;
-	if (modes != 1)
-		return cli_usage(cmd, "give exactly one of --roi, --truth or --canvas");
-	if (o.canvas && !o.target)
-		return cli_usage(cmd, "--canvas needs --target TARGET");
-	if (!o.canvas && (o.target || o.geometry || o.errmap || o.raster))
-		return cli_usage(cmd, "--target, --geometry, -o and --raster go with --canvas");
+	if ((rc = measure_parse(cmd, argc, argv, &o)))
+		return rc;
 	/* The machine gives the pixel limit, the camera profile and the canvas size and file. */
 	cli_machine_path(o.machine, mpath, sizeof(mpath));
 	m = malloc(sizeof(*m));

@@ -84,6 +84,19 @@ static const struct cli_opt derive_opts[DERIVE_OPT_COUNT] = {
 };
 static const struct cli_optset derive_set = { "palette derive", derive_opts, DERIVE_OPT_COUNT, 0, NULL };
 
+/* A palette's name from its file's: the base name without its extension. */
+static void name_from_file(const char *path, char *out, size_t n)
+{
+	char copy[CFG_PATH_MAX], *b, *dot;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	b = basename(copy);
+	dot = strrchr(b, '.');
+	if (dot && dot != b)
+		*dot = '\0';
+	snprintf(out, n, "%s", b);
+}
+
 static int palette_derive(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct cli_optparse op;
@@ -121,8 +134,8 @@ static int palette_derive(const struct cli_command *cmd, int argc, char **argv)
 			notice_file = op.arg;
 			break;
 		case DERIVE_STEP:
-			if (cli_parse_double("--step", op.arg, &o.step_nm, &err))
-				return cli_usage(cmd, "%s", err.msg);
+			if (cli_opt_double(&op, &o.step_nm))
+				return BL_EXIT_USAGE;
 			if (o.step_nm < 1.0 || o.step_nm > 50.0)
 				return cli_usage(cmd, "--step: %g nm is outside 1..50", o.step_nm);
 			break;
@@ -138,16 +151,8 @@ static int palette_derive(const struct cli_command *cmd, int argc, char **argv)
 				 argv[op.ind]);
 	if (!masstone || !tints || !output)
 		return cli_usage(cmd, "palette derive needs --masstone, --tints and -o");
-	if (!o.name[0]) {
-		char copy[CFG_PATH_MAX], *b, *dot;
-
-		snprintf(copy, sizeof(copy), "%s", output);
-		b = basename(copy);
-		dot = strrchr(b, '.');
-		if (dot && dot != b)
-			*dot = '\0';
-		snprintf(o.name, sizeof(o.name), "%s", b);
-	}
+	if (!o.name[0])
+		name_from_file(output, o.name, sizeof(o.name));
 	if (load_notice(notice_file, masstone, tints, o.notice, sizeof(o.notice), &err))
 		return cli_fail(&err);
 	p = calloc(1, sizeof(*p));

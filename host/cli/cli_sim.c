@@ -9,6 +9,7 @@
 #include "arm/action.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "calib/calib_session.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "config/machine.h"
@@ -167,7 +168,7 @@ static int open_rig(const struct sim_args *a, struct machine *m, struct rig *r, 
 	if (rc == 0 && a->card) {
 		struct sim_card *card = malloc(sizeof(*card));
 
-		rc = card ? cli_sim_card(a->card, m, card, err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		rc = card ? calib_sim_card(a->card, m, card, err) : bl_fail(err, BL_ENOMEM, "out of memory");
 		if (rc == 0)
 			rc = sim_set_card(r->sim, card, err);
 		free(card);
@@ -300,22 +301,182 @@ static void print_continue(const struct sim_args *a, const char *dir, const stru
 		fprintf(stderr, "  (without --world the simulated world is not kept between runs)\n");
 }
 
+/* Where an exec stands: what ran, what was kept, and why it stopped. */
+struct exec_state {
+	const struct sim_args *a;
+	struct rig *r;
+	struct gate *g;
+	struct gate_decision d;
+	cJSON *per, *deferred;
+	bl_err err;
+	size_t done, i;
+	long saved, dropped;
+	int fail, homing_failed;
+};
+
+/* A decision that waits for an operator: which action, and its request. */
+static void note_deferred(struct exec_state *x, double index)
+{
+	x->deferred = cJSON_CreateObject();
+	cJSON_AddNumberToObject(x->deferred, "index", index);
+	cJSON_AddStringToObject(x->deferred, "request", x->d.request_id);
+}
+
+/*
+ * Going on part way through a file, in a new process on a world file: the
+ * arm starts unhomed, as after power-up, so the gate's homing cycle runs
+ * first (and asks for an operator where the machine says so).
+ */
+static void exec_homing(struct exec_state *x)
+{
+	struct arm_status as;
+	double t0 = clk_now_s(x->r->clock);
+	int rc = arm_status(x->r->arm, &as, &x->err);
+
+	if (rc == 0 && !as.homed) {
+		cJSON *o = cJSON_CreateObject();
+
+		rc = gate_home(x->g, x->r->arm, &x->d, &x->err);
+		cJSON_AddNumberToObject(o, "index", -1);
+		cJSON_AddStringToObject(o, "type", "home");
+		cJSON_AddBoolToObject(o, "homing_cycle", 1);
+		cJSON_AddStringToObject(o, "decision", gate_verdict_names[x->d.verdict]);
+		if (x->d.request_id[0])
+			cJSON_AddStringToObject(o, "request", x->d.request_id);
+		cJSON_AddNumberToObject(o, "time_s", clk_now_s(x->r->clock) - t0);
+		cJSON_AddBoolToObject(o, "ok", rc == 0);
+		if (rc)
+			cJSON_AddStringToObject(o, "error", x->err.msg);
+		cJSON_AddItemToArray(x->per, o);
+		if (!x->a->json)
+			printf("   - homing   %9.3f s%s%s\n", clk_now_s(x->r->clock) - t0,
+			       rc ? "  FAILED: " : "", rc ? x->err.msg : "");
+	}
+	if (rc == BL_EDEFERRED)
+		note_deferred(x, -1);
+	if (rc) {
+		x->fail = rc;
+		x->homing_failed = 1;
+	}
+}
+
+/* The camera's frame after action i into the frames directory; a dropped frame is counted, a write that fails ends the exec. */
+static int save_frame(struct exec_state *x)
+{
+	struct cam_frame f = { 0 };
+	char name[64], path[CFG_PATH_MAX + 64];
+	bl_err fe = { 0 };
+
+	if (cam_capture(x->r->cam, &f, &fe) != 0) {
+		x->dropped++;
+		if (!x->a->json)
+			printf("     frame after action %zu not saved: %s\n", x->i, fe.msg);
+		return 0;
+	}
+	snprintf(name, sizeof(name), "after-%04zu.jpg", x->i);
+	if (fs_join(path, sizeof(path), x->a->frames, name, &fe) == 0 &&
+	    fs_write_atomic(path, f.data, f.len, &fe) == 0) {
+		x->saved++;
+		cam_frame_free(&f);
+		return 0;
+	}
+	cam_frame_free(&f);
+	x->err = fe;
+	x->fail = fe.code;
+	return fe.code;
+}
+
+/* One action through the gate, its line and its JSON; 0 to go on. */
+static int exec_one(struct exec_state *x, const struct arm_action *act)
+{
+	double t0 = clk_now_s(x->r->clock);
+	int rc = gate_execute(x->g, x->r->arm, act, NULL, &x->d, &x->err);
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "index", (double)x->i);
+	if (act->id >= 0)
+		cJSON_AddNumberToObject(o, "id", (double)act->id);
+	cJSON_AddStringToObject(o, "type", arm_kind_names[act->kind]);
+	cJSON_AddStringToObject(o, "decision", gate_verdict_names[x->d.verdict]);
+	if (gate_decision_primary(&x->d))
+		cJSON_AddStringToObject(o, "reason", gate_reason_names[gate_decision_primary(&x->d)->reason]);
+	if (x->d.request_id[0])
+		cJSON_AddStringToObject(o, "request", x->d.request_id);
+	cJSON_AddNumberToObject(o, "time_s", clk_now_s(x->r->clock) - t0);
+	cJSON_AddNumberToObject(o, "segments", (double)x->d.n_segments);
+	cJSON_AddNumberToObject(o, "paint_ml", x->d.executed ? sim_last_paint_ml(x->r->sim) : 0.0);
+	cJSON_AddBoolToObject(o, "ok", rc == 0);
+	if (rc)
+		cJSON_AddStringToObject(o, "error", x->err.msg);
+	cJSON_AddItemToArray(x->per, o);
+	if (!x->a->json)
+		printf("%4zu %-9s %9.3f s%s%s\n", x->i, arm_kind_names[act->kind], clk_now_s(x->r->clock) - t0,
+		       rc ? "  FAILED: " : "", rc ? x->err.msg : "");
+	if (rc == BL_EDEFERRED)
+		note_deferred(x, (double)x->i);
+	if (rc) {
+		x->fail = rc;
+		return rc;
+	}
+	x->done++;
+	return x->a->frames ? save_frame(x) : 0;
+}
+
+/* What the exec did, as text or JSON; 0 or the exit status of printing. */
+static int exec_report(struct exec_state *x, const struct arm_action_list *list, const struct sim_stats *st0,
+		       const char *dir, const char *journal)
+{
+	const struct sim_args *a = x->a;
+	struct sim_stats st;
+	cJSON *o;
+
+	sim_get_stats(x->r->sim, &st);
+	if (!a->json) {
+		printf("executed %zu of %zu actions in %.3f s simulated (arm moving %.3f s); world "
+		       "time %.3f s, %.4f ml of paint on the canvas\n", x->done, list->n - (size_t)a->from,
+		       st.time_s - st0->time_s, st.arm_time_s - st0->arm_time_s, st.time_s, st.canvas_paint_ml);
+		printf("journal: %s\n", journal);
+		if (a->frames)
+			printf("frames: %ld saved in %s, %ld dropped\n", x->saved, a->frames, x->dropped);
+		return 0;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "actions", (double)list->n);
+	cJSON_AddNumberToObject(o, "from", (double)a->from);
+	cJSON_AddNumberToObject(o, "executed", (double)x->done);
+	cJSON_AddNumberToObject(o, "sim_time_s", st.time_s - st0->time_s);
+	cJSON_AddNumberToObject(o, "arm_time_s", st.arm_time_s - st0->arm_time_s);
+	cJSON_AddNumberToObject(o, "world_time_s", st.time_s);
+	cJSON_AddNumberToObject(o, "canvas_paint_ml", st.canvas_paint_ml);
+	cJSON_AddNumberToObject(o, "seed", (double)st.seed);
+	cJSON_AddStringToObject(o, "run_dir", dir);
+	cJSON_AddStringToObject(o, "journal", journal);
+	if (a->frames) {
+		cJSON_AddNumberToObject(o, "frames_saved", (double)x->saved);
+		cJSON_AddNumberToObject(o, "frames_dropped", (double)x->dropped);
+	}
+	if (x->deferred) {
+		cJSON_AddItemToObject(o, "deferred", x->deferred);
+		x->deferred = NULL;
+	}
+	if (x->fail)
+		cJSON_AddStringToObject(o, "error", x->err.msg);
+	cJSON_AddItemToObject(o, "per_action", x->per);
+	x->per = NULL;
+	return cli_print_json(o);
+}
+
 static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct sim_args a;
 	struct machine *m = malloc(sizeof(*m));
 	struct rig *r = malloc(sizeof(*r));
 	struct arm_action_list list = { 0 };
-	struct gate *g = NULL;
-	struct gate_decision d;
-	cJSON *per = NULL, *deferred = NULL;
-	bl_err err = { 0 };
-	struct sim_stats st0, st;
+	struct exec_state x = { .a = &a, .r = r };
+	struct sim_stats st0;
 	char dir[PATH_MAX], journal[PATH_MAX + 32];
 	struct journal jnl = { .fd = -1 };
-	long saved = 0, dropped = 0;
-	size_t done = 0, i;
-	int rc, fail = 0, homing_failed = 0, lock_fd = -1;
+	int rc, lock_fd = -1;
 
 	if (!m || !r) {
 		free(m);
@@ -326,183 +487,51 @@ static int exec_main(const struct cli_command *cmd, int argc, char **argv)
 	if (rc)
 		goto out_free;
 	/* The whole file is read before anything moves: a bad action runs nothing. */
-	rc = arm_actions_load(a.actions, &list, &err);
+	rc = arm_actions_load(a.actions, &list, &x.err);
 	if (rc == 0 && (size_t)a.from > list.n)
-		rc = bl_fail(&err, BL_EINVAL, "--from %ld: %s has %zu actions", a.from, a.actions,
-			     list.n);
+		rc = bl_fail(&x.err, BL_EINVAL, "--from %ld: %s has %zu actions", a.from, a.actions, list.n);
 	if (rc == 0)
-		rc = open_rig(&a, m, r, &err);
+		rc = open_rig(&a, m, r, &x.err);
 	if (rc) {
-		rc = cli_fail(&err);
+		rc = cli_fail(&x.err);
 		goto out_list;
 	}
 	/* Every action reaches the arm through the gate, which journals every decision. */
-	if ((rc = run_dir(&a, dir, sizeof(dir), &lock_fd, &err)) ||
-	    (rc = open_gate(&a, r, dir, journal, sizeof(journal), &jnl, &g, &err)) ||
-	    (a.frames && (rc = fs_mkdirs(a.frames, &err)))) {
-		rc = cli_fail(&err);
+	if ((rc = run_dir(&a, dir, sizeof(dir), &lock_fd, &x.err)) ||
+	    (rc = open_gate(&a, r, dir, journal, sizeof(journal), &jnl, &x.g, &x.err)) ||
+	    (a.frames && (rc = fs_mkdirs(a.frames, &x.err)))) {
+		rc = cli_fail(&x.err);
 		goto out_close;
 	}
 	sim_get_stats(r->sim, &st0);
-	per = cJSON_CreateArray();
-	i = (size_t)a.from;
-	/*
-	 * Going on part way through a file, in a new process on a world file: the
-	 * arm starts unhomed, as after power-up, so the gate's homing cycle runs
-	 * first (and asks for an operator where the machine says so).
-	 */
-	if (a.from > 0) {
-		struct arm_status as;
-		double t0 = clk_now_s(r->clock);
-
-		rc = arm_status(r->arm, &as, &err);
-		if (rc == 0 && !as.homed) {
-			cJSON *o = cJSON_CreateObject();
-
-			rc = gate_home(g, r->arm, &d, &err);
-			cJSON_AddNumberToObject(o, "index", -1);
-			cJSON_AddStringToObject(o, "type", "home");
-			cJSON_AddBoolToObject(o, "homing_cycle", 1);
-			cJSON_AddStringToObject(o, "decision", gate_verdict_names[d.verdict]);
-			if (d.request_id[0])
-				cJSON_AddStringToObject(o, "request", d.request_id);
-			cJSON_AddNumberToObject(o, "time_s", clk_now_s(r->clock) - t0);
-			cJSON_AddBoolToObject(o, "ok", rc == 0);
-			if (rc)
-				cJSON_AddStringToObject(o, "error", err.msg);
-			cJSON_AddItemToArray(per, o);
-			if (!a.json)
-				printf("   - homing   %9.3f s%s%s\n", clk_now_s(r->clock) - t0,
-				       rc ? "  FAILED: " : "", rc ? err.msg : "");
-		}
-		if (rc == BL_EDEFERRED) {
-			deferred = cJSON_CreateObject();
-			cJSON_AddNumberToObject(deferred, "index", -1);
-			cJSON_AddStringToObject(deferred, "request", d.request_id);
-		}
-		if (rc) {
-			fail = rc;
-			homing_failed = 1;
-		}
-	}
-	for (; !homing_failed && i < list.n; i++) {
-		const struct arm_action *act = &list.items[i];
-		double t0 = clk_now_s(r->clock);
-		cJSON *o;
-
-		rc = gate_execute(g, r->arm, act, NULL, &d, &err);
-		o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "index", (double)i);
-		if (act->id >= 0)
-			cJSON_AddNumberToObject(o, "id", (double)act->id);
-		cJSON_AddStringToObject(o, "type", arm_kind_names[act->kind]);
-		cJSON_AddStringToObject(o, "decision", gate_verdict_names[d.verdict]);
-		if (gate_decision_primary(&d))
-			cJSON_AddStringToObject(o, "reason",
-						gate_reason_names[gate_decision_primary(&d)->reason]);
-		if (d.request_id[0])
-			cJSON_AddStringToObject(o, "request", d.request_id);
-		cJSON_AddNumberToObject(o, "time_s", clk_now_s(r->clock) - t0);
-		cJSON_AddNumberToObject(o, "segments", (double)d.n_segments);
-		cJSON_AddNumberToObject(o, "paint_ml", d.executed ? sim_last_paint_ml(r->sim) : 0.0);
-		cJSON_AddBoolToObject(o, "ok", rc == 0);
-		if (rc)
-			cJSON_AddStringToObject(o, "error", err.msg);
-		cJSON_AddItemToArray(per, o);
-		if (!a.json)
-			printf("%4zu %-9s %9.3f s%s%s\n", i, arm_kind_names[act->kind],
-			       clk_now_s(r->clock) - t0, rc ? "  FAILED: " : "", rc ? err.msg : "");
-		if (rc == BL_EDEFERRED) {
-			deferred = cJSON_CreateObject();
-			cJSON_AddNumberToObject(deferred, "index", (double)i);
-			cJSON_AddStringToObject(deferred, "request", d.request_id);
-		}
-		if (rc) {
-			fail = rc;
+	x.per = cJSON_CreateArray();
+	x.i = (size_t)a.from;
+	if (a.from > 0)
+		exec_homing(&x);
+	for (; !x.homing_failed && x.i < list.n; x.i++)
+		if (exec_one(&x, &list.items[x.i]))
 			break;
-		}
-		done++;
-		if (a.frames) {
-			struct cam_frame f = { 0 };
-			char name[64], path[CFG_PATH_MAX + 64];
-			bl_err fe = { 0 };
-
-			if (cam_capture(r->cam, &f, &fe) != 0) {
-				dropped++;
-				if (!a.json)
-					printf("     frame after action %zu not saved: %s\n", i, fe.msg);
-				continue;
-			}
-			snprintf(name, sizeof(name), "after-%04zu.jpg", i);
-			if (fs_join(path, sizeof(path), a.frames, name, &fe) == 0 &&
-			    fs_write_atomic(path, f.data, f.len, &fe) == 0) {
-				saved++;
-			} else {
-				cam_frame_free(&f);
-				err = fe;
-				fail = fe.code;
-				break;
-			}
-			cam_frame_free(&f);
-		}
-	}
 	/* Frames taken after the last action moved the clock and the camera's noise: keep them too. */
-	if (a.world && done > 0) {
+	if (a.world && x.done > 0) {
 		bl_err se = { 0 };
 
-		if (sim_save(r->sim, NULL, &se) != 0 && !fail) {
-			err = se;
-			fail = se.code;
+		if (sim_save(r->sim, NULL, &se) != 0 && !x.fail) {
+			x.err = se;
+			x.fail = se.code;
 		}
 	}
-	sim_get_stats(r->sim, &st);
-	if (a.json) {
-		cJSON *o = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(o, "actions", (double)list.n);
-		cJSON_AddNumberToObject(o, "from", (double)a.from);
-		cJSON_AddNumberToObject(o, "executed", (double)done);
-		cJSON_AddNumberToObject(o, "sim_time_s", st.time_s - st0.time_s);
-		cJSON_AddNumberToObject(o, "arm_time_s", st.arm_time_s - st0.arm_time_s);
-		cJSON_AddNumberToObject(o, "world_time_s", st.time_s);
-		cJSON_AddNumberToObject(o, "canvas_paint_ml", st.canvas_paint_ml);
-		cJSON_AddNumberToObject(o, "seed", (double)st.seed);
-		cJSON_AddStringToObject(o, "run_dir", dir);
-		cJSON_AddStringToObject(o, "journal", journal);
-		if (a.frames) {
-			cJSON_AddNumberToObject(o, "frames_saved", (double)saved);
-			cJSON_AddNumberToObject(o, "frames_dropped", (double)dropped);
-		}
-		if (deferred) {
-			cJSON_AddItemToObject(o, "deferred", deferred);
-			deferred = NULL;
-		}
-		if (fail)
-			cJSON_AddStringToObject(o, "error", err.msg);
-		cJSON_AddItemToObject(o, "per_action", per);
-		per = NULL;
-		rc = cli_print_json(o);
-	} else {
-		printf("executed %zu of %zu actions in %.3f s simulated (arm moving %.3f s); world "
-		       "time %.3f s, %.4f ml of paint on the canvas\n", done, list.n - (size_t)a.from,
-		       st.time_s - st0.time_s, st.arm_time_s - st0.arm_time_s, st.time_s,
-		       st.canvas_paint_ml);
-		printf("journal: %s\n", journal);
-		if (a.frames)
-			printf("frames: %ld saved in %s, %ld dropped\n", saved, a.frames, dropped);
-		rc = 0;
-	}
-	if (fail == BL_EDEFERRED)
-		print_continue(&a, dir, &d, homing_failed, i);
-	else if (fail)
+	rc = exec_report(&x, &list, &st0, dir, journal);
+	if (x.fail == BL_EDEFERRED)
+		print_continue(&a, dir, &x.d, x.homing_failed, x.i);
+	else if (x.fail)
 		fprintf(stderr, "brushloop: error: %s %zu: %s\n",
-			homing_failed ? "the homing cycle before action" : "action", i, err.msg);
-	if (fail)
-		rc = bl_exit_status(fail);
+			x.homing_failed ? "the homing cycle before action" : "action", x.i, x.err.msg);
+	if (x.fail)
+		rc = bl_exit_status(x.fail);
 out_close:
-	cJSON_Delete(per);
-	cJSON_Delete(deferred);
-	gate_close(g);
+	cJSON_Delete(x.per);
+	cJSON_Delete(x.deferred);
+	gate_close(x.g);
 	journal_close(&jnl);
 	rig_close(r);
 	if (lock_fd >= 0)

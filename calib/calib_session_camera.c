@@ -1,0 +1,141 @@
+/* calib_session_camera.c: the camera session: a chart frame to an ICC profile, its drift against the profile it replaces, and the light map from a flat frame. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/fs.h"
+#include "base/log.h"
+#include "calib/calib_session.h"
+#include "sim/sim.h"
+#include "vision/light.h"
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The previous profile, before it is replaced: how far has the camera drifted since? */
+static void drift_since(struct calib_camera_session *cs, const char *record)
+{
+	char *icc;
+	size_t len;
+	bl_err e2 = { 0 };
+
+	if (!file_exists(cs->out) || !file_exists(record))
+		return;
+	if (fs_read_file(cs->out, 64u << 20, &icc, &len, &e2) == 0) {
+		if (calib_camera_drift(cs->r, record, (unsigned char *)icc, len, cs->m->calibration.max_camera_de00,
+				       cs->fs.time_s, &cs->drift, &e2) == 0)
+			cs->has_drift = 1;
+		free(icc);
+	}
+	if (!cs->has_drift)
+		log_warn("cannot compare with the previous calibration: %s", e2.msg);
+}
+
+/* The light over the whole view, relative to what the profile holds for. */
+static int write_light_map(struct calib_camera_session *cs, bl_err *err)
+{
+	struct vis_light lm;
+	int rc = calib_light_map(&cs->flat, cs->r, CALIB_LIGHT_MAP_COLS, &lm, err);
+
+	if (rc == 0)
+		rc = vis_light_save(cs->light_path, &lm, err);
+	if (rc == 0) {
+		cs->light_written = 1;
+		cs->lm_cols = lm.cols;
+		cs->lm_rows = lm.rows;
+		cs->lm_lo = 1e9;
+		cs->lm_hi = 0.0;
+		for (int i = 0; i < lm.cols * lm.rows; i++)
+			if (lm.gain[i] > 0.0f) {
+				cs->lm_lo = fmin(cs->lm_lo, lm.gain[i]);
+				cs->lm_hi = fmax(cs->lm_hi, lm.gain[i]);
+				cs->lm_known++;
+			}
+	}
+	vis_light_free(&lm);
+	return rc;
+}
+
+/* The chart's frame measured into a profile, with the truth beside it when there is one. */
+static int measure(struct calib_camera_session *cs, const struct calib_session *s, bl_err *err)
+{
+	int rc;
+
+	if (cs->flat_path) {
+		if ((rc = img_load(cs->flat_path, cs->m->camera.max_pixels, &cs->flat, err)))
+			return rc;
+		cs->co.flat = &cs->flat;
+		cs->co.flat_name = cs->flat_path;
+	}
+	cs->co.chart = cs->chart;
+	cs->co.frame_name = cs->fs.name;
+	cs->co.corners_px = cs->corners_px;
+	if (s->say)
+		fprintf(s->say, "2. Looking for the chart in %s (%dx%d px)%s...\n", cs->fs.name, cs->fs.im.w,
+			cs->fs.im.h, cs->corners_px ? " at the corners given" : "");
+	if ((rc = calib_camera_run(&cs->fs.im, &cs->co, &cs->r, err)))
+		return rc;
+	if (cs->fs.truth) {
+		struct calib_truth_patch *tp;
+		int tn;
+
+		if ((rc = calib_truth_parse(cs->fs.truth, cs->fs.truth_name, &tp, &tn, NULL, err)))
+			return rc;
+		rc = calib_camera_truth(cs->r, tp, tn, cs->fs.truth_name, err);
+		free(tp);
+	}
+	return rc;
+}
+
+int calib_camera_session_run(struct calib_camera_session *cs, const struct calib_session *s, bl_err *err)
+{
+	char record[CFG_PATH_MAX + 8];
+	int rc;
+
+	cs->chart = malloc(sizeof(*cs->chart));
+	if (!cs->chart)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if ((rc = calib_session_machine(s, &cs->m, err)) || (rc = calib_chart_open(cs->chart_name, cs->chart, err)))
+		return rc;
+	cs->out = s->output ? s->output : cs->m->calibration.camera_profile[0] ? cs->m->calibration.camera_profile : NULL;
+	if (!cs->out)
+		return bl_fail(err, BL_EINVAL, "no output: give -o PROFILE.icc or set calibration.camera_profile "
+			       "in the machine file");
+	snprintf(record, sizeof(record), "%s.json", cs->out);
+	if (s->say) {
+		fprintf(s->say, "Camera calibration with chart %s (%d patches) for machine %s.\n", cs->chart->name,
+			cs->chart->n, cs->m->name);
+		fprintf(s->say, "1. Lay the chart flat on the canvas, upright as the camera sees it, evenly lit, "
+			"nothing over it.\n");
+	}
+	if ((rc = calib_session_frame(s, cs->m, SIM_SCENE_CHART, NULL, "Place the chart now.", &cs->fs, err)) ||
+	    (rc = measure(cs, s, err)))
+		return rc;
+	drift_since(cs, record);
+	cs->pass = cs->r->held_out.mean_de00 <= cs->m->calibration.max_camera_de00;
+	if (!cs->pass && !s->force)
+		return 0;
+	if ((rc = fs_write_atomic(cs->out, cs->r->icc, cs->r->icc_len, err)) ||
+	    (rc = calib_camera_record_save(record, cs->r, cs->fs.name, cs->fs.time_s, err)) ||
+	    (cs->light_path && (rc = write_light_map(cs, err))))
+		return rc;
+	cs->written = 1;
+	return 0;
+}
+
+void calib_camera_session_free(struct calib_camera_session *cs)
+{
+	calib_camera_free(cs->r);
+	calib_frame_free(&cs->fs);
+	img_free(&cs->flat);
+	free(cs->chart);
+	free(cs->m);
+	cs->r = NULL;
+	cs->chart = NULL;
+	cs->m = NULL;
+}

@@ -55,7 +55,9 @@ int calib_sim_card(const char *card_path, const struct machine *m, struct sim_ca
  * Each session below: run fills its struct (free it with its _free whatever
  * run returned). 0 when it ran to its verdict (pass says which; a result
  * that fails is written only with s->force, an arm registration never), or
- * an error: BL_EINVAL for bad input or a frame where something was not found.
+ * an error: BL_EINVAL for bad input or a frame where something was not found
+ * (with m loaded and out still NULL: neither s->output nor the machine file
+ * names where the result goes).
  */
 
 struct calib_camera_session {

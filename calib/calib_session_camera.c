@@ -100,12 +100,14 @@ int calib_camera_session_run(struct calib_camera_session *cs, const struct calib
 	cs->chart = malloc(sizeof(*cs->chart));
 	if (!cs->chart)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	if ((rc = calib_session_machine(s, &cs->m, err)) || (rc = calib_chart_open(cs->chart_name, cs->chart, err)))
+	if ((rc = calib_session_machine(s, &cs->m, err)))
 		return rc;
 	cs->out = s->output ? s->output : cs->m->calibration.camera_profile[0] ? cs->m->calibration.camera_profile : NULL;
 	if (!cs->out)
 		return bl_fail(err, BL_EINVAL, "no output: give -o PROFILE.icc or set calibration.camera_profile "
 			       "in the machine file");
+	if ((rc = calib_chart_open(cs->chart_name, cs->chart, err)))
+		return rc;
 	snprintf(record, sizeof(record), "%s.json", cs->out);
 	if (s->say) {
 		fprintf(s->say, "Camera calibration with chart %s (%d patches) for machine %s.\n", cs->chart->name,

@@ -73,7 +73,8 @@ const struct cli_optset *const cli_calib_sets[] = { &camera_set, &canvas_set, &a
 /* Every session's options, as parsed: each session reads its own. */
 struct calib_args {
 	struct calib_session s;
-	char machine[CFG_PATH_MAX];
+	const char *machine_given;   /* --machine, else NULL */
+	char machine[CFG_PATH_MAX];  /* the machine file: given, else $BRUSHLOOP_MACHINE, else the example */
 	int json;
 	const char *chart, *flat, *light_map, *model, *points, *run_dir, *palette, *card, *svg, *profile;
 	double corners[8], size_mm[2], targets[2 * CALIB_ARM_MAX_POINTS], tints[CALIB_CARD_MAX_TINTS];
@@ -183,7 +184,7 @@ static int parse_row(const struct cli_optparse *op, enum cal_opt row, struct cal
 {
 	switch (row) {
 	case CAL_MACHINE:
-		snprintf(a->machine, sizeof(a->machine), "%s", op->arg);
+		a->machine_given = op->arg;
 		break;
 	case CAL_FRAME:
 		a->s.frame = op->arg;
@@ -285,7 +286,7 @@ static int parse(const struct cli_command *cmd, const struct cli_optset *set, in
 	if (op.ind != argc)
 		return cli_usage(cmd, "%s takes no arguments%s", set->verb,
 				 set == &camera_set || set == &canvas_set ? " (the frame is --frame F)" : "");
-	cli_machine_path(a->machine[0] ? a->machine : NULL, a->machine, sizeof(a->machine));
+	cli_machine_path(a->machine_given, a->machine, sizeof(a->machine));
 	a->s.machine_path = a->machine;
 	a->s.say = a->json ? NULL : stdout;
 	return 0;
@@ -412,7 +413,7 @@ static int calib_camera_cmd(const struct cli_command *cmd, int argc, char **argv
 	cs.light_path = a.light_map;
 	cs.corners_px = a.have_corners ? a.corners : NULL;
 	if ((rc = calib_camera_session_run(&cs, &a.s, &err)))
-		rc = cli_fail(&err);
+		rc = cs.m && !cs.out ? cli_usage(cmd, "%s", err.msg) : cli_fail(&err);
 	else if (a.json)
 		rc = camera_json(&cs) ? BL_EXIT_FAIL : cs.pass ? 0 : BL_EXIT_FAIL;
 	else {
@@ -486,7 +487,7 @@ static int calib_canvas_cmd(const struct cli_command *cmd, int argc, char **argv
 	cs.size_mm[0] = a.size_mm[0];
 	cs.size_mm[1] = a.size_mm[1];
 	if ((rc = calib_canvas_session_run(&cs, &a.s, &err)))
-		rc = cli_fail(&err);
+		rc = cs.m && !cs.out ? cli_usage(cmd, "%s", err.msg) : cli_fail(&err);
 	else {
 		if (a.json)
 			canvas_json(&cs);
@@ -561,7 +562,7 @@ static int calib_arm_cmd(const struct cli_command *cmd, int argc, char **argv)
 	as.targets = a.targets;
 	as.run_dir = a.run_dir;
 	if ((rc = calib_registration_run(&as, &a.s, &err)))
-		rc = cli_fail(&err);
+		rc = as.m && !as.out ? cli_usage(cmd, "%s", err.msg) : cli_fail(&err);
 	else {
 		if (a.json)
 			arm_json(&as);

@@ -17,8 +17,8 @@ void plan_options_default(struct plan_options *o, const struct machine *m)
 				: (color_lab){ 95.0, 0.0, 2.0 };
 	o->opacity = 0.95;
 	o->press_mm = 0.5;
-	o->stroke_speed_mm_s = fmin(100.0, 0.5 * m->limits.soft.speed_mm_s);
-	o->travel_speed_mm_s = fmin(200.0, 0.8 * m->limits.soft.speed_mm_s);
+	o->stroke_speed_mm_s = m->painting.stroke_speed_mm_s;
+	o->travel_speed_mm_s = m->painting.travel_speed_mm_s;
 	o->cell_mm = 10.0;
 	o->batch_strokes = 40;
 	o->wash_ms = 3000;

@@ -221,7 +221,7 @@ static int push_move(struct builder *b, double x, double y, double z, bl_err *er
 static int route_to(struct builder *b, double x, double y, bl_err *err)
 {
 	const struct machine *m = b->m;
-	double z = b->at.z, max_mm = 0.9 * m->limits.soft.move_mm;
+	double z = b->at.z, max_mm = m->painting.move_mm;
 	int rc;
 
 	if (!clear_path(m, b->at.x, b->at.y, x, y, z)) {
@@ -335,7 +335,7 @@ static int push_action(struct builder *b, struct arm_action *a, bl_err *err)
 		const struct arm_segment *g = &b->path.seg[i];
 
 		b->arm_time_s += arm_move_time_s(arm_segment_length(g), g->speed_mm_s,
-						 b->m->limits.soft.accel_mm_s2) +
+						 b->m->painting.curve_accel_mm_s2) +
 				 g->dwell_ms / 1000.0;
 		b->at = g->to;
 	}
@@ -355,7 +355,7 @@ out_release:
  */
 static double safe_speed(const struct machine *m, const struct arm_path *p, double v)
 {
-	double amax = 0.9 * m->limits.soft.accel_mm_s2;
+	double amax = m->painting.curve_accel_mm_s2;
 
 	for (size_t i = 1; i < p->n; i++) {
 		const struct arm_segment *s0 = &p->seg[i - 1], *s1 = &p->seg[i];
@@ -412,7 +412,7 @@ static int act_dip(struct builder *b, const char *brush, const char *cell, bl_er
 static int act_stroke(struct builder *b, const struct pm_stroke *st, bl_err *err)
 {
 	const struct machine *m = b->m;
-	double floor_press = m->canvas.surface_z_mm - m->limits.z_floor.canvas_mm;
+	double floor_press = m->painting.press_max_mm;
 	double z = r2(m->canvas.surface_z_mm - fmin(b->opt->press_mm, floor_press));
 	struct arm_action a;
 

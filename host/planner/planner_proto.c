@@ -13,8 +13,6 @@
 #include "base/clock.h"
 #include "base/json.h"
 
-/* Share of a limit the host's own planner plans to (plan_build.c's margins); the view says only the result. */
-#define WORKING_SHARE 0.9
 
 static int denied(struct planner_denial *why, enum planner_reason r, const char *field, const char *fmt,
 		  ...) __attribute__((format(printf, 4, 5)));
@@ -347,9 +345,8 @@ cJSON *planner_machine_view(const cJSON *machine_file, const struct machine *m, 
 	mo = cJSON_AddObjectToObject(v, "motion");
 	cJSON_AddNumberToObject(mo, "travel_speed_mm_s", o->travel_speed_mm_s);
 	cJSON_AddNumberToObject(mo, "stroke_speed_mm_s", o->stroke_speed_mm_s);
-	cJSON_AddNumberToObject(mo, "curve_accel_mm_s2", WORKING_SHARE * m->limits.soft.accel_mm_s2);
-	cJSON_AddNumberToObject(mo, "move_mm", WORKING_SHARE * m->limits.soft.move_mm);
-	cJSON_AddNumberToObject(mo, "press_max_mm",
-				WORKING_SHARE * (m->canvas.surface_z_mm - m->limits.z_floor.canvas_mm));
+	cJSON_AddNumberToObject(mo, "curve_accel_mm_s2", m->painting.curve_accel_mm_s2);
+	cJSON_AddNumberToObject(mo, "move_mm", m->painting.move_mm);
+	cJSON_AddNumberToObject(mo, "press_max_mm", m->painting.press_max_mm);
 	return v;
 }

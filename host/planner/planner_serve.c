@@ -19,12 +19,10 @@
 #define SERVE_MAX_REQUEST (64u << 20)
 #define SERVE_REQUEST_WAIT_MS 600000
 #define SERVE_VERDICT_WAIT_MS 10000
-/* plan_build.c plans to 0.9 of the limits it is given; the view's working values are those 0.9. */
-#define SERVE_SHARE 0.9
 
 /*
  * What a machine file needs beyond the planner's view, for the planner's
- * code to load it: none of it shapes a plan (the limits are rebuilt from the
+ * code to load it: none of it shapes a plan (the limits are made from the
  * view's working values, tolerances are left to the host's bar).
  */
 static const char serve_rest[] =
@@ -59,16 +57,32 @@ static double num(const cJSON *o, const char *key, double dflt)
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
-/* The view's working values back into limits the planner's code plans 0.9 of. */
+/*
+ * The view's working values as the machine file's painting envelope, and as
+ * limits no wider than it (the planner never learns the host's): a plan made
+ * here is the plan the host's own planner makes in process.
+ */
 static void limits_from_motion(cJSON *mf, const cJSON *mo, double surface_z)
 {
-	double travel = num(mo, "travel_speed_mm_s", 200), stroke = num(mo, "stroke_speed_mm_s", 100);
-	double speed = fmax(travel / 0.8, stroke / 0.5), accel = num(mo, "curve_accel_mm_s2", 1350) / SERVE_SHARE;
-	double move = num(mo, "move_mm", 810) / SERVE_SHARE, press = num(mo, "press_max_mm", 1.35) / SERVE_SHARE;
+	static const char *const working[] = { "stroke_speed_mm_s", "travel_speed_mm_s", "curve_accel_mm_s2",
+					       "move_mm", "press_max_mm" };
+	/* A value missing from the view reads 0, which the machine loader refuses by name. */
+	double travel = num(mo, "travel_speed_mm_s", 0), stroke = num(mo, "stroke_speed_mm_s", 0);
+	double speed = fmax(travel, stroke), accel = num(mo, "curve_accel_mm_s2", 0);
+	double move = num(mo, "move_mm", 0), press = num(mo, "press_max_mm", 0);
 	double lo = -9999.0; /* the floors other than the canvas shape no plan */
+	cJSON *pa = cJSON_GetObjectItemCaseSensitive(mf, "painting");
 	cJSON *l = cJSON_AddObjectToObject(mf, "limits"), *s = cJSON_AddObjectToObject(l, "soft");
 	cJSON *h = cJSON_AddObjectToObject(l, "hard"), *z = cJSON_AddObjectToObject(l, "z_floor_mm");
 
+	if (!cJSON_IsObject(pa)) {
+		cJSON_DeleteItemFromObject(mf, "painting");
+		pa = cJSON_AddObjectToObject(mf, "painting");
+	}
+	for (size_t i = 0; i < sizeof(working) / sizeof(working[0]); i++) {
+		cJSON_DeleteItemFromObject(pa, working[i]);
+		cJSON_AddNumberToObject(pa, working[i], num(mo, working[i], 0));
+	}
 	cJSON_AddNumberToObject(s, "speed_mm_s", speed);
 	cJSON_AddNumberToObject(s, "accel_mm_s2", accel);
 	cJSON_AddNumberToObject(s, "move_mm", move);

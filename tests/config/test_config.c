@@ -167,6 +167,13 @@ static const struct mutation machine_cases[] = {
 	{ "limits.z_floor_mm.canvas", "5",
 	  "machine.json: limits.z_floor_mm.canvas: 5 is above zones.canvas.surface_z_mm 0" },
 	{ "limits.z_floor_mm.travel", DELETE, "limits.z_floor_mm.travel: missing required key" },
+	{ "painting.move_mm", "950", "machine.json: painting.move_mm: 950 mm is above limits.soft.move_mm 900 mm" },
+	{ "painting.curve_accel_mm_s2", "1600",
+	  "machine.json: painting.curve_accel_mm_s2: 1600 mm/s^2 is above limits.soft.accel_mm_s2 1500 mm/s^2" },
+	{ "painting.press_max_mm", "2",
+	  "painting.press_max_mm: 2 mm is above the canvas floor's depth below zones.canvas.surface_z_mm 1.5 mm" },
+	{ "painting.stroke_speed_mm_s", "0", "machine.json: painting.stroke_speed_mm_s: 0 is out of range" },
+	{ "painting.strok_speed_mm_s", "90", "machine.json: painting.strok_speed_mm_s: unknown key" },
 	{ "limits.max_stroke_points", "1.5",
 	  "limits.max_stroke_points: must be an integer, not 1.5" },
 	{ "limits.max_stroke_points", "1e12", "limits.max_stroke_points: 1000000000000 is out of range" },
@@ -269,6 +276,36 @@ TEST(machine_mutations_are_rejected)
 		expect_rejected(files, machine_cases[i].msg, what);
 		free(text);
 	}
+	free(base);
+}
+
+/* Without a painting section the defaults hold, and a default a limit cannot carry is refused, naming the key to set. */
+TEST(painting_defaults_are_held_to_the_limits)
+{
+	const struct mutation no_section = { "painting", DELETE, NULL };
+	const struct mutation low_move = { "limits.soft.move_mm", "400", NULL };
+	/* The example's calibration files lie beside it, not beside the copy. */
+	const struct mutation no_calibration = { "calibration", DELETE, NULL };
+	const char *files[] = { "machine.json", NULL }, *args[] = { "config", "check", "machine.json", NULL };
+	char *base = read_text(src_path("examples/machine-sim.json")), *c = mutate(base, &no_calibration);
+	char *a = mutate(c, &no_section), *b;
+	struct machine m;
+	bl_err err = { 0 };
+
+	test_write_file("machine.json", a);
+	CHECK(test_brushloop(args, NULL, NULL) == 0);
+	CHECK_MSG(machine_load("machine.json", &m, &err) == 0, "%s", err.msg);
+	CHECK_NEAR(m.painting.move_mm, 500, 0);
+	CHECK_NEAR(m.painting.dry_s, 0, 0);
+	b = mutate(a, &low_move);
+	test_write_file("machine.json", b);
+	expect_rejected(files,
+			"machine.json: painting.move_mm: is not set and its default 500 mm is above limits.soft.move_mm "
+			"400 mm: set it at or below the limit",
+			"painting absent, soft move 400");
+	free(b);
+	free(a);
+	free(c);
 	free(base);
 }
 
@@ -533,7 +570,7 @@ static void setup(void)
 		exit(1);
 }
 
-TEST_MAIN(T(example_machine_passes), T(machine_mutations_are_rejected),
+TEST_MAIN(T(example_machine_passes), T(machine_mutations_are_rejected), T(painting_defaults_are_held_to_the_limits),
 	  T(broken_files_are_rejected), T(nul_byte_huge_missing_and_directory_are_rejected),
 	  T(too_many_keys_are_rejected), T(palette_mutations_are_rejected),
 	  T(palette_must_fit_the_machine), T(two_machines_are_a_usage_error),

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/json.h"
 #include "plan/plan_fixture.h"
 #include "planner/planner_proto.h"
 
@@ -268,6 +269,50 @@ TEST(the_machine_view_holds_no_limit)
 	free(text);
 }
 
+/* The view made from a machine with wider limits and a deeper canvas floor: the same bytes, so no limit can be read off it. */
+static char *view_with_limits(const char *dir, double scale, double floor_mm)
+{
+	char src[4200], path[4200], *text, *s;
+	cJSON *file, *lim, *soft, *view;
+	struct machine m;
+	struct plan_options o;
+	size_t n;
+	bl_err err = { 0 };
+
+	snprintf(src, sizeof(src), "%s/examples/machine-sim.json", BL_SOURCE_ROOT);
+	CHECK(fs_read_file(src, 1 << 20, &text, &n, &err) == 0);
+	file = cJSON_Parse(text);
+	lim = cJSON_GetObjectItem(file, "limits");
+	soft = cJSON_GetObjectItem(lim, "soft");
+	for (cJSON *it = soft->child; it; it = it->next)
+		cJSON_SetNumberValue(it, it->valuedouble * scale);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(lim, "z_floor_mm"), "canvas"), floor_mm);
+	/* The example's relative paths resolve from a copy's folder as from examples/. */
+	cJSON_DeleteItemFromObject(file, "calibration");
+	snprintf(path, sizeof(path), "%s/machine.json", dir);
+	CHECK(json_write_file(path, file, &err) == 0);
+	CHECK_MSG(machine_load(path, &m, &err) == 0, "%s", err.msg);
+	plan_options_default(&o, &m);
+	view = planner_machine_view(file, &m, &o);
+	s = cJSON_PrintUnformatted(view);
+	cJSON_Delete(view);
+	cJSON_Delete(file);
+	free(text);
+	return s;
+}
+
+TEST(the_machine_view_does_not_move_with_the_limits)
+{
+	const char *dir = test_tmpdir();
+	char *narrow, *wide;
+
+	narrow = view_with_limits(dir, 1.0, -1.5);
+	wide = view_with_limits(dir, 1.1, -2.5);
+	CHECK_MSG(strcmp(narrow, wide) == 0, "views differ:\n%s\n%s", narrow, wide);
+	cJSON_free(narrow);
+	cJSON_free(wide);
+}
+
 TEST(a_verdict_tells_what_and_where_never_the_limit)
 {
 	struct planner_denial why = { 0 };
@@ -297,4 +342,5 @@ TEST(a_verdict_tells_what_and_where_never_the_limit)
 TEST_MAIN(T(a_whole_line_is_read_and_the_rest_left), T(a_line_past_the_size_limit_is_too_large),
 	  T(no_line_within_the_deadline_is_late), T(a_closed_end_before_a_line_is_gone), T(an_answer_is_read_strictly),
 	  T(what_the_planner_says_of_itself_is_a_claim), T(an_unstated_tolerance_is_the_bar),
-	  T(the_machine_view_holds_no_limit), T(a_verdict_tells_what_and_where_never_the_limit))
+	  T(the_machine_view_holds_no_limit), T(the_machine_view_does_not_move_with_the_limits),
+	  T(a_verdict_tells_what_and_where_never_the_limit))

@@ -173,7 +173,7 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	struct plan_options po;
 	struct run_cost exp = { 0 }, up = { 0 };
 	int mixes = 0, batches = 0, checks = 0, rc;
-	double mix_ml = 0.0, mix_arm_s = 0.0, well_ml[CFG_MAX_WELLS] = { 0 }, paint_factor;
+	double plan_arm_s = 0.0, mix_ml = 0.0, mix_arm_s = 0.0, well_ml[CFG_MAX_WELLS] = { 0 }, paint_factor;
 	cJSON *j, *c, *wells;
 
 	*out = NULL;
@@ -198,7 +198,9 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 		po.max_strokes = o->max_strokes;
 	if (o->colours > 0)
 		po.colours = o->colours;
-	if ((rc = plan_make(&in, &po, &r->plan, err)))
+	/* The plan's motion at the arm's own acceleration: the planner's figure is its working one's. */
+	if ((rc = plan_make(&in, &po, &r->plan, err)) ||
+	    (rc = plan_motion_time_s(&r->plan, &r->m, r->m.limits.soft.accel_mm_s2, &plan_arm_s, err)))
 		goto out;
 	for (size_t i = 0; i < r->plan.n_subtasks; i++) {
 		const struct plan_subtask *s = &r->plan.subtasks[i];
@@ -228,12 +230,12 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	 */
 	if (o->open_loop) {
 		/* The plan's arm time is short of the machine's by about 1.3 (measured); top-ups add paint. */
-		exp.arm_s = r->plan.arm_time_s * 1.3;
+		exp.arm_s = plan_arm_s * 1.3;
 		exp.verifications = checks + 2; /* looks at the checkpoints, the blank canvas and the final one */
 		exp.planner_calls = 1;
 		exp.paint_ml = mix_ml * 1.7;
 	} else {
-		exp.arm_s = r->plan.arm_time_s * 1.45;
+		exp.arm_s = plan_arm_s * 1.45;
 		exp.verifications = (long)lround(1.9 * (mixes + batches + checks) + 2);
 		exp.planner_calls = 1 + r->m.brakes.correction_rounds;
 		exp.paint_ml = mix_ml * 1.45;
@@ -248,16 +250,26 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 		int att = r->m.brakes.attempts_per_subtask, rounds = r->m.brakes.correction_rounds;
 		double more = 1.0 + 0.25 * rounds;
 
-		up.arm_s = r->plan.arm_time_s * att * more + mixes * att * 60.0;
+		up.arm_s = plan_arm_s * att * more + mixes * att * 60.0;
 		up.verifications = (long)ceil((mixes * att + batches * 2.0 * att + checks) * more + 2 + rounds);
 		up.planner_calls = 1 + rounds;
 		up.paint_ml = mix_ml * (att > 1 ? 2.0 : 1.0) * att * more;
 		if (o->open_loop) {
-			up.arm_s = r->plan.arm_time_s * 2.0;
+			up.arm_s = plan_arm_s * 2.0;
 			up.verifications = checks + 2;
 			up.planner_calls = 1;
 			up.paint_ml = mix_ml * 3.0;
 		}
+	}
+	/*
+	 * An external planner (run --planner, or the machine's planner.command) is
+	 * asked for the plan and every round, each call at its own price
+	 * (planner.price_per_call). The plan counted here is the built-in planner's:
+	 * the estimate never starts a planner process.
+	 */
+	if ((o->planner && o->planner[0]) || r->m.planner.command[0]) {
+		exp.planner_ext_calls = exp.planner_calls;
+		up.planner_ext_calls = up.planner_calls;
 	}
 	/*
 	 * Each well's share of the expected paint, and the refills it needs: a

@@ -54,6 +54,31 @@ void plan_hash_hex(const void *data, size_t n, char out[17])
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
+int plan_motion_time_s(const struct plan *p, const struct machine *m, double accel_mm_s2, double *out_s,
+		       bl_err *err)
+{
+	arm_point at = { m->home_mm[0], m->home_mm[1], m->home_mm[2] };
+	struct arm_path path = { 0 };
+	double t = 0.0;
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n_subtasks && rc == 0; i++)
+		for (size_t k = 0; k < p->subtasks[i].n_actions && rc == 0; k++) {
+			if ((rc = arm_motion(m, &at, &p->subtasks[i].actions[k], &path, err)))
+				break;
+			for (size_t g = 0; g < path.n; g++) {
+				const struct arm_segment *s = &path.seg[g];
+
+				t += arm_move_time_s(arm_segment_length(s), s->speed_mm_s, accel_mm_s2) +
+				     s->dwell_ms / 1000.0;
+				at = s->to;
+			}
+		}
+	arm_path_free(&path);
+	*out_s = t;
+	return rc;
+}
+
 double plan_paint_ml(const struct plan *p)
 {
 	double ml = 0.0;

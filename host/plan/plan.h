@@ -236,6 +236,15 @@ int plan_load(const char *path, struct plan *out, bl_err *err);
  */
 int plan_check(const struct plan *p, const struct machine *m, bl_err *err);
 
+/*
+ * The plan's motion time: every action's path from the home pose on, each
+ * segment a trapezoid at accel_mm_s2, with dwells, s. The planner estimates
+ * with its working acceleration (painting.curve_accel_mm_s2); the host's
+ * estimate with the arm's own (limits.soft.accel_mm_s2, as the backends move).
+ */
+int plan_motion_time_s(const struct plan *p, const struct machine *m, double accel_mm_s2, double *out_s,
+		       bl_err *err);
+
 /* Totals for a summary. */
 double plan_paint_ml(const struct plan *p);
 

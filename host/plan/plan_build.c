@@ -117,7 +117,6 @@ struct builder {
 	size_t cap_sub;
 	struct plan_subtask *cur;
 	size_t cap_act;
-	double arm_time_s;
 	struct arm_path path;
 };
 
@@ -334,9 +333,6 @@ static int push_action(struct builder *b, struct arm_action *a, bl_err *err)
 	for (size_t i = 0; i < b->path.n; i++) {
 		const struct arm_segment *g = &b->path.seg[i];
 
-		b->arm_time_s += arm_move_time_s(arm_segment_length(g), g->speed_mm_s,
-						 b->m->painting.curve_accel_mm_s2) +
-				 g->dwell_ms / 1000.0;
 		b->at = g->to;
 	}
 	s->actions[s->n_actions++] = *a;
@@ -873,7 +869,9 @@ int pm_build(struct plan *p, const struct pm_grid *g, const struct pm_target *t,
 		goto out_free;
 	p->mean_de00 = r2(p->mean_de00);
 	p->p95_de00 = r2(p->p95_de00);
-	p->arm_time_s = round(b.arm_time_s);
+	if ((rc = plan_motion_time_s(p, m, m->painting.curve_accel_mm_s2, &p->arm_time_s, err)))
+		goto out_free;
+	p->arm_time_s = round(p->arm_time_s);
 
 out_free:
 	arm_path_free(&b.path);

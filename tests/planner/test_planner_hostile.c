@@ -50,27 +50,40 @@ static void outcome_free(struct outcome *o)
 	free(o->err);
 }
 
-/* Runs the demo target with hostile_planner.py MODE on machine, into a fresh directory. */
-static void run_hostile(const char *mode, const char *machine, struct outcome *o)
+/*
+ * Runs the demo target with hostile_planner.py MODE on machine, into a fresh
+ * directory; fault (NULL: none) is a simulator fault for the run.
+ */
+static void run_hostile_with(const char *mode, const char *machine, const char *fault, struct outcome *o)
 {
 	const char *src = getenv("BRUSHLOOP_SRC");
 	char planner[4200], target[4200], p[4300];
+	const char *args[20] = { "run", target, "--machine", machine, "--out", o->dir, "--max-strokes", STROKES,
+				 "--accept-nearest", "--quiet", "--planner", planner };
 	char *out = NULL;
+	int n = 12;
 
 	memset(o, 0, sizeof(*o));
 	snprintf(o->dir, sizeof(o->dir), "%s/run-%s", test_tmpdir(), mode);
 	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", src);
 	snprintf(planner, sizeof(planner), "/usr/bin/python3 %s/tests/planner/hostile_planner.py %s %s/examples/planners",
 		 src, mode, src);
-	o->rc = test_brushloop((const char *const[]){ "run", target, "--machine", machine, "--out", o->dir,
-						      "--max-strokes", STROKES, "--accept-nearest", "--quiet",
-						      "--planner", planner, NULL },
-			       &out, &o->err);
+	if (fault) {
+		args[n++] = "--fault";
+		args[n++] = fault;
+	}
+	args[n] = NULL;
+	o->rc = test_brushloop(args, &out, &o->err);
 	free(out);
 	snprintf(p, sizeof(p), "%s/journal.jsonl", o->dir);
 	o->journal = test_read_file(p);
 	snprintf(p, sizeof(p), "%s/STATUS.md", o->dir);
 	o->status = test_read_file(p);
+}
+
+static void run_hostile(const char *mode, const char *machine, struct outcome *o)
+{
+	run_hostile_with(mode, machine, NULL, o);
 }
 
 /* A deadline a loaded machine's Python meets; the timing cases have their own, short one. */
@@ -85,24 +98,48 @@ static const char *short_deadline_machine(void)
 	return machine_with("machine-short.json", "{\"on_failure\": \"builtin\", \"answer_deadline_s\": 2}");
 }
 
-/* The run refused the planner for reason, journaled it, went on with the built-in planner and finished. */
+/*
+ * How far a case's run goes: to its end, or into the built-in plan's first
+ * subtask, where a simulated power cut ends it (exit 86). Every refusal happens
+ * at planning, before that; one case paints to the end to show the whole run.
+ */
+enum how_far { INTO_THE_PLAN, TO_THE_END };
+
+/* The first action of the plan: the two before it are the homing and the park before planning. */
+#define FIRST_PLAN_ACTION "power_loss_after=3"
+
+/*
+ * The run refused the planner for reason, journaled it, went on with the
+ * built-in planner (painted to the end, or began its first subtask); o is
+ * left for the caller's own checks.
+ */
+static void fell_back(const char *mode, const char *machine, const char *reason, enum how_far how, struct outcome *o)
+{
+	const char *builtin = "\"event\":\"planner_answer\",\"data\":{\"planner\":\"builtin\"", *at;
+	char want[128];
+
+	run_hostile_with(mode, machine, how == INTO_THE_PLAN ? FIRST_PLAN_ACTION : NULL, o);
+	CHECK_MSG(o->rc == (how == INTO_THE_PLAN ? 86 : 0), "%s: exit %d: %s", mode, o->rc, o->err ? o->err : "");
+	CHECK(o->journal != NULL);
+	if (!o->journal)
+		return;
+	snprintf(want, sizeof(want), "\"event\":\"planner_denied\",\"data\":{\"reason\":\"%s\"", reason);
+	CHECK_STR_CONTAINS(o->journal, want);
+	CHECK_STR_CONTAINS(o->journal, "\"event\":\"planner_fallback\"");
+	CHECK_STR_CONTAINS(o->journal, builtin);
+	at = strstr(o->journal, builtin);
+	CHECK_MSG(at && strstr(at, "\"event\":\"subtask_start\""), "%s: no subtask of the built-in plan began", mode);
+	if (how == TO_THE_END)
+		CHECK_STR_CONTAINS(o->journal, "\"event\":\"finished\"");
+	/* Nothing the external planner proposed ran: its answer was never the plan. */
+	CHECK(strstr(o->journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"") == NULL);
+}
+
 static void check_fell_back_on(const char *mode, const char *machine, const char *reason)
 {
 	struct outcome o;
-	char want[128];
 
-	run_hostile(mode, machine, &o);
-	CHECK_MSG(o.rc == 0, "%s: exit %d: %s", mode, o.rc, o.err ? o.err : "");
-	CHECK(o.journal != NULL);
-	if (o.journal) {
-		snprintf(want, sizeof(want), "\"event\":\"planner_denied\",\"data\":{\"reason\":\"%s\"", reason);
-		CHECK_STR_CONTAINS(o.journal, want);
-		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_fallback\"");
-		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"builtin\"");
-		CHECK_STR_CONTAINS(o.journal, "\"event\":\"finished\"");
-		/* Nothing the external planner proposed ran: its answer was never the plan. */
-		CHECK(strstr(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"") == NULL);
-	}
+	fell_back(mode, machine, reason, INTO_THE_PLAN, &o);
 	outcome_free(&o);
 }
 
@@ -111,9 +148,37 @@ static void check_fell_back(const char *mode, const char *reason)
 	check_fell_back_on(mode, fallback_machine(), reason);
 }
 
+/* estimate prices every planner call of a machine with an external planner at that planner's rate. */
+TEST(estimate_prices_an_external_planners_calls_at_its_rate)
+{
+	const char *src = getenv("BRUSHLOOP_SRC");
+	const char *machine = machine_with("machine-priced.json",
+					   "{\"command\": \"/usr/bin/python3 planner.py\", \"price_per_call\": 0.25}");
+	char target[4200], *out = NULL;
+	cJSON *doc, *exp;
+	double calls;
+
+	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", src);
+	CHECK(test_brushloop((const char *const[]){ "estimate", target, "--machine", machine, "--max-strokes", STROKES,
+						    "--json", NULL },
+			     &out, NULL) == 0);
+	doc = out ? cJSON_Parse(out) : NULL;
+	exp = cJSON_GetObjectItem(doc, "expected");
+	calls = cJSON_GetNumberValue(cJSON_GetObjectItem(exp, "planner_calls"));
+	CHECK(calls >= 1);
+	CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(exp, "planner_external_calls")), calls, 0);
+	CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(exp, "priced"), "planner")),
+		   0.25 * calls, 1e-9);
+	cJSON_Delete(doc);
+	free(out);
+}
+
 TEST(malformed_json_falls_back_to_the_builtin_planner)
 {
-	check_fell_back("malformed", "malformed");
+	struct outcome o;
+
+	fell_back("malformed", fallback_machine(), "malformed", TO_THE_END, &o);
+	outcome_free(&o);
 }
 
 TEST(a_schema_violation_falls_back_naming_the_key)
@@ -156,8 +221,7 @@ TEST(an_action_past_the_hard_limits_is_refused)
 {
 	struct outcome o;
 
-	check_fell_back("hard_limit", "action");
-	run_hostile("hard_limit", fallback_machine(), &o);
+	fell_back("hard_limit", fallback_machine(), "action", INTO_THE_PLAN, &o);
 	CHECK(o.journal && strstr(o.journal, "\"reason\":\"speed_hard\""));
 	outcome_free(&o);
 }
@@ -282,7 +346,7 @@ TEST(no_sandbox_refuses_the_run)
 	outcome_free(&o);
 }
 
-TEST_MAIN(T(malformed_json_falls_back_to_the_builtin_planner), T(a_schema_violation_falls_back_naming_the_key),
+TEST_MAIN(T(estimate_prices_an_external_planners_calls_at_its_rate), T(malformed_json_falls_back_to_the_builtin_planner), T(a_schema_violation_falls_back_naming_the_key),
 	  T(an_answer_to_another_request_is_refused), T(a_million_subtasks_are_refused_at_the_size_limit),
 	  T(a_gigabyte_of_output_is_cut_at_the_size_limit), T(a_planner_that_never_answers_is_late),
 	  T(an_answer_after_the_deadline_is_late), T(an_action_past_the_hard_limits_is_refused),

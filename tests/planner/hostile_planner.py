@@ -62,7 +62,7 @@ elif mode == "hard_limit":
 elif mode == "outside":
     plan = good_plan()
     stroke = next(a for s in plan["subtasks"] for a in s["actions"] if a["type"] == "stroke")
-    stroke["points_mm"][0][2] = -500  # through the canvas and below every floor
+    stroke["points_mm"][0][2] = -10  # inside the work area, through the canvas below its floor
     send({"type": "answer", "id": req["id"], "plan": plan})
 elif mode == "loose":
     plan = good_plan()

@@ -226,9 +226,13 @@ TEST(an_action_past_the_hard_limits_is_refused)
 	outcome_free(&o);
 }
 
-TEST(a_stroke_below_every_floor_is_refused)
+TEST(a_stroke_below_the_canvas_floor_is_refused)
 {
-	check_fell_back("outside", "action");
+	struct outcome o;
+
+	fell_back("outside", fallback_machine(), "action", INTO_THE_PLAN, &o);
+	CHECK(o.journal && strstr(o.journal, "\"reason\":\"below_floor\""));
+	outcome_free(&o);
 }
 
 TEST(a_tolerance_looser_than_the_bar_is_refused)
@@ -350,7 +354,7 @@ TEST_MAIN(T(estimate_prices_an_external_planners_calls_at_its_rate), T(malformed
 	  T(an_answer_to_another_request_is_refused), T(a_million_subtasks_are_refused_at_the_size_limit),
 	  T(a_gigabyte_of_output_is_cut_at_the_size_limit), T(a_planner_that_never_answers_is_late),
 	  T(an_answer_after_the_deadline_is_late), T(an_action_past_the_hard_limits_is_refused),
-	  T(a_stroke_below_every_floor_is_refused), T(a_tolerance_looser_than_the_bar_is_refused),
+	  T(a_stroke_below_the_canvas_floor_is_refused), T(a_tolerance_looser_than_the_bar_is_refused),
 	  T(a_verification_inside_the_plan_is_a_schema_violation), T(claims_are_journaled_and_authorise_nothing),
 	  T(a_refused_answer_pauses_when_the_machine_says_pause), T(a_spent_budget_is_not_asked_again),
 	  T(decisions_replay_byte_for_byte), T(no_sandbox_refuses_the_run))

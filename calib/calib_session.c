@@ -23,11 +23,18 @@ void calib_frame_free(struct calib_frame *f)
 
 int calib_session_machine(const struct calib_session *s, struct machine **m, bl_err *err)
 {
+	int rc;
+
 	*m = malloc(sizeof(**m));
 	if (!*m)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	/* Calibration measures the machine as its file alone places the canvas: an arm registration is what calib arm makes. */
-	return machine_load_nominal(s->machine_path, *m, err);
+	if ((rc = machine_load_nominal(s->machine_path, *m, err))) {
+		/* No machine: the caller reports the file's error as it is, not as a usage error. */
+		free(*m);
+		*m = NULL;
+	}
+	return rc;
 }
 
 static void wait_operator(const struct calib_session *s, const char *what)

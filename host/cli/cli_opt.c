@@ -98,7 +98,26 @@ int cli_opt_next(struct cli_optparse *p)
 	if (c == -1)
 		return CLI_OPT_END;
 	if (c >= 256 && c < 256 + p->set->n) {
+		const char *typed = optind >= 1 && optind - 1 < p->argc ? p->argv[optind - 1] : "";
+		size_t len;
+
 		p->name = p->set->opts[c - 256].name;
+		len = strlen(p->name);
+		/* A value given apart is the word after the option. */
+		if (optarg && optarg == typed && optind >= 2)
+			typed = p->argv[optind - 2];
+		/*
+		 * getopt takes an unambiguous prefix as the option: refused, as it could
+		 * be an option the writer did not mean (--refill for --refill-ok).
+		 */
+		if (strncmp(typed, "--", 2) == 0 &&
+		    (strncmp(typed + 2, p->name, len) != 0 || (typed[2 + len] != '\0' && typed[2 + len] != '='))) {
+			size_t n = strcspn(typed, "=");
+
+			return cli_usage(p->cmd, "unknown option '%.*s' (options are given in full: --%s?)",
+					 (int)(n < 100 ? n : 100), typed, p->name),
+			       CLI_OPT_BAD;
+		}
 		return c - 256;
 	}
 	if (c == ':') {

@@ -14,7 +14,7 @@ enum serve_opt {
 };
 
 static const struct cli_opt serve_opts[SERVE_OPT_COUNT] = {
-	[SERVE_RUNS] = { "runs", 0, "N", "serve every run directory under DIR", 0 },
+	[SERVE_RUNS] = { "runs", 0, "DIR", "serve every run directory under DIR", 0 },
 	[SERVE_LISTEN] = { "listen", 0, "HOST:PORT", "address to listen on (default 127.0.0.1:8080)", 0 },
 	[SERVE_READ_ONLY] = { "read-only", 0, NULL, "no buttons, every POST refused", 0 },
 };

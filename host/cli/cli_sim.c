@@ -51,7 +51,7 @@ static const struct cli_opt sim_opts[SIM_OPT_COUNT] = {
 	[SIM_JSON] = CLI_OPT_JSON,
 	[SIM_OUTPUT] = { "output", 'o', "FILE", "the frame to write (.jpg or .png)", 0 },
 	[SIM_RUN] = { "run", 0, "DIR", "the run directory to execute in", 0 },
-	[SIM_FROM] = { "from", 0, "X,Y,Z", "begin at action N of the file", 0 },
+	[SIM_FROM] = { "from", 0, "N", "begin at action N of the file", 0 },
 	[SIM_ASK] = { "ask", 0, NULL, "ask at the terminal for what needs an operator", 0 },
 	[SIM_CARD] = { "card", 0, "FILE", "paint card file", 0 },
 };

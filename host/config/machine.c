@@ -526,48 +526,51 @@ static int load_mixing(json_obj *root, struct machine *m, bl_err *err)
 	return json_end(&o, err);
 }
 
-/* One working value of painting: its default, and the limit it may not exceed. */
+/* One working value of painting: its default (a share of the limit), and the limit it may not exceed. */
 struct working_key {
 	const char *key, *limit_key, *unit;
 	double dflt, max_value;
 	double *out;
 };
 
-static int load_working(json_obj *o, const struct working_key *w, bl_err *err)
+/* Reads one working value; *written is counted up when the file sets it. */
+static int load_working(json_obj *o, const struct working_key *w, int *written, bl_err *err)
 {
 	int rc;
 
 	*w->out = w->dflt;
 	if ((rc = json_num(o, w->key, JSON_OPTIONAL, 0.01, 1e6, w->out, err)) < 0)
 		return rc;
-	if (*w->out <= w->max_value)
+	*written += rc == 0;
+	/* The margin absorbs the rounding of a limit computed as a difference (the canvas floor's depth). */
+	if (rc == 1 || *w->out <= w->max_value + 1e-9)
 		return 0;
-	if (rc == 0)
-		return json_fail(o, w->key, err, BL_EINVAL, "%g %s is above %s %g %s", *w->out, w->unit,
-				 w->limit_key, w->max_value, w->unit);
-	return json_fail(o, w->key, err, BL_EINVAL,
-			 "is not set and its default %g %s is above %s %g %s: set it at or below the limit",
-			 w->dflt, w->unit, w->limit_key, w->max_value, w->unit);
+	return json_fail(o, w->key, err, BL_EINVAL, "%g %s is above %s %g %s", *w->out, w->unit, w->limit_key,
+			 w->max_value, w->unit);
 }
 
 static int load_painting(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_painting *p = &m->painting;
 	const struct machine_motion_limits *soft = &m->limits.soft;
+	const double depth_mm = m->canvas.surface_z_mm - m->limits.z_floor.canvas_mm;
+	/* Unset, a value is the share of its limit the planner has always planned to. */
 	const struct working_key keys[] = {
-		{ "stroke_speed_mm_s", "limits.soft.speed_mm_s", "mm/s", 100.0, soft->speed_mm_s, &p->stroke_speed_mm_s },
-		{ "travel_speed_mm_s", "limits.soft.speed_mm_s", "mm/s", 200.0, soft->speed_mm_s, &p->travel_speed_mm_s },
-		{ "curve_accel_mm_s2", "limits.soft.accel_mm_s2", "mm/s^2", 1000.0, soft->accel_mm_s2,
+		{ "stroke_speed_mm_s", "limits.soft.speed_mm_s", "mm/s", fmin(100.0, 0.5 * soft->speed_mm_s),
+		  soft->speed_mm_s, &p->stroke_speed_mm_s },
+		{ "travel_speed_mm_s", "limits.soft.speed_mm_s", "mm/s", fmin(200.0, 0.8 * soft->speed_mm_s),
+		  soft->speed_mm_s, &p->travel_speed_mm_s },
+		{ "curve_accel_mm_s2", "limits.soft.accel_mm_s2", "mm/s^2", 0.9 * soft->accel_mm_s2, soft->accel_mm_s2,
 		  &p->curve_accel_mm_s2 },
-		{ "move_mm", "limits.soft.move_mm", "mm", 500.0, soft->move_mm, &p->move_mm },
-		{ "press_max_mm", "the canvas floor's depth below zones.canvas.surface_z_mm", "mm", 1.0,
-		  m->canvas.surface_z_mm - m->limits.z_floor.canvas_mm, &p->press_max_mm },
+		{ "move_mm", "limits.soft.move_mm", "mm", 0.9 * soft->move_mm, soft->move_mm, &p->move_mm },
+		{ "press_max_mm", "the canvas floor's depth below zones.canvas.surface_z_mm", "mm", depth_mm, depth_mm,
+		  &p->press_max_mm },
 	};
 	cJSON *none = NULL;
 	json_obj o;
 	int rc = json_child(root, "painting", JSON_OPTIONAL, &o, err);
 
-	/* Absent, the section is its defaults (painting over wet paint is not delayed), held to the limits as if written. */
+	/* Absent, the section is its defaults (painting over wet paint is not delayed). */
 	if (rc == 1) {
 		if (!(none = cJSON_CreateObject()))
 			return bl_fail(err, BL_ENOMEM, "out of memory");
@@ -575,9 +578,11 @@ static int load_painting(json_obj *root, struct machine *m, bl_err *err)
 	}
 	if (rc < 0)
 		goto out_free;
+	p->envelope_written = 0;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if ((rc = load_working(&o, &keys[i], err)))
+		if ((rc = load_working(&o, &keys[i], &p->envelope_written, err)))
 			goto out_free;
+	p->envelope_written = p->envelope_written == (int)(sizeof(keys) / sizeof(keys[0]));
 	if ((rc = json_num(&o, "dry_s", JSON_OPTIONAL, 0.0, 7.0 * 24 * 3600, &p->dry_s, err)) >= 0)
 		rc = json_end(&o, err);
 out_free:

@@ -165,14 +165,16 @@ struct machine_painting {
 	double dry_s;             /* paint on the canvas is dry enough to paint over after this long, s (0: never wait) */
 	/*
 	 * The working envelope every planner plans within, set at or below the soft
-	 * limits. It is all a planner is told of how the arm may move, so the limits
-	 * stay with the gate: a planner cannot read them off its view.
+	 * limits. It is all a planner is told of how the arm may move; written out,
+	 * the limits stay with the gate (unset, a value is a share of its limit, which
+	 * a planner could read back, so an external planner needs all five written).
 	 */
 	double stroke_speed_mm_s; /* brush on the canvas */
 	double travel_speed_mm_s; /* brush in the air */
 	double curve_accel_mm_s2; /* centripetal acceleration of a curve taken at speed */
 	double move_mm;           /* longest single move */
 	double press_max_mm;      /* deepest press below the canvas surface */
+	int envelope_written;     /* 1: the file sets all five; else the unset ones are shares of their limits */
 };
 
 struct machine_control {

@@ -214,12 +214,14 @@ int run_status_write(struct run *r, bl_err *err)
 	}
 	rc = run_path(r, "STATUS.md", path, sizeof(path), err);
 	/*
-	 * Renamed into place without fsyncs: it is made again from state.json
-	 * (which is durable) at the next save, and a power loss that leaves it
-	 * old or empty loses nothing; two fsyncs every two seconds did.
+	 * While the run runs, renamed into place without fsyncs: it is made again
+	 * from state.json (which is durable) at the next save, and two fsyncs every
+	 * two seconds were 8 % of a run. Once it stopped nothing writes it again,
+	 * and it tells the person how to answer: then it is made durable.
 	 */
 	if (rc == 0)
-		rc = fs_write_replace(path, sb.s, sb.len, err);
+		rc = strcmp(r->st.state, "running") ? fs_write_atomic(path, sb.s, sb.len, err)
+						    : fs_write_replace(path, sb.s, sb.len, err);
 	sb_free(&sb);
 	return rc;
 }

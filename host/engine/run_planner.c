@@ -43,6 +43,12 @@ int run_planner_open(struct run *r, bl_err *err)
 		if (rc)
 			return rc;
 	}
+	/* Unset, a working value is a share of its limit: an external planner would read the limit back. */
+	if (!r->m.painting.envelope_written)
+		return bl_fail(err, BL_EINVAL,
+			       "%s: an external planner needs the working envelope written out: painting.stroke_speed_mm_s, "
+			       "travel_speed_mm_s, curve_accel_mm_s2, move_mm and press_max_mm (docs/config.md)",
+			       r->m.file);
 	/* A planner that cannot be sandboxed is never run: the run does not start. */
 	if ((rc = sbx_probe(err)))
 		return bl_fail(err, BL_EINVAL, "the external planner cannot be sandboxed here: %s", err->msg);

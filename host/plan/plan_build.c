@@ -220,7 +220,8 @@ static int push_move(struct builder *b, double x, double y, double z, bl_err *er
 static int route_to(struct builder *b, double x, double y, bl_err *err)
 {
 	const struct machine *m = b->m;
-	double z = b->at.z, max_mm = m->painting.move_mm;
+	/* Less the 0.01 mm waypoints are rounded to, so that no step passes move_mm. */
+	double z = b->at.z, max_mm = m->painting.move_mm - 0.01;
 	int rc;
 
 	if (!clear_path(m, b->at.x, b->at.y, x, y, z)) {

@@ -195,6 +195,27 @@ static const char **verb_argv(const char *verb, const char *const *extra, char *
 	return buf;
 }
 
+/* An unambiguous prefix is not taken as the option: run --refill is not run --refill-ok. */
+TEST(an_abbreviated_option_is_refused)
+{
+	const char *const cases[][4] = {
+		{ "run", "target.png", "--refill", "--refill-ok" },
+		{ "estimate", "target.png", "--max-str=4", "--max-strokes" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[] = { cases[i][0], cases[i][1], cases[i][2], NULL };
+		char *out = NULL, *err = NULL;
+		int rc = test_brushloop(args, &out, &err);
+
+		CHECK_MSG(rc == 2, "brushloop %s %s: exit %d", cases[i][0], cases[i][2], rc);
+		CHECK_STR_CONTAINS(err, "options are given in full");
+		CHECK_STR_CONTAINS(err, cases[i][3]);
+		free(out);
+		free(err);
+	}
+}
+
 TEST(an_unknown_option_or_a_missing_value_exits_2_naming_the_option)
 {
 	for (const struct cli_command *c = cli_commands; c->name; c++)
@@ -297,5 +318,6 @@ TEST(a_verb_refuses_another_verbs_options_from_the_shared_table)
 
 TEST_MAIN(T(every_table_option_is_in_its_command_usage), T(every_table_option_is_in_its_section_of_docs_cli_md),
 	  T(no_option_is_named_that_no_table_has), T(help_lines_come_from_the_table),
-	  T(an_unknown_option_or_a_missing_value_exits_2_naming_the_option), T(short_and_long_forms_are_the_same),
+	  T(an_unknown_option_or_a_missing_value_exits_2_naming_the_option), T(an_abbreviated_option_is_refused),
+	  T(short_and_long_forms_are_the_same),
 	  T(a_verb_refuses_another_verbs_options_from_the_shared_table))

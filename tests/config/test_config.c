@@ -279,30 +279,33 @@ TEST(machine_mutations_are_rejected)
 	free(base);
 }
 
-/* Without a painting section the defaults hold, and a default a limit cannot carry is refused, naming the key to set. */
-TEST(painting_defaults_are_held_to_the_limits)
+/* Without a painting section each working value is the share of its limit planned to before the keys existed. */
+TEST(painting_defaults_are_shares_of_the_limits)
 {
 	const struct mutation no_section = { "painting", DELETE, NULL };
 	const struct mutation low_move = { "limits.soft.move_mm", "400", NULL };
 	/* The example's calibration files lie beside it, not beside the copy. */
 	const struct mutation no_calibration = { "calibration", DELETE, NULL };
-	const char *files[] = { "machine.json", NULL }, *args[] = { "config", "check", "machine.json", NULL };
+	const char *args[] = { "config", "check", "machine.json", NULL };
 	char *base = read_text(src_path("examples/machine-sim.json")), *c = mutate(base, &no_calibration);
-	char *a = mutate(c, &no_section), *b;
+	char *a = mutate(c, &no_section), *b = mutate(a, &low_move);
 	struct machine m;
 	bl_err err = { 0 };
 
 	test_write_file("machine.json", a);
 	CHECK(test_brushloop(args, NULL, NULL) == 0);
 	CHECK_MSG(machine_load("machine.json", &m, &err) == 0, "%s", err.msg);
-	CHECK_NEAR(m.painting.move_mm, 500, 0);
+	CHECK_NEAR(m.painting.move_mm, 810, 1e-9);
+	CHECK_NEAR(m.painting.curve_accel_mm_s2, 1350, 1e-9);
+	CHECK_NEAR(m.painting.stroke_speed_mm_s, 100, 0);
+	CHECK_NEAR(m.painting.travel_speed_mm_s, 200, 0);
+	CHECK_NEAR(m.painting.press_max_mm, 1.5, 1e-9);
 	CHECK_NEAR(m.painting.dry_s, 0, 0);
-	b = mutate(a, &low_move);
+	CHECK(!m.painting.envelope_written);
 	test_write_file("machine.json", b);
-	expect_rejected(files,
-			"machine.json: painting.move_mm: is not set and its default 500 mm is above limits.soft.move_mm "
-			"400 mm: set it at or below the limit",
-			"painting absent, soft move 400");
+	CHECK_MSG(machine_load("machine.json", &m, &err) == 0, "%s", err.msg);
+	CHECK_NEAR(m.painting.move_mm, 360, 1e-9);
+	CHECK(machine_load(src_path("examples/machine-sim.json"), &m, &err) == 0 && m.painting.envelope_written);
 	free(b);
 	free(a);
 	free(c);
@@ -570,7 +573,7 @@ static void setup(void)
 		exit(1);
 }
 
-TEST_MAIN(T(example_machine_passes), T(machine_mutations_are_rejected), T(painting_defaults_are_held_to_the_limits),
+TEST_MAIN(T(example_machine_passes), T(machine_mutations_are_rejected), T(painting_defaults_are_shares_of_the_limits),
 	  T(broken_files_are_rejected), T(nul_byte_huge_missing_and_directory_are_rejected),
 	  T(too_many_keys_are_rejected), T(palette_mutations_are_rejected),
 	  T(palette_must_fit_the_machine), T(two_machines_are_a_usage_error),

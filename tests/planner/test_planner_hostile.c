@@ -331,6 +331,28 @@ TEST(decisions_replay_byte_for_byte)
 	}
 }
 
+/* A working value left to its share of a limit: the run refuses the external planner with exit 2 before it writes anything. */
+TEST(an_unwritten_working_envelope_refuses_the_planner)
+{
+	const char *path = machine_with("machine-no-move.json", "{\"on_failure\": \"builtin\"}");
+	char *text = test_read_file(path), *out;
+	cJSON *m = cJSON_Parse(text);
+	struct outcome o;
+	struct stat sb;
+
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(m, "painting"), "move_mm");
+	out = cJSON_Print(m);
+	test_write_file("machine-no-move.json", out);
+	run_hostile("claims", path, &o);
+	CHECK_MSG(o.rc == 2, "exit %d", o.rc);
+	CHECK(o.err && strstr(o.err, "an external planner needs the working envelope written out"));
+	CHECK(stat(o.dir, &sb) != 0);
+	outcome_free(&o);
+	cJSON_free(out);
+	cJSON_Delete(m);
+	free(text);
+}
+
 /* No sandbox here (no bwrap on PATH): the run refuses the planner with exit 2 and never runs it. */
 TEST(no_sandbox_refuses_the_run)
 {
@@ -357,4 +379,5 @@ TEST_MAIN(T(estimate_prices_an_external_planners_calls_at_its_rate), T(malformed
 	  T(a_stroke_below_the_canvas_floor_is_refused), T(a_tolerance_looser_than_the_bar_is_refused),
 	  T(a_verification_inside_the_plan_is_a_schema_violation), T(claims_are_journaled_and_authorise_nothing),
 	  T(a_refused_answer_pauses_when_the_machine_says_pause), T(a_spent_budget_is_not_asked_again),
-	  T(decisions_replay_byte_for_byte), T(no_sandbox_refuses_the_run))
+	  T(decisions_replay_byte_for_byte), T(an_unwritten_working_envelope_refuses_the_planner),
+	  T(no_sandbox_refuses_the_run))

@@ -478,9 +478,11 @@ TEST(frames_are_the_same_bytes_shaded_one_or_eight_pixels_at_a_time)
 {
 	static const enum sim_scene scenes[] = { SIM_SCENE_CANVAS, SIM_SCENE_CHART, SIM_SCENE_SWATCHES };
 	struct world a, b;
-	bl_err err;
+	bl_err err = { 0 };
 
+#if defined(__x86_64__) || defined(__i386__)
 	if (!__builtin_cpu_supports("avx2"))
+#endif
 		exit(77); /* no eight-pixel path to compare */
 	odd_frames = 1;
 	open_world(&a, 42, NULL);
@@ -489,7 +491,7 @@ TEST(frames_are_the_same_bytes_shaded_one_or_eight_pixels_at_a_time)
 	script(a.s);
 	script(b.s);
 	for (size_t i = 0; i < sizeof(scenes) / sizeof(scenes[0]); i++) {
-		struct cam_frame fa, fb;
+		struct cam_frame fa = { 0 }, fb = { 0 };
 
 		sim_shade_wide_on = 1;
 		CHECK(sim_render(a.s, scenes[i], &fa, &err) == 0);

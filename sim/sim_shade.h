@@ -1,4 +1,4 @@
-/* sim_shade.h: the simulated camera's per-pixel pipeline eight pixels at a time, byte for byte as sim_camera.c's one at a time. */
+/* sim_shade.h: the simulated camera's per-pixel pipeline sixteen or eight pixels at a time, byte for byte as sim_camera.c's one at a time. */
 #ifndef BL_SIM_SHADE_H
 #define BL_SIM_SHADE_H
 
@@ -23,15 +23,21 @@ struct sim_shade {
 	unsigned char *out;        /* RGB8 */
 };
 
-/* 1 (the default) lets sim_shade_wide run; 0 shades one pixel at a time (tests compare the two). */
+/* The widest path sim_shade_wide may take (tests compare each with one pixel at a time). */
+enum {
+	SIM_SHADE_ONE = 0,    /* none: the caller's one-pixel loop shades every pixel */
+	SIM_SHADE_AVX2 = 1,   /* eight pixels at a time */
+	SIM_SHADE_AVX512 = 2, /* sixteen at a time, then eight (the default) */
+};
 extern int sim_shade_wide_on;
 
 /*
- * Shades pixels from, from + 8, ... while eight remain before to, on CPUs
- * with AVX2, exactly as the one-pixel loop does: the same single-precision
- * operations in the same order, the noise of pixel n drawn from the
- * splitmix stream at *st + (n - from + 1) * gamma. Returns the pixels done
- * (0 without AVX2, or when turned off) and advances *st past them.
+ * Shades pixels from, from + 16 (or + 8), ... while sixteen (or eight)
+ * remain before to, on CPUs with AVX-512 (F and DQ) or AVX2, exactly as the
+ * one-pixel loop does: the same single-precision operations in the same
+ * order, the noise of pixel n drawn from the splitmix stream at
+ * *st + (n - from + 1) * gamma. Returns the pixels done (0 without either,
+ * or when turned off) and advances *st past them.
  */
 size_t sim_shade_wide(const struct sim_shade *sh, float scale, uint64_t *st, size_t from,
 		      size_t to);

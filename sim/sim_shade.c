@@ -90,8 +90,12 @@ __attribute__((target("avx2"))) static size_t shade_avx2(const struct sim_shade 
  * contraction to fused multiply-adds is off (AVX-512 implies FMA, and a fused
  * operation rounds once where the one-pixel loop rounds twice).
  */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
+#endif
 __attribute__((target("avx512f,avx512dq"))) static inline __m512i mix64x8(__m512i z)
 {
 	const __m512i c1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL);
@@ -182,7 +186,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t shade_avx512(const str
 	*st = s;
 	return n - from;
 }
+#if !defined(__clang__)
 #pragma GCC pop_options
+#endif
 #endif
 
 size_t sim_shade_wide(const struct sim_shade *sh, float scale, uint64_t *st, size_t from,

@@ -132,6 +132,7 @@ const struct cli_command cli_commands[] = {
 	{ "grant", "give a run a scoped, time-limited permission",
 	  "usage: brushloop grant RUN_DIR --kinds K[,K...] --zone Z[,Z...] --max-speed MM_S --for DURATION\n"
 	  "                       [--machine M] [--json]\n"
+	  "       brushloop grant RUN_DIR --egress HOST:PORT --for DURATION [--machine M] [--json]\n"
 	  "       brushloop grant RUN_DIR --list [--json]\n"
 	  "       brushloop grant RUN_DIR --revoke ID\n"
 	  "\n"
@@ -146,7 +147,11 @@ const struct cli_command cli_commands[] = {
 	  "longer than that much wall time after now. With --machine, a grant longer than\n"
 	  "safety.max_grant_s or faster than the hard limit is refused here; the gate\n"
 	  "ignores and reports such grants anyway. Every grant and every use of it is\n"
-	  "journaled.\n",
+	  "journaled.\n"
+	  "\n"
+	  "--egress opens HOST:PORT to the run's external planner instead, for each\n"
+	  "phase that starts while the grant lasts (wall time): no motion. It needs the\n"
+	  "machine's planner.egress (with --machine, refused here without it).\n",
 	  cli_grant_main, cli_grant_sets },
 	{ "camera", "list V4L2 cameras, capture a frame",
 	  "usage: brushloop camera list [--dir DIR] [--json]\n"

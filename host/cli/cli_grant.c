@@ -46,9 +46,13 @@ static int list_grants(const char *run_dir, int json)
 		}
 		names(g->kinds, arm_kind_names, ARM_KIND_COUNT, k, sizeof(k));
 		names(g->zones, arm_zone_names, ARM_ZONE_COUNT, z, sizeof(z));
-		printf("%s  kinds %s, zones %s, up to %g mm/s, for %g s: %s", g->id, k, z,
-		       g->max_speed_mm_s, g->for_s,
-		       g->revoked ? "revoked" : left > 0 ? "active" : "expired");
+		if (g->egress[0])
+			printf("%s  egress %s for the planner, for %g s: %s", g->id, g->egress, g->for_s,
+			       g->revoked ? "revoked" : left > 0 ? "active" : "expired");
+		else
+			printf("%s  kinds %s, zones %s, up to %g mm/s, for %g s: %s", g->id, k, z,
+			       g->max_speed_mm_s, g->for_s,
+			       g->revoked ? "revoked" : left > 0 ? "active" : "expired");
 		if (!g->revoked && left > 0)
 			printf(" (%.0f s left by the wall clock)", left);
 		printf("  (by %s)\n", g->by);
@@ -60,7 +64,7 @@ static int list_grants(const char *run_dir, int json)
 }
 
 enum grant_opt {
-	GRANT_KINDS, GRANT_ZONE, GRANT_MAX_SPEED, GRANT_FOR, GRANT_MACHINE, GRANT_LIST, GRANT_REVOKE, GRANT_JSON,
+	GRANT_KINDS, GRANT_ZONE, GRANT_MAX_SPEED, GRANT_EGRESS, GRANT_FOR, GRANT_MACHINE, GRANT_LIST, GRANT_REVOKE, GRANT_JSON,
 	GRANT_OPT_COUNT
 };
 
@@ -68,6 +72,7 @@ static const struct cli_opt grant_opts[GRANT_OPT_COUNT] = {
 	[GRANT_KINDS] = { "kinds", 0, "K[,K...]", "the action kinds granted", 0 },
 	[GRANT_ZONE] = { "zone", 0, "Z[,Z...]", "the zones the actions may go down in", 0 },
 	[GRANT_MAX_SPEED] = { "max-speed", 0, "MM_S", "the fastest a granted action may move (mm/s)", 0 },
+	[GRANT_EGRESS] = { "egress", 0, "HOST:PORT", "open one destination to the run's external planner instead", 0 },
 	[GRANT_FOR] = { "for", 0, "DURATION", "how long the grant lasts (15m, 90s, 2h, 1h30m)", 0 },
 	[GRANT_MACHINE] = CLI_OPT_MACHINE,
 	[GRANT_LIST] = { "list", 0, NULL, "list the grants", 0 },
@@ -80,8 +85,8 @@ int cli_grant_main(int argc, char **argv)
 {
 	struct cli_optparse p;
 	const struct cli_command *cmd = cli_find("grant");
-	const char *kinds = NULL, *zones = NULL, *speed = NULL, *dur = NULL, *machine = NULL,
-		   *revoke = NULL;
+	const char *kinds = NULL, *zones = NULL, *speed = NULL, *egress = NULL, *dur = NULL,
+		   *machine = NULL, *revoke = NULL;
 	struct gate_grant g;
 	bl_err err = { 0 };
 	int list = 0, json = 0, opt;
@@ -96,6 +101,7 @@ int cli_grant_main(int argc, char **argv)
 		case GRANT_KINDS: kinds = p.arg; break;
 		case GRANT_ZONE: zones = p.arg; break;
 		case GRANT_MAX_SPEED: speed = p.arg; break;
+		case GRANT_EGRESS: egress = p.arg; break;
 		case GRANT_FOR: dur = p.arg; break;
 		case GRANT_MACHINE: machine = p.arg; break;
 		case GRANT_LIST: list = 1; break;
@@ -111,7 +117,7 @@ int cli_grant_main(int argc, char **argv)
 	if (cli_run_dir_ok(run_dir, &err))
 		return cli_fail(&err);
 	if (list || revoke) {
-		if (kinds || zones || speed || dur || (list && revoke))
+		if (kinds || zones || speed || egress || dur || (list && revoke))
 			return cli_usage(cmd, "--list and --revoke take no other grant options");
 		if (list)
 			return list_grants(run_dir, json);
@@ -126,17 +132,28 @@ int cli_grant_main(int argc, char **argv)
 		printf("%s: revoked\n", revoke);
 		return 0;
 	}
-	if (!kinds || !zones || !speed || !dur)
-		return cli_usage(cmd, "a grant needs --kinds, --zone, --max-speed and --for");
+	if (egress && (kinds || zones || speed))
+		return cli_usage(cmd, "--egress opens a destination: it takes no --kinds, --zone or --max-speed");
+	if (!egress && (!kinds || !zones || !speed || !dur))
+		return cli_usage(cmd, "a grant needs --kinds, --zone, --max-speed and --for (or --egress and --for)");
+	if (!dur)
+		return cli_usage(cmd, "--egress needs --for");
 	cli_operator_name(by, sizeof(by));
 	{
-		const struct gate_grant_text t = { kinds, zones, speed, dur, by, machine };
+		const struct gate_grant_text t = { .kinds = kinds, .zones = zones, .egress = egress,
+						   .max_speed = speed, .for_ = dur, .by = by,
+						   .machine_path = machine };
 
 		if (gate_grant_give(run_dir, &t, &g, &err))
 			return cli_fail(&err);
 	}
 	if (json)
 		return cli_print_json(gate_grant_json(&g, g.issued_wall_ms)) ? BL_EXIT_FAIL : 0;
+	if (egress) {
+		printf("%s: %s opened to the run's planner for %g s of wall time, from its next phase on\n",
+		       g.id, g.egress, g.for_s);
+		return 0;
+	}
 	{
 		char k[256], z[128];
 

@@ -61,6 +61,7 @@ int run_planner_open(struct run *r, bl_err *err)
 	cfg.egress = mp->egress_json[0] ? &r->egress : NULL;
 	cfg.log = sbx_log;
 	cfg.log_ctx = r;
+	cfg.grants_dir = r->dir;
 	return planner_external(&cfg, &r->ext, err);
 }
 

@@ -1,6 +1,7 @@
 /* planner_ext.c: an external planner behind the planner interface: a fresh sandbox a phase, one request, one answer read against its deadline and size limit, the verdict sent back. */
 #include "planner/planner_ext.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "planner/planner_proto.h"
+#include "safety/operator.h"
 #include "sandbox/sbx.h"
 
 /* After the verdict, how long a planner may take to end by itself before it is killed. */
@@ -51,6 +53,57 @@ static void record(const struct ext *x, const char *name, const char *text, size
 	fs_write_atomic(p, text, n, &e);
 }
 
+static void ext_log(const struct ext *x, const char *event, cJSON *data)
+{
+	if (x->cfg.log)
+		x->cfg.log(x->cfg.log_ctx, event, data);
+	else
+		cJSON_Delete(data);
+}
+
+static void grant_refused(const struct ext *x, const struct gate_grant *g, const char *why)
+{
+	cJSON *d = cJSON_CreateObject();
+
+	if (g) {
+		cJSON_AddStringToObject(d, "grant", g->id);
+		cJSON_AddStringToObject(d, "destination", g->egress);
+	}
+	cJSON_AddStringToObject(d, "reason", why);
+	ext_log(x, "egress_grant_refused", d);
+}
+
+/*
+ * Opens this phase's broker to every egress grant the operator has in force
+ * now, for what is left of it (the broker journals each as egress_grant). A
+ * grants file that does not load opens nothing: the policy alone holds.
+ */
+static void ext_grants(struct ext *x)
+{
+	struct gate_grants gs;
+	int64_t now = clk_wall_ms();
+	bl_err e = { 0 };
+
+	if (!x->cfg.grants_dir)
+		return;
+	if (gate_grants_load(x->cfg.grants_dir, &gs, &e)) {
+		grant_refused(x, NULL, e.msg);
+		return;
+	}
+	for (size_t i = 0; i < gs.n; i++) {
+		const struct gate_grant *g = &gs.g[i];
+		double left_s = gate_grant_wall_left_s(g, now);
+
+		if (!g->egress[0] || left_s <= 0.0)
+			continue;
+		/* The broker holds a grant a day at most; the phase ends long before. */
+		if (egress_grant(&x->proc, g->egress, fmin(left_s / 60.0, 24 * 60.0), &e))
+			grant_refused(x, g, e.msg);
+	}
+	gate_grants_free(&gs);
+	sbx_pump(&x->proc);
+}
+
 static int ext_start(struct ext *x, const struct planner_request *q, struct planner_denial *why, bl_err *err)
 {
 	struct sbx_policy pol = { 0 };
@@ -76,6 +129,7 @@ static int ext_start(struct ext *x, const struct planner_request *q, struct plan
 		return BL_EDENIED;
 	}
 	x->running = 1;
+	ext_grants(x);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ struct planner_ext_config {
 	sbx_log_fn log;               /* the sandbox's and broker's events (the run's journal) */
 	void *log_ctx;
 	const char *record_dir;       /* where request.json and answer.json of a phase are kept (may be NULL) */
+	const char *grants_dir;       /* the run directory whose grants.json's egress grants each phase's broker opens (may be NULL) */
 };
 
 /*
@@ -26,6 +27,8 @@ struct planner_ext_config {
  * line, reads one answer line within the deadline and the size limit and
  * parses it strictly (planner_answer_parse); told sends the verdict and ends
  * the sandbox. Nothing of one phase's process survives into the next.
+ * The egress grants in force in cfg->grants_dir's grants.json when a phase
+ * starts are opened for that phase, for what is left of each.
  */
 int planner_external(const struct planner_ext_config *cfg, struct planner *out, bl_err *err);
 

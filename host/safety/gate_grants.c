@@ -232,7 +232,8 @@ void gate_grants_refresh(struct gate *g)
 	for (size_t i = 0; i < g->grants.n; i++) {
 		const struct gate_grant *gr = &g->grants.g[i];
 
-		if (gr->revoked)
+		/* An egress grant is the planner's broker's to apply (planner_ext.c), never motion. */
+		if (gr->revoked || gr->egress[0])
 			continue;
 		if (gate_grant_validate(g->m, gr, &e)) {
 			gate_tell_once(g, "grant_invalid", e.msg);
@@ -250,7 +251,7 @@ int gate_grants_find(struct gate *g, const struct gate_decision *d, char *id, si
 		const struct gate_grant *gr = &g->grants.g[i];
 		struct seen_grant *s;
 
-		if (gr->revoked || gate_grant_validate(g->m, gr, NULL) || from_future(g, gr))
+		if (gr->revoked || gr->egress[0] || gate_grant_validate(g->m, gr, NULL) || from_future(g, gr))
 			continue;
 		s = seen(g, gr);
 		if (!s || !in_force(g, gr, s))

@@ -158,6 +158,38 @@ static int load_names(json_obj *o, const char *key, int (*one)(const char *, uns
 	return 0;
 }
 
+/* "host:port": a host name (letters, digits, '-', '.') and a port 1..65535; the broker checks the rest. */
+static int egress_dest_ok(const char *dest)
+{
+	const char *colon = strrchr(dest, ':');
+	char *end;
+	long port;
+
+	if (!colon || colon == dest || (size_t)(colon - dest) > 253)
+		return 0;
+	for (const char *c = dest; c < colon; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '-' || *c == '.'))
+			return 0;
+	port = strtol(colon + 1, &end, 10);
+	return end != colon + 1 && !*end && port >= 1 && port <= 65535 && colon[1] != '0';
+}
+
+/* What a motion grant allows: the kinds, where the tool may go down, how fast. */
+static int load_motion(json_obj *o, struct gate_grant *g, bl_err *err)
+{
+	int rc;
+
+	if ((rc = load_names(o, "kinds", kind_bit, &g->kinds, err)) ||
+	    (rc = load_names(o, "zones", zone_bits, &g->zones, err)) ||
+	    (rc = json_num(o, "max_speed_mm_s", JSON_REQUIRED, 0.0, ARM_MAX_SPEED_MM_S,
+			   &g->max_speed_mm_s, err)))
+		return rc;
+	if (g->max_speed_mm_s <= 0.0)
+		return json_fail(o, "max_speed_mm_s", err, BL_EINVAL, "must be positive");
+	return 0;
+}
+
 static int load_grant(json_obj *o, struct gate_grant *g, bl_err *err)
 {
 	long long wall;
@@ -168,17 +200,18 @@ static int load_grant(json_obj *o, struct gate_grant *g, bl_err *err)
 		return rc;
 	if (!g->id[0])
 		return json_fail(o, "id", err, BL_EINVAL, "must not be empty");
-	if ((rc = load_names(o, "kinds", kind_bit, &g->kinds, err)) ||
-	    (rc = load_names(o, "zones", zone_bits, &g->zones, err)) ||
-	    (rc = json_num(o, "max_speed_mm_s", JSON_REQUIRED, 0.0, ARM_MAX_SPEED_MM_S,
-			   &g->max_speed_mm_s, err)) ||
+	/* An egress grant names its destination and nothing of motion (json_end refuses the rest). */
+	rc = json_str(o, "egress", JSON_OPTIONAL, g->egress, sizeof(g->egress), err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && !egress_dest_ok(g->egress))
+		return json_fail(o, "egress", err, BL_EINVAL, "'%s' is not host:port", g->egress);
+	if ((rc == 1 && (rc = load_motion(o, g, err))) ||
 	    (rc = json_num(o, "for_s", JSON_REQUIRED, 0.0, MAX_GRANT_S, &g->for_s, err)) ||
 	    (rc = json_int(o, "issued_wall_ms", JSON_REQUIRED, 0, INT64_MAX / 2, &wall, err)) ||
 	    (rc = json_str(o, "by", JSON_REQUIRED, g->by, sizeof(g->by), err)) ||
 	    (rc = json_bool(o, "revoked", JSON_OPTIONAL, &g->revoked, err)) < 0)
 		return rc;
-	if (g->max_speed_mm_s <= 0.0)
-		return json_fail(o, "max_speed_mm_s", err, BL_EINVAL, "must be positive");
 	if (g->for_s <= 0.0)
 		return json_fail(o, "for_s", err, BL_EINVAL, "must be positive");
 	g->issued_wall_ms = wall;
@@ -274,9 +307,13 @@ static cJSON *grant_json(const struct gate_grant *g)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "id", g->id);
-	cJSON_AddItemToObject(o, "kinds", names_json(g->kinds, arm_kind_names, ARM_KIND_COUNT, 0));
-	cJSON_AddItemToObject(o, "zones", names_json(g->zones, arm_zone_names, ARM_ZONE_COUNT, 1));
-	cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
+	if (g->egress[0]) {
+		cJSON_AddStringToObject(o, "egress", g->egress);
+	} else {
+		cJSON_AddItemToObject(o, "kinds", names_json(g->kinds, arm_kind_names, ARM_KIND_COUNT, 0));
+		cJSON_AddItemToObject(o, "zones", names_json(g->zones, arm_zone_names, ARM_ZONE_COUNT, 1));
+		cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
+	}
 	cJSON_AddNumberToObject(o, "for_s", g->for_s);
 	cJSON_AddNumberToObject(o, "issued_wall_ms", (double)g->issued_wall_ms);
 	cJSON_AddStringToObject(o, "by", g->by);
@@ -390,7 +427,12 @@ int gate_grant_validate(const struct machine *m, const struct gate_grant *g, bl_
 		return bl_fail(err, BL_EINVAL,
 			       "grant %s: lasts %g s, longer than safety.max_grant_s %g s of %s",
 			       g->id, g->for_s, m->safety.max_grant_s, m->file);
-	if (g->max_speed_mm_s > m->limits.hard.speed_mm_s)
+	/* The machine file opens the broker; a grant only widens what goes through it. */
+	if (g->egress[0] && !m->planner.egress_json[0])
+		return bl_fail(err, BL_EINVAL,
+			       "grant %s: opens %s to the planner, but %s gives the planner no planner.egress "
+			       "(no broker, no network at all)", g->id, g->egress, m->file);
+	if (!g->egress[0] && g->max_speed_mm_s > m->limits.hard.speed_mm_s)
 		return bl_fail(err, BL_EINVAL,
 			       "grant %s: max speed %g mm/s is above limits.hard.speed_mm_s %g mm/s of %s",
 			       g->id, g->max_speed_mm_s, m->limits.hard.speed_mm_s, m->file);
@@ -404,6 +446,8 @@ cJSON *gate_grant_json(const struct gate_grant *g, int64_t now_ms)
 	double left = g->for_s - (double)(now_ms - g->issued_wall_ms) / 1000.0;
 
 	cJSON_AddStringToObject(o, "id", g->id);
+	if (g->egress[0])
+		cJSON_AddStringToObject(o, "egress", g->egress);
 	for (int i = 0; i < ARM_KIND_COUNT; i++)
 		if (g->kinds & (1u << i))
 			cJSON_AddItemToArray(k, cJSON_CreateString(arm_kind_names[i]));
@@ -419,18 +463,33 @@ cJSON *gate_grant_json(const struct gate_grant *g, int64_t now_ms)
 	return o;
 }
 
-int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct gate_grant *g,
-		    bl_err *err)
+double gate_grant_wall_left_s(const struct gate_grant *g, int64_t now_ms)
+{
+	double left = g->for_s - (double)(now_ms - g->issued_wall_ms) / 1000.0;
+
+	return g->revoked || !(left > 0.0) ? 0.0 : left;
+}
+
+/* What the text grants: an egress destination, or motion (kinds, zones, a max speed). */
+static int give_scope(const struct gate_grant_text *t, struct gate_grant *g, bl_err *err)
 {
 	char *end;
-	int rc = 0;
+	int rc;
 
-	memset(g, 0, sizeof(*g));
-	if (!t->kinds || !t->zones || !t->max_speed || !t->for_)
+	if (t->egress) {
+		if (t->kinds || t->zones || t->max_speed)
+			return bl_fail(err, BL_EINVAL,
+				       "an egress grant takes no kinds, zones or max speed: it opens a destination, not motion");
+		if (!egress_dest_ok(t->egress) || strlen(t->egress) >= sizeof(g->egress))
+			return bl_fail(err, BL_EINVAL, "--egress %s: give host:port (api.example.org:443)",
+				       t->egress);
+		snprintf(g->egress, sizeof(g->egress), "%s", t->egress);
+		return 0;
+	}
+	if (!t->kinds || !t->zones || !t->max_speed)
 		return bl_fail(err, BL_EINVAL, "a grant needs kinds, zones, a max speed and a duration");
 	if ((rc = gate_parse_kinds(t->kinds, &g->kinds, err)) ||
-	    (rc = gate_parse_zones(t->zones, &g->zones, err)) ||
-	    (rc = gate_parse_duration(t->for_, &g->for_s, err)))
+	    (rc = gate_parse_zones(t->zones, &g->zones, err)))
 		return rc;
 	errno = 0;
 	g->max_speed_mm_s = strtod(t->max_speed, &end);
@@ -438,6 +497,19 @@ int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct
 	    g->max_speed_mm_s <= 0.0)
 		return bl_fail(err, BL_EINVAL, "--max-speed %s: must be a positive number of mm/s",
 			       t->max_speed);
+	return 0;
+}
+
+int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct gate_grant *g,
+		    bl_err *err)
+{
+	int rc = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (!t->for_)
+		return bl_fail(err, BL_EINVAL, "a grant needs a duration");
+	if ((rc = give_scope(t, g, err)) || (rc = gate_parse_duration(t->for_, &g->for_s, err)))
+		return rc;
 	g->issued_wall_ms = clk_wall_ms();
 	snprintf(g->by, sizeof(g->by), "%s", t->by ? t->by : "unknown");
 	/* With the run's machine at hand, refuse now what the gate would ignore later. */
@@ -458,7 +530,7 @@ int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct
 
 int gate_grant_covers(const struct gate_grant *g, const struct gate_decision *d)
 {
-	if (g->revoked || d->verdict != GATE_OPERATOR || d->kind < 0)
+	if (g->revoked || g->egress[0] || d->verdict != GATE_OPERATOR || d->kind < 0)
 		return 0;
 	if (!(g->kinds & ZB(d->kind)))
 		return 0;

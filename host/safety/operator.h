@@ -114,8 +114,17 @@ int gate_request_answer(const char *run_dir, const char *id, int approve, const 
 
 /* ---- grants ---- */
 
+/* "host:port" of an egress grant, its NUL included. */
+#define GATE_EGRESS_MAX 300
+
+/*
+ * A motion grant (kinds, zones, max speed) stands in for the operator at the
+ * gate; an egress grant (egress set) opens one destination to an external
+ * planner's broker and covers no motion at all.
+ */
 struct gate_grant {
 	char id[GATE_ID_MAX];
+	char egress[GATE_EGRESS_MAX]; /* "host:port", or "" for a motion grant */
 	unsigned kinds;           /* bit per enum arm_kind */
 	unsigned zones;           /* bit per enum arm_zone where the tool may go down; travel is always part */
 	double max_speed_mm_s;
@@ -156,6 +165,7 @@ int gate_grant_validate(const struct machine *m, const struct gate_grant *g, bl_
 /* A grant as a person writes it (`brushloop grant`'s options, the console's form). */
 struct gate_grant_text {
 	const char *kinds, *zones; /* "stroke,dip", "canvas,palette" */
+	const char *egress;        /* "host:port": an egress grant instead (kinds, zones and max speed NULL) */
 	const char *max_speed;     /* mm/s */
 	const char *for_;          /* a duration, as gate_parse_duration reads it */
 	const char *by;            /* who grants, for the record */
@@ -168,6 +178,13 @@ cJSON *gate_grant_json(const struct gate_grant *g, int64_t now_ms);
 /* Parses, checks and adds the grant t describes, issued now: g is what was added (its id). */
 int gate_grant_give(const char *run_dir, const struct gate_grant_text *t, struct gate_grant *g,
 		    bl_err *err);
+
+/*
+ * Seconds grant g has left at wall time now_ms, 0 when it has none (revoked
+ * or expired). An egress grant is held to the wall clock alone: a planner's
+ * phase is no part of the run's clock.
+ */
+double gate_grant_wall_left_s(const struct gate_grant *g, int64_t now_ms);
 
 /* Whether grant g covers decision d of an action of kind at speed (limits and scope, not time). */
 int gate_grant_covers(const struct gate_grant *g, const struct gate_decision *d);

@@ -56,9 +56,10 @@ static int grant(struct serve *s, struct mg_connection *c, const struct serve_ru
 	snprintf(machine, sizeof(machine), "%s/machine.json", r->dir);
 	{
 		/* The run's own copy of its machine: a grant the gate would ignore is refused now. */
-		const struct gate_grant_text t = { field(body, "kinds"), field(body, "zones"),
-						   field(body, "max_speed"), field(body, "for"), by,
-						   machine };
+		const struct gate_grant_text t = { .kinds = field(body, "kinds"), .zones = field(body, "zones"),
+						   .egress = field(body, "egress"),
+						   .max_speed = field(body, "max_speed"), .for_ = field(body, "for"),
+						   .by = by, .machine_path = machine };
 
 		if (gate_grant_give(r->dir, &t, &g, &err))
 			return serve_send_error(c, err.code == BL_EINVAL ? 400 : 500, "%s", err.msg);
@@ -66,7 +67,10 @@ static int grant(struct serve *s, struct mg_connection *c, const struct serve_ru
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", g.id);
 	cJSON_AddNumberToObject(o, "for_s", g.for_s);
-	cJSON_AddNumberToObject(o, "max_speed_mm_s", g.max_speed_mm_s);
+	if (g.egress[0])
+		cJSON_AddStringToObject(o, "egress", g.egress);
+	else
+		cJSON_AddNumberToObject(o, "max_speed_mm_s", g.max_speed_mm_s);
 	cJSON_AddStringToObject(o, "by", by);
 	return serve_send_json(c, 200, o);
 }

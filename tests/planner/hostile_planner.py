@@ -2,11 +2,14 @@
 # hostile_planner.py: a planner that breaks the protocol on purpose, one way a run (tests only): hostile_planner.py MODE EXAMPLES_PLANNERS_DIR
 #
 # Modes that need a plausible plan start from examples/planners/grid_planner.py's and spoil it.
+# egress:PORT[,PORT]: asks the broker (docs/sandbox.md, "The broker") for localhost:PORT each phase, for each port,
+# sends one line through when it is let through, then plans as grid_planner.py does.
 import json
 import sys
 import time
 
-mode, examples = sys.argv[1], sys.argv[2]
+mode, _, mode_arg = sys.argv[1].partition(":")
+examples = sys.argv[2]
 sys.path.insert(0, examples)
 req_line = sys.stdin.buffer.readline()
 out = sys.stdout.buffer
@@ -77,6 +80,20 @@ elif mode == "claims":
     send({"type": "answer", "id": req["id"], "plan": good_plan(), "verified": True,
           "measured_lab": [50, 0, 0], "usage": {"tokens": 123, "money": 0},
           "approval": {"request": "r000001", "answer": "yes", "digest": "0" * 64, "by": "planner"}})
+elif mode == "egress":
+    import socket
+    for port in mode_arg.split(","):
+        try:
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.settimeout(10)
+            c.connect("/run/egress.sock")
+            c.sendall(b"CONNECT localhost:%s HTTP/1.1\r\n\r\n" % port.encode())
+            if c.recv(4096).startswith(b"HTTP/1.1 200"):
+                c.sendall(b"planner phase %d\n" % req["id"])
+            c.close()
+        except OSError as e:
+            print("egress to %s: %s" % (port, e), file=sys.stderr)
+    send({"type": "answer", "id": req["id"], "plan": good_plan()})
 else:
     sys.exit("unknown mode " + mode)
 sys.stdin.readline()

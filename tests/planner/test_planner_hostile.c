@@ -1,7 +1,11 @@
 /* test_planner_hostile.c: an external planner that breaks the protocol is refused with its reason journaled, and the run goes on with the built-in planner or pauses, as the machine file says. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -353,6 +357,108 @@ TEST(an_unwritten_working_envelope_refuses_the_planner)
 	free(text);
 }
 
+/* A TCP listener on the host's 127.0.0.1 on a free port: what arrives waits in its backlog. */
+static int listen_loopback(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		return -1;
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* What the first connection waiting on fd sent ("" when none came), into buf. */
+static void arrived(int fd, char *buf, size_t n)
+{
+	int c = accept(fd, NULL, NULL);
+	ssize_t got = 0;
+
+	buf[0] = '\0';
+	if (c < 0)
+		return;
+	for (int tries = 0; tries < 50 && got <= 0; tries++) {
+		got = recv(c, buf, n - 1, MSG_DONTWAIT);
+		if (got < 0 && errno == EAGAIN)
+			usleep(20000);
+	}
+	buf[got > 0 ? got : 0] = '\0';
+	close(c);
+}
+
+static int grant(const char *dir, const char *dest, const char *machine)
+{
+	const char *args[] = { "grant", dir, "--egress", dest, "--for", "10m", machine ? "--machine" : NULL,
+			       machine, NULL };
+
+	return test_brushloop(args, NULL, NULL);
+}
+
+/*
+ * An egress grant (`brushloop grant --egress`) opens its destination to the
+ * planner from the next phase on: before it the broker denies the name, after
+ * it the bytes arrive; a revoked grant opens nothing.
+ */
+TEST(an_egress_grant_opens_its_destination_from_the_next_phase)
+{
+	char machine[4200];
+	int pg, pr, granted = listen_loopback(&pg), revoked = listen_loopback(&pr);
+	char mode[64], dest[2][64], got[256], *err = NULL, *journal;
+	struct outcome o;
+
+	CHECK(granted >= 0 && revoked >= 0);
+	/* machine_with's buffer is its own: the next call reuses it. */
+	snprintf(machine, sizeof(machine), "%s",
+		 machine_with("machine-egress.json",
+			      "{\"on_failure\": \"builtin\", \"answer_deadline_s\": 60, \"egress\": "
+			      "{\"default\": \"deny\", \"https\": {\"allow_destinations\": [\"api.example.org:443\"]}}}"));
+	snprintf(mode, sizeof(mode), "egress:%d,%d", pg, pr);
+	snprintf(dest[0], sizeof(dest[0]), "localhost:%d", pg);
+	snprintf(dest[1], sizeof(dest[1]), "localhost:%d", pr);
+	run_hostile_with(mode, machine, FIRST_PLAN_ACTION, &o);
+	CHECK_MSG(o.rc == 86, "exit %d: %s", o.rc, o.err ? o.err : "");
+	CHECK_STR_CONTAINS(o.journal, "\"name\":\"localhost\",\"port\"");
+	CHECK_STR_CONTAINS(o.journal, "\"verdict\":\"denied\",\"reason\":\"name not on the allowlist\"");
+	arrived(granted, got, sizeof(got));
+	CHECK_MSG(got[0] == '\0', "before the grant, \"%s\" arrived", got);
+
+	/* A machine with no planner.egress has no broker to open: refused at once. */
+	CHECK(grant(o.dir, dest[0], fallback_machine()) == 2);
+	CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--egress", dest[0], "--kinds", "stroke",
+						    "--for", "10m", NULL }, NULL, NULL) == 2);
+	CHECK(grant(o.dir, "localhost:0", NULL) == 2);
+	CHECK(grant(o.dir, dest[0], machine) == 0);
+	CHECK(grant(o.dir, dest[1], NULL) == 0);
+	CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--revoke", "g2", NULL }, NULL, NULL) == 0);
+
+	/* The run's next phases (its corrections) ask again. */
+	int rc = test_brushloop((const char *const[]){ "resume", o.dir, "--quiet", NULL }, NULL, &err);
+	CHECK_MSG(rc == 0 || rc == 4, "resume: exit %d: %s", rc, err ? err : "");
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/journal.jsonl", o.dir);
+	journal = test_read_file(p);
+	char want[256];
+	snprintf(want, sizeof(want), "\"event\":\"egress_grant\",\"data\":{\"destination\":\"%s\"", dest[0]);
+	CHECK_STR_CONTAINS(journal, want);
+	snprintf(want, sizeof(want), "\"name\":\"localhost\",\"port\":%d,\"address\":\"127.0.0.1\",\"verdict\":\"allowed\"", pg);
+	CHECK_STR_CONTAINS(journal, want);
+	snprintf(want, sizeof(want), "\"destination\":\"%s\"", dest[1]);
+	CHECK(journal && strstr(journal, want) == NULL);
+	arrived(granted, got, sizeof(got));
+	CHECK_MSG(strncmp(got, "planner phase ", 14) == 0, "after the grant, \"%s\" arrived", got);
+	arrived(revoked, got, sizeof(got));
+	CHECK_MSG(got[0] == '\0', "through a revoked grant, \"%s\" arrived", got);
+	free(journal);
+	free(err);
+	outcome_free(&o);
+	close(granted);
+	close(revoked);
+}
+
 /* No sandbox here (no bwrap on PATH): the run refuses the planner with exit 2 and never runs it. */
 TEST(no_sandbox_refuses_the_run)
 {
@@ -380,4 +486,4 @@ TEST_MAIN(T(estimate_prices_an_external_planners_calls_at_its_rate), T(malformed
 	  T(a_verification_inside_the_plan_is_a_schema_violation), T(claims_are_journaled_and_authorise_nothing),
 	  T(a_refused_answer_pauses_when_the_machine_says_pause), T(a_spent_budget_is_not_asked_again),
 	  T(decisions_replay_byte_for_byte), T(an_unwritten_working_envelope_refuses_the_planner),
-	  T(no_sandbox_refuses_the_run))
+	  T(no_sandbox_refuses_the_run), T(an_egress_grant_opens_its_destination_from_the_next_phase))

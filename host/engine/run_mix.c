@@ -546,6 +546,62 @@ static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, con
 	return run_state_save(r, err);
 }
 
+/* What the loop's end means for the colour: verified, accepted as the run allows, or the operator's. */
+static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_sub *sub,
+		       const struct mix_action *last, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	cJSON *dj;
+	int measured;
+
+	dj = mix_action_json(&r->mixer.model, last);
+	memcpy(col->recipe, r->st.job.have, sizeof(col->recipe));
+	if (last->kind == MIX_ACT_DONE) {
+		col->verified = 1;
+		col->escalated = 0;
+		sub->status = RUN_SUB_DONE;
+		run_brakes_success(&r->st.brakes);
+		return run_event(r, "mix_verified", dj, err);
+	}
+	/*
+	 * Only a colour the camera measured in this mix's cell can be accepted:
+	 * a mix given up before anything was dispensed (out of gamut) has no
+	 * nearest, and the colour's last measurement is of another mix.
+	 */
+	measured = r->st.job.attempts > 0;
+	if (measured && r->st.accept_nearest) {
+		/* The operator said beforehand that the nearest the loop reaches will do. */
+		col->accepted = 1;
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note), "accepted (--accept-nearest) at %.2f: %.120s",
+			 col->measured_de00, last->reason);
+		return run_event(r, "mix_accepted_nearest", dj, err);
+	}
+	if (measured && r->m.unattended.accept_within_de00 > 0.0 &&
+	    col->measured_de00 <= r->m.unattended.accept_within_de00) {
+		/* The machine file's rule, set before the run: near enough needs nobody. */
+		col->accepted = 1;
+		col->accepted_within = 1;
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note), "accepted at %.2f (unattended.accept_within_de00 "
+			 "%g): %.100s", col->measured_de00, r->m.unattended.accept_within_de00,
+			 last->reason);
+		cJSON_AddStringToObject(dj, "colour", r->plan.colours[s->colour].name);
+		json_add_vec(dj, "target_lab", (double[]){ s->mix.lab.L, s->mix.lab.a, s->mix.lab.b }, 3);
+		json_add_vec(dj, "reached_lab", (double[]){ col->measured.L, col->measured.a,
+							    col->measured.b }, 3);
+		cJSON_AddNumberToObject(dj, "de00", col->measured_de00);
+		cJSON_AddNumberToObject(dj, "accept_within_de00", r->m.unattended.accept_within_de00);
+		return run_event(r, "mix_accepted_within", dj, err);
+	}
+	/* Given up: an operator may accept the nearest reachable colour; unattended, carry on. */
+	col->escalated = 1;
+	sub->status = RUN_SUB_DEFERRED;
+	snprintf(sub->note, sizeof(sub->note), "needs the operator%s: %.150s",
+		 measured ? "" : " (nothing was mixed to accept)", last->reason);
+	return run_event(r, "mix_escalated", dj, err);
+}
+
 int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
@@ -554,7 +610,6 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	struct mix_limits lim = r->mixer.lim;
 	struct mix_action last;
 	struct gate_decision d;
-	cJSON *dj;
 	int rc, units;
 
 	x.r = r;
@@ -668,45 +723,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	r->st.mix_active = 0;
 	sub->attempts = x.measured;
 	sub->verdict_de00 = col->measured_de00;
-	dj = mix_action_json(&r->mixer.model, &last);
-	memcpy(col->recipe, r->st.job.have, sizeof(col->recipe));
-	if (last.kind == MIX_ACT_DONE) {
-		col->verified = 1;
-		col->escalated = 0;
-		sub->status = RUN_SUB_DONE;
-		run_brakes_success(&r->st.brakes);
-		return run_event(r, "mix_verified", dj, err);
-	}
-	if (r->st.accept_nearest) {
-		/* The operator said beforehand that the nearest the loop reaches will do. */
-		col->accepted = 1;
-		sub->status = RUN_SUB_DONE;
-		snprintf(sub->note, sizeof(sub->note), "accepted (--accept-nearest) at %.2f: %.120s",
-			 col->measured_de00, last.reason);
-		return run_event(r, "mix_accepted_nearest", dj, err);
-	}
-	if (r->m.unattended.accept_within_de00 > 0.0 &&
-	    col->measured_de00 <= r->m.unattended.accept_within_de00) {
-		/* The machine file's rule, set before the run: near enough needs nobody. */
-		col->accepted = 1;
-		col->accepted_within = 1;
-		sub->status = RUN_SUB_DONE;
-		snprintf(sub->note, sizeof(sub->note), "accepted at %.2f (unattended.accept_within_de00 "
-			 "%g): %.100s", col->measured_de00, r->m.unattended.accept_within_de00,
-			 last.reason);
-		cJSON_AddStringToObject(dj, "colour", r->plan.colours[s->colour].name);
-		json_add_vec(dj, "target_lab", (double[]){ s->mix.lab.L, s->mix.lab.a, s->mix.lab.b }, 3);
-		json_add_vec(dj, "reached_lab", (double[]){ col->measured.L, col->measured.a,
-							    col->measured.b }, 3);
-		cJSON_AddNumberToObject(dj, "de00", col->measured_de00);
-		cJSON_AddNumberToObject(dj, "accept_within_de00", r->m.unattended.accept_within_de00);
-		return run_event(r, "mix_accepted_within", dj, err);
-	}
-	/* Given up: an operator may accept the nearest reachable colour; unattended, carry on. */
-	col->escalated = 1;
-	sub->status = RUN_SUB_DEFERRED;
-	snprintf(sub->note, sizeof(sub->note), "needs the operator: %.150s", last.reason);
-	return run_event(r, "mix_escalated", dj, err);
+	return mix_verdict(r, s, sub, &last, err);
 }
 
 static void mix_expected(const struct plan *p, const struct plan_subtask *s, cJSON *d, cJSON *e)

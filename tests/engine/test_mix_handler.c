@@ -1,4 +1,4 @@
-/* test_mix_handler.c: the mix handler against the recording arm: a dispense set a crash cut is finished without repeating what may have run. */
+/* test_mix_handler.c: the mix handler against the recording arm: a dispense set a crash cut is finished without repeating what may have run; nothing unmeasured is accepted. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +166,38 @@ TEST(a_set_outside_a_mix_subtask_is_refused)
 	mix_rig_close(&x);
 }
 
+/*
+ * A colour no mix of the palette reaches is given up before anything is
+ * dispensed: even with --accept-nearest it is not accepted (there is nothing
+ * measured to accept), it waits for the operator, and the arm never moved.
+ */
+TEST(a_mix_given_up_before_anything_was_dispensed_is_never_accepted)
+{
+	struct mix_rig x;
+	bl_err err = { 0 };
+	char jpath[RUN_PATH_MAX];
+	struct run *r;
+
+	mix_rig_open(&x, "nothing-mixed");
+	r = x.r;
+	x.sub.mix.lab = (color_lab){ 50.0, 90.0, -90.0 };
+	x.sub.volume_ml = 2.0;
+	r->st.accept_nearest = 1;
+	r->m.unattended.accept_within_de00 = 5.0;
+	r->st.colours[0].measured_de00 = 0.0; /* no measurement yet: not a measurement of 0 */
+	CHECK_MSG(run_kind_of(PLAN_MIX)->run(r, &x.sub, &err) == 0, "%s", err.msg);
+	CHECK(!r->st.colours[0].accepted);
+	CHECK(r->st.colours[0].escalated);
+	CHECK_MSG(r->st.sub[0].status == RUN_SUB_DEFERRED, "status %d", (int)r->st.sub[0].status);
+	CHECK_STR_CONTAINS(r->st.sub[0].note, "nothing was mixed to accept");
+	CHECK_MSG(x.rec.n_execute == 0, "%d commands", x.rec.n_execute);
+	snprintf(jpath, sizeof(jpath), "%s/journal.jsonl", r->dir);
+	CHECK(lines_with(jpath, "\"mix_escalated\"") == 1);
+	CHECK(lines_with(jpath, "\"mix_accepted_nearest\"") == 0);
+	CHECK(lines_with(jpath, "\"mix_accepted_within\"") == 0);
+	mix_rig_close(&x);
+}
+
 TEST(every_kind_has_its_handlers)
 {
 	/* The table the core loop dispatches through: a kind without a row would run as nothing. */
@@ -180,4 +212,5 @@ TEST(every_kind_has_its_handlers)
 }
 
 TEST_MAIN(T(a_cut_dispense_set_sends_only_what_never_reached_the_gate), T(no_dispense_set_under_way_moves_nothing),
-	  T(a_set_outside_a_mix_subtask_is_refused), T(every_kind_has_its_handlers))
+	  T(a_set_outside_a_mix_subtask_is_refused), T(a_mix_given_up_before_anything_was_dispensed_is_never_accepted),
+	  T(every_kind_has_its_handlers))

@@ -458,22 +458,84 @@ int json_item_obj(json_obj *o, const char *key, const cJSON *item, size_t i, jso
 	return json_obj_open(item, o->file, path, child, err);
 }
 
-int json_kind(json_obj *root, const char *kind, int version, bl_err *err)
+int json_version(json_obj *root, int oldest, int newest, long long *version, bl_err *err)
+{
+	long long v;
+	int rc;
+
+	if ((rc = json_int(root, "version", JSON_REQUIRED, 0, 1000000, &v, err)))
+		return rc;
+	if (v > newest)
+		return json_fail(root, "version", err, BL_EINVAL,
+				 "schema version %lld is not supported: it is newer than version %d, "
+				 "the newest this brushloop reads (written by a newer brushloop)", v,
+				 newest);
+	if (v < oldest && oldest == newest)
+		return json_fail(root, "version", err, BL_EINVAL,
+				 "schema version %lld is not supported (this brushloop reads %d)", v,
+				 newest);
+	if (v < oldest)
+		return json_fail(root, "version", err, BL_EINVAL,
+				 "schema version %lld is not supported (this brushloop reads %d to %d)",
+				 v, oldest, newest);
+	*version = v;
+	return 0;
+}
+
+/* Reads kind and version; 0 with *version when kind is kind and the version in [oldest, newest]. */
+static int kind_version(json_obj *root, const char *kind, int oldest, int newest, long long *version,
+			bl_err *err)
 {
 	char k[64];
-	long long v;
 	int rc;
 
 	if ((rc = json_str(root, "kind", JSON_REQUIRED, k, sizeof(k), err)))
 		return rc;
 	if (strcmp(k, kind) != 0)
 		return json_fail(root, "kind", err, BL_EINVAL, "is '%s', expected '%s'", k, kind);
-	if ((rc = json_int(root, "version", JSON_REQUIRED, 0, 1000000, &v, err)))
+	return json_version(root, oldest, newest, version, err);
+}
+
+int json_kind(json_obj *root, const char *kind, int version, bl_err *err)
+{
+	long long v;
+
+	return kind_version(root, kind, version, version, &v, err);
+}
+
+int json_format_open(cJSON *root, const char *file, const struct json_format *f, void *ctx,
+		     json_obj *o, bl_err *err)
+{
+	long long v;
+	int rc;
+
+	if ((rc = json_obj_open(root, file, "", o, err)) ||
+	    (rc = kind_version(o, f->kind, f->oldest, f->version, &v, err)))
 		return rc;
-	if (v != version)
-		return json_fail(root, "version", err, BL_EINVAL,
-				 "schema version %lld is not supported (this brushloop reads %d)", v,
-				 version);
+	for (; v < f->version; v++)
+		if ((rc = f->step[v - f->oldest](root, file, ctx, err)))
+			return rc;
+	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "version"), f->version);
+	/* Again: a step may have added keys, and the mask of keys read is by position. */
+	if ((rc = json_obj_open(root, file, "", o, err)))
+		return rc;
+	json_take(o, "kind");
+	json_take(o, "version");
+	return 0;
+}
+
+int json_migrate_add(cJSON *obj, const char *key, cJSON *value, bl_err *err)
+{
+	if (!value)
+		return bl_fail(err, BL_ENOMEM, "out of memory migrating a file");
+	if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
+		cJSON_Delete(value);
+		return 0;
+	}
+	if (!cJSON_AddItemToObject(obj, key, value)) {
+		cJSON_Delete(value);
+		return bl_fail(err, BL_ENOMEM, "out of memory migrating a file");
+	}
 	return 0;
 }
 

@@ -81,9 +81,45 @@ const cJSON *json_take(json_obj *o, const char *key);
 
 /*
  * Reads "kind" and "version" of a file's top object: kind must be exactly
- * kind and version exactly version, else a message naming what was found.
+ * kind and version exactly version, else a message naming what was found (a
+ * version newer than this brushloop reads is called so). For formats that
+ * have had one version; a format with older versions has a json_format.
  */
 int json_kind(json_obj *root, const char *kind, int version, bl_err *err);
+/* The version alone (a file of several kinds): an integer in [oldest, newest], refused as json_kind says. */
+int json_version(json_obj *root, int oldest, int newest, long long *version, bl_err *err);
+
+/*
+ * Turns a file's top object from one version into the next, in place: adds
+ * what that version's writer wrote and the older one did not, so the reader
+ * reads one shape. ctx is the reader's, for what the file alone does not say
+ * (the machine a state belongs to); file names it in messages.
+ */
+typedef int (*json_migrate_fn)(cJSON *root, const char *file, void *ctx, bl_err *err);
+
+/*
+ * A file format with versions: what its writer writes (version), the oldest
+ * a reader still reads, and the steps between them: step[v - oldest] turns
+ * version v into v + 1 (version - oldest of them).
+ */
+struct json_format {
+	const char *kind;
+	int version;
+	int oldest;
+	const json_migrate_fn *step;
+};
+
+/*
+ * Opens root as a file of format f: checks its kind and version (a missing
+ * or non-integer version, one older than f->oldest or newer than f->version
+ * is refused naming the file and both versions, BL_EINVAL), migrates it step
+ * by step to f->version, and opens it into o with kind and version read.
+ */
+int json_format_open(cJSON *root, const char *file, const struct json_format *f, void *ctx,
+		     json_obj *o, bl_err *err);
+
+/* For migrations: adds value under key of obj unless the key is there (then frees value). */
+int json_migrate_add(cJSON *obj, const char *key, cJSON *value, bl_err *err);
 
 /* Fails on the first key that no accessor read. */
 int json_end(json_obj *o, bl_err *err);

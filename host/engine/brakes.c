@@ -39,6 +39,13 @@ cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *r)
 	return o;
 }
 
+int run_cost_v1_to_v2(cJSON *cost, bl_err *err)
+{
+	int rc = json_migrate_add(cost, "planner_s", cJSON_CreateNumber(0), err);
+
+	return rc ? rc : json_migrate_add(cost, "planner_external_calls", cJSON_CreateNumber(0), err);
+}
+
 int run_cost_from_json(const cJSON *node, struct run_cost *c, bl_err *err)
 {
 	json_obj o;
@@ -55,11 +62,8 @@ int run_cost_from_json(const cJSON *node, struct run_cost *c, bl_err *err)
 	if (json_num(&o, "planner_calls", JSON_REQUIRED, 0, 1e12, &v, err))
 		return err->code;
 	c->planner_calls = (long)v;
-	c->planner_s = 0.0;
-	if (json_num(&o, "planner_s", JSON_OPTIONAL, 0, 1e9, &c->planner_s, err) < 0)
-		return err->code;
-	v = 0;
-	if (json_num(&o, "planner_external_calls", JSON_OPTIONAL, 0, (double)c->planner_calls, &v, err) < 0)
+	if (json_num(&o, "planner_s", JSON_REQUIRED, 0, 1e9, &c->planner_s, err) ||
+	    json_num(&o, "planner_external_calls", JSON_REQUIRED, 0, (double)c->planner_calls, &v, err))
 		return err->code;
 	c->planner_ext_calls = (long)v;
 	/* The priced figures and currency are derived: read past them. */

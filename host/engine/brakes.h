@@ -22,7 +22,9 @@ double run_cost_total(const struct run_cost *c, const struct machine_costs *rate
 /* {"arm_s", "verifications", "planner_calls", "planner_s", "paint_ml", "priced": {"arm", "verifications", "planner", "paint", "total"}, "currency"} */
 cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *rates);
 
-/* Reads what run_cost_json wrote (for resume); missing keys are an error, but planner_s (0 in a state written before it was kept). */
+/* A version 1 state's cost migrated to version 2: no planner time or external calls where it names none. */
+int run_cost_v1_to_v2(cJSON *cost, bl_err *err);
+/* Reads what run_cost_json wrote (for resume); a missing key is an error. */
 int run_cost_from_json(const cJSON *o, struct run_cost *c, bl_err *err);
 
 enum run_brake {

@@ -237,7 +237,7 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 	v = cJSON_AddObjectToObject(o, "versions");
 	cJSON_AddStringToObject(v, "brushloop", BL_VERSION);
 	cJSON_AddNumberToObject(v, "plan", 1);
-	cJSON_AddNumberToObject(v, "state", 1);
+	cJSON_AddNumberToObject(v, "state", run_state_format.version);
 	cJSON_AddItemToObject(o, "machine", machine_copy);
 	if ((rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = json_parse_file(pal, &pj, err)))

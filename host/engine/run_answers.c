@@ -33,17 +33,16 @@ void run_apply_substitutes(struct run *r)
 
 int run_json_read(struct run *r, bl_err *err)
 {
-	char p[RUN_PATH_MAX], copy[128], file[CFG_PATH_MAX], hash[17], kind[16];
+	char p[RUN_PATH_MAX], copy[128], file[CFG_PATH_MAX], hash[17];
 	cJSON *root;
 	json_obj o, t;
 	double seed;
-	int rc, ver;
+	int rc;
 
 	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
 		return rc;
 	if ((rc = json_obj_open(root, p, "", &o, err)) < 0 ||
-	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) < 0 ||
-	    (rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &ver, err)) < 0 ||
+	    (rc = json_kind(&o, "run", 1, err)) < 0 ||
 	    (rc = json_child(&o, "target", JSON_REQUIRED, &t, err)) < 0 ||
 	    (rc = json_str(&t, "file", JSON_REQUIRED, file, sizeof(file), err)) < 0 ||
 	    (rc = json_str(&t, "copy", JSON_REQUIRED, copy, sizeof(copy), err)) < 0 ||
@@ -64,10 +63,6 @@ int run_json_read(struct run *r, bl_err *err)
 	json_take(&o, "inputs"); /* run_inputs_verify compares them */
 	if ((rc = json_end(&o, err)) < 0)
 		goto out;
-	if (strcmp(kind, "run")) {
-		rc = bl_fail(err, BL_EINVAL, "%s: not a run file (kind '%s')", p, kind);
-		goto out;
-	}
 	r->st.seed = (uint64_t)seed;
 	rc = run_path(r, copy, r->target_copy, sizeof(r->target_copy), err);
 out:

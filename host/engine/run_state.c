@@ -199,8 +199,8 @@ cJSON *run_state_json(const struct run *r)
 
 	if (!o)
 		return NULL;
-	cJSON_AddStringToObject(o, "kind", "run_state");
-	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddStringToObject(o, "kind", run_state_format.kind);
+	cJSON_AddNumberToObject(o, "version", run_state_format.version);
 	cJSON_AddStringToObject(o, "state", st->state);
 	cJSON_AddStringToObject(o, "reason", st->reason);
 	cJSON_AddStringToObject(o, "brake", st->brake);
@@ -360,15 +360,10 @@ static int take(json_obj *o, const char *key, const cJSON **out, bl_err *err)
 /* What the file is, where the run stands, and the batch under way. */
 static int load_head(json_obj *o, struct run_state *st, bl_err *err)
 {
-	char kind[32];
 	const cJSON *j;
 	double v;
-	int ver, k;
+	int k;
 
-	TRY(json_str(o, "kind", JSON_REQUIRED, kind, sizeof(kind), err));
-	TRY(json_i32(o, "version", JSON_REQUIRED, 1, 1, &ver, err));
-	if (strcmp(kind, "run_state"))
-		return json_fail(o, "kind", err, BL_EINVAL, "'%s' is not a run state", kind);
 	TRY(json_str(o, "state", JSON_REQUIRED, st->state, sizeof(st->state), err));
 	for (k = 0; run_state_names[k] && strcmp(run_state_names[k], st->state); k++)
 		;
@@ -431,10 +426,8 @@ static int load_colour(struct run *r, json_obj *c, struct run_colour *col, bl_er
 	TRY(json_num(c, "cell_ml", JSON_REQUIRED, 0.0, r->m.mixing.cell_max_ml + ML_EPS, &col->cell_ml, err));
 	TRY(json_bool(c, "verified", JSON_REQUIRED, &col->verified, err));
 	TRY(json_bool(c, "accepted", JSON_REQUIRED, &col->accepted, err));
-	TRY(json_bool(c, "accepted_within", JSON_OPTIONAL, &col->accepted_within, err));
-	/* A state from before recipes were kept has none: its top-ups mix afresh. */
-	if (cJSON_GetObjectItemCaseSensitive(c->node, "recipe"))
-		TRY(mix_units_from_json(&r->mixer.model, c, "recipe", col->recipe, err));
+	TRY(json_bool(c, "accepted_within", JSON_REQUIRED, &col->accepted_within, err));
+	TRY(mix_units_from_json(&r->mixer.model, c, "recipe", col->recipe, err));
 	TRY(json_bool(c, "escalated", JSON_REQUIRED, &col->escalated, err));
 	/* Present only when the operator substituted the colour. */
 	rc = lab_read_opt(c, "substitute", JSON_OPTIONAL, &col->substitute, err);
@@ -447,15 +440,14 @@ static int load_colour(struct run *r, json_obj *c, struct run_colour *col, bl_er
 	TRY(json_i32(c, "attempts", JSON_REQUIRED, 0, 1000000, &col->attempts, err));
 	TRY(json_i32(c, "cells", JSON_REQUIRED, 0, 1000000, &col->cells, err));
 	TRY(json_num(c, "dispensed_ml", JSON_REQUIRED, 0, 1e9, &col->dispensed_ml, err));
-	TRY(json_num(c, "wasted_ml", JSON_OPTIONAL, 0, 1e9, &col->wasted_ml, err));
+	TRY(json_num(c, "wasted_ml", JSON_REQUIRED, 0, 1e9, &col->wasted_ml, err));
 	TRY(lab_read(c, "canvas_offset", &col->canvas_offset, err));
 	TRY(json_num(c, "canvas_cells", JSON_REQUIRED, 0, 1e12, &v, err));
 	col->canvas_cells = (long)v;
 	TRY(json_num(c, "hide", JSON_REQUIRED, 0.0, 2.0, &col->hide, err));
 	TRY(json_num(c, "hide_weight", JSON_REQUIRED, 0.0, 1e12, &col->hide_weight, err));
-	/* A state from before coats were learnt has none: the colour's look places its corrections. */
-	TRY(json_num(c, "coat", JSON_OPTIONAL, 0.0, 2.0, &col->coat, err));
-	TRY(json_num(c, "coat_weight", JSON_OPTIONAL, 0.0, 1e12, &col->coat_weight, err));
+	TRY(json_num(c, "coat", JSON_REQUIRED, 0.0, 2.0, &col->coat, err));
+	TRY(json_num(c, "coat_weight", JSON_REQUIRED, 0.0, 1e12, &col->coat_weight, err));
 	return json_end(c, err);
 }
 
@@ -487,10 +479,8 @@ static int load_wells(struct run *r, json_obj *o, bl_err *err)
 	/* A bit per mixing cell: at most CFG_MAX_CELLS (32) of them. */
 	TRY(json_num(o, "cells_used", JSON_REQUIRED, 0, ldexp(1.0, r->m.n_cells) - 1.0, &v, err));
 	st->cells_used = (uint64_t)v;
-	/* A state from before wells were counted has none: they count from full. */
-	run_wells_full(r);
-	TRY(json_array(o, "wells", JSON_OPTIONAL, CFG_MAX_WELLS, &arr, &n, err));
-	if (arr && n != (size_t)r->m.n_wells)
+	TRY(json_array(o, "wells", JSON_REQUIRED, CFG_MAX_WELLS, &arr, &n, err));
+	if (n != (size_t)r->m.n_wells)
 		return json_fail(o, "wells", err, BL_EINVAL, "%zu wells, the machine has %d", n, r->m.n_wells);
 	cJSON_ArrayForEach(it, arr) {
 		char name[CFG_NAME_MAX], paint[CFG_NAME_MAX];
@@ -509,7 +499,7 @@ static int load_wells(struct run *r, json_obj *o, bl_err *err)
 		TRY(json_end(&c, err));
 		i++;
 	}
-	return json_i32(o, "well_low", JSON_OPTIONAL, 0, r->m.n_wells, &st->well_low, err);
+	return json_i32(o, "well_low", JSON_REQUIRED, 0, r->m.n_wells, &st->well_low, err);
 }
 
 /* The mix under way, what mixing learnt, the cost and the brakes: each read by its own reader. */
@@ -628,6 +618,57 @@ static int load_tail(json_obj *o, struct run_state *st, bl_err *err)
 	return json_bool(o, "final_verified", JSON_REQUIRED, &st->final_verified, err);
 }
 
+/*
+ * Version 1 had no version of its own for what was added to it: a state
+ * written before recipes were kept, coats learnt, wells counted or waste and
+ * the planner's time priced lacks them. Version 2 has them all; a version 1
+ * state gets what those brushloops assumed: no recipe kept (top-ups mix
+ * afresh), no coat learnt (the colour's look places its corrections), every
+ * well full and none low, nothing wasted, no planner time.
+ */
+static int state_v1_to_v2(cJSON *root, const char *file, void *ctx, bl_err *err)
+{
+	const struct run *r = ctx;
+	cJSON *c, *w, *cost = cJSON_GetObjectItemCaseSensitive(root, "cost");
+	int rc = 0;
+
+	(void)file;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(root, "colours")) {
+		if (!cJSON_IsObject(c))
+			continue; /* the reader names it */
+		if ((rc = json_migrate_add(c, "accepted_within", cJSON_CreateFalse(), err)) ||
+		    (rc = json_migrate_add(c, "recipe", cJSON_CreateObject(), err)) ||
+		    (rc = json_migrate_add(c, "wasted_ml", cJSON_CreateNumber(0), err)) ||
+		    (rc = json_migrate_add(c, "coat", cJSON_CreateNumber(0), err)) ||
+		    (rc = json_migrate_add(c, "coat_weight", cJSON_CreateNumber(0), err)))
+			return rc;
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(root, "wells")) {
+		cJSON *a = cJSON_CreateArray();
+
+		for (int i = 0; a && i < r->m.n_wells; i++) {
+			if (!(w = cJSON_CreateObject()) || !cJSON_AddItemToArray(a, w)) {
+				cJSON_Delete(w);
+				cJSON_Delete(a);
+				a = NULL;
+				break;
+			}
+			cJSON_AddStringToObject(w, "well", r->m.wells[i].name);
+			cJSON_AddStringToObject(w, "paint", run_well_paint(r, i));
+			cJSON_AddNumberToObject(w, "left_ml", r->m.wells[i].capacity_ml);
+			cJSON_AddNumberToObject(w, "capacity_ml", r->m.wells[i].capacity_ml);
+		}
+		if ((rc = json_migrate_add(root, "wells", a, err)))
+			return rc;
+	}
+	if ((rc = json_migrate_add(root, "well_low", cJSON_CreateNumber(0), err)))
+		return rc;
+	return cJSON_IsObject(cost) ? run_cost_v1_to_v2(cost, err) : 0;
+}
+
+static const json_migrate_fn state_steps[] = { state_v1_to_v2 };
+const struct json_format run_state_format = { "run_state", 2, 1, state_steps };
+
 int run_state_load(struct run *r, bl_err *err)
 {
 	struct run_state *st = &r->st;
@@ -641,7 +682,8 @@ int run_state_load(struct run *r, bl_err *err)
 	if ((rc = run_path(r, "state.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
 		return rc;
 	/* In the file's order, so the first bad key is the one named. */
-	if ((rc = json_obj_open(root, p, "", &o, err)) < 0 || (rc = load_head(&o, st, err)) < 0 ||
+	if ((rc = json_format_open(root, p, &run_state_format, r, &o, err)) < 0 ||
+	    (rc = load_head(&o, st, err)) < 0 ||
 	    (rc = load_subtasks(&o, st, err)) < 0 || (rc = load_colours(r, &o, err)) < 0 ||
 	    (rc = load_wells(r, &o, err)) < 0 || (rc = load_mixing(r, &o, p, err)) < 0 ||
 	    (rc = load_pending(r, &o, err)) < 0 || (rc = load_lists(&o, st, err)) < 0 ||

@@ -181,6 +181,7 @@ struct run_state {
 };
 
 struct run;
+struct json_format;
 
 void run_state_init(struct run_state *st);
 void run_state_free(struct run_state *st);
@@ -189,6 +190,8 @@ int run_state_resize(struct run_state *st, size_t n_sub, bl_err *err);
 cJSON *run_state_json(const struct run *r);
 /* Writes state.json atomically (and STATUS.md when due). */
 int run_state_save(struct run *r, bl_err *err);
+/* state.json's kind, version and the steps that migrate older ones (docs/run.md). */
+extern const struct json_format run_state_format;
 /* Reads state.json strictly against the run's machine and mixing model: a bad key is BL_EINVAL naming it. */
 int run_state_load(struct run *r, bl_err *err);
 /* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */

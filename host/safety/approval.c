@@ -301,7 +301,7 @@ static int load_answer(const char *run_dir, struct gate_request *r, bl_err *err)
 		return rc;
 	if ((rc = json_obj_open(doc, path, "", &o, err)) ||
 	    (rc = json_str(&o, "kind", JSON_REQUIRED, kind, sizeof(kind), err)) ||
-	    (rc = json_int(&o, "version", JSON_REQUIRED, 1, ANSWER_VERSION, &version, err)) ||
+	    (rc = json_version(&o, 1, ANSWER_VERSION, &version, err)) ||
 	    (rc = json_str(&o, "id", JSON_REQUIRED, id, sizeof(id), err)) ||
 	    (rc = json_str(&o, "answer", JSON_REQUIRED, ans, sizeof(ans), err)) ||
 	    (rc = json_int(&o, "wall_ms", JSON_REQUIRED, 0, INT64_MAX / 2, &wall, err)) ||

@@ -448,11 +448,7 @@ int gate_check_file(const struct machine *m, const char *path, const arm_point *
 			rc = file_fail(w, GATE_R_BAD_FILE, perr.msg, err);
 			goto out_free;
 		}
-		if (json_int(&root, "version", JSON_REQUIRED, 0, 1000000, &version, &perr) ||
-		    (version != 1 &&
-		     json_fail(&root, "version", &perr, BL_EINVAL,
-			       "schema version %lld is not supported (this brushloop reads 1)",
-			       version)) ||
+		if (json_version(&root, 1, 1, &version, &perr) ||
 		    json_array(&root, "actions", JSON_REQUIRED, 1000000, &arr, &n, &perr) ||
 		    json_end(&root, &perr)) {
 			rc = file_fail(w, GATE_R_BAD_FILE, perr.msg, err);

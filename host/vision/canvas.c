@@ -88,7 +88,8 @@ int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 	const cJSON *arr, *it;
 	double size_px[2];
 	size_t n, i = 0;
-	int kind, version, rc;
+	long long version;
+	int kind, rc;
 
 	vis_canvas_init(c);
 	rc = json_parse_file(path, &root, err);
@@ -99,7 +100,7 @@ int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 		goto out_free;
 	if ((rc = json_enum(&o, "kind", JSON_REQUIRED, kinds, &kind, err)) < 0)
 		goto out_free;
-	if ((rc = json_i32(&o, "version", JSON_REQUIRED, 1, 1, &version, err)) < 0)
+	if ((rc = json_version(&o, 1, 1, &version, err)) < 0)
 		goto out_free;
 	if ((rc = json_vec(&o, "image_px", JSON_REQUIRED, 2, 16, MAX_IMAGE_PX, size_px, err)) < 0)
 		goto out_free;

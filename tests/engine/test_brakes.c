@@ -146,21 +146,28 @@ TEST(state_round_trips_through_json)
 	cJSON_Delete(j);
 }
 
-/* A state.json written before the planner's wall time was counted reads as none spent. */
-TEST(cost_without_planner_time_reads_as_zero)
+/*
+ * A version 1 state.json written before the planner's wall time and external
+ * calls were counted: refused as it is, read as none spent once migrated.
+ */
+TEST(cost_without_planner_time_migrates_to_zero)
 {
 	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3 };
-	struct run_cost c = { .arm_s = 1, .planner_calls = 1, .planner_s = 2.5 }, c2;
+	struct run_cost c = { .arm_s = 1, .planner_calls = 1, .planner_s = 2.5, .planner_ext_calls = 1 }, c2;
 	bl_err err = { 0 };
 	cJSON *j = run_cost_json(&c, &r);
 
 	cJSON_DeleteItemFromObject(j, "planner_s");
+	cJSON_DeleteItemFromObject(j, "planner_external_calls");
+	CHECK(run_cost_from_json(j, &c2, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "planner_s: missing");
+	CHECK(run_cost_v1_to_v2(j, &err) == 0);
 	memset(&c2, 0xff, sizeof(c2));
-	CHECK(run_cost_from_json(j, &c2, &err) == 0);
-	CHECK(c2.planner_s == 0.0 && c2.planner_calls == 1);
+	CHECK_MSG(run_cost_from_json(j, &c2, &err) == 0, "%s", err.msg);
+	CHECK(c2.planner_s == 0.0 && c2.planner_ext_calls == 0 && c2.planner_calls == 1);
 	cJSON_Delete(j);
 }
 
 TEST_MAIN(T(attempts_brake_after_the_limit), T(same_failure_three_times_is_stuck),
 	  T(no_progress_is_wandering), T(comm_errors_open_the_breaker), T(budgets_and_cost),
-	  T(state_round_trips_through_json), T(cost_without_planner_time_reads_as_zero))
+	  T(state_round_trips_through_json), T(cost_without_planner_time_migrates_to_zero))

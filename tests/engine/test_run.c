@@ -875,7 +875,8 @@ TEST(a_state_from_before_coats_were_learnt_resumes)
 	CHECK(test_brushloop(args, NULL, NULL) == 86);
 	st = state_of(dir);
 	CHECK(st != NULL);
-	/* As an older brushloop wrote it: no coat in any colour. */
+	/* As an older brushloop wrote it: version 1, no coat in any colour. */
+	cJSON_ReplaceItemInObject(st, "version", cJSON_CreateNumber(1));
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(st, "colours")) {
 		stripped += cJSON_GetObjectItem(c, "coat") != NULL;
 		cJSON_DeleteItemFromObject(c, "coat");

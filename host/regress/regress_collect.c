@@ -341,6 +341,7 @@ int regress_collect(const struct regress_suite *s, const char *dir, const cJSON 
 
 int regress_baseline_load(const char *path, cJSON **out, bl_err *err)
 {
+	json_obj o;
 	const cJSON *c;
 	size_t i = 0;
 	int rc;
@@ -348,13 +349,15 @@ int regress_baseline_load(const char *path, cJSON **out, bl_err *err)
 	if ((rc = json_parse_file(path, out, err)))
 		return rc;
 	/* Only kind and version are checked strictly: a result has many keys a comparison ignores. */
-	if (!cJSON_IsObject(*out) ||
-	    strcmp(cJSON_GetStringValue(get(*out, "kind")) ?: "", "regress-result") ||
-	    num(*out, "version", 0) != 1 || !cJSON_IsArray(get(*out, "cases"))) {
+	if ((rc = json_obj_open(*out, path, "", &o, err)) ||
+	    (rc = json_kind(&o, "regress-result", 1, err)) || !cJSON_IsArray(get(*out, "cases"))) {
+		char why[BL_ERR_MSG_MAX];
+
+		snprintf(why, sizeof(why), "%s", rc ? err->msg : "cases: missing or not an array");
 		rc = bl_fail(err, BL_EINVAL,
 			     "%s: not a regress result (kind \"regress-result\", version 1, "
-			     "\"cases\"), as `brushloop regress --json` writes",
-			     path);
+			     "\"cases\"), as `brushloop regress --json` writes: %s",
+			     path, why);
 		goto free_out;
 	}
 	cJSON_ArrayForEach(c, get(*out, "cases")) {

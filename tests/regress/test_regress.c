@@ -328,6 +328,8 @@ TEST(a_bad_suite_is_exit_2_naming_the_file_and_key)
 
 		CHECK_MSG(rc == 2, "a baseline of another version: exit %d", rc);
 		CHECK_STR_CONTAINS(se, "not a regress result");
+		CHECK_STR_CONTAINS(se, "b.json: version: schema version 2 is not supported: it is newer "
+				   "than version 1");
 		free(se);
 	}
 }

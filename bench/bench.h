@@ -8,8 +8,12 @@ struct bench_case {
 	const char *name;  /* part.figure_unit, e.g. "sim.render_720p_ms" */
 	const char *unit;  /* "ms", "s", "ns", ... */
 	int runs;          /* default number of runs; the median is reported */
-	/* One measurement: fills *value in unit. Setup that is not part of the figure goes outside the timed region. */
-	int (*run)(double *value, bl_err *err);
+	/*
+	 * One measurement: fills *value in unit. Setup that is not part of the figure goes
+	 * outside the timed region. quick (`bench --quick`): the smallest inputs that still
+	 * take the benchmark's whole code path, to show it runs; its value is no figure.
+	 */
+	int (*run)(double *value, int quick, bl_err *err);
 };
 
 /* Every benchmark, ending with a zeroed entry. Parts add theirs here. */
@@ -22,26 +26,26 @@ double bench_median(double *v, int n);
 double bench_now_ms(void);
 
 /* The benchmarks of each part. */
-int bench_color_de2000(double *value, bl_err *err);
-int bench_config_load(double *value, bl_err *err);
-int bench_safety_check_stroke(double *value, bl_err *err);
-int bench_safety_decision_json(double *value, bl_err *err);
-int bench_safety_gate_check_4k(double *value, bl_err *err);
-int bench_safety_gate_check_100k(double *value, bl_err *err);
-int bench_mix_solve(double *value, bl_err *err);
-int bench_vision_observe(double *value, bl_err *err);
-int bench_vision_jpeg_decode(double *value, bl_err *err);
-int bench_vision_de_map(double *value, bl_err *err);
-int bench_calib_camera(double *value, bl_err *err);
-int bench_arm_kin_scara(double *value, bl_err *err);
-int bench_sim_render(double *value, bl_err *err);
-int bench_sim_overnight(double *value, bl_err *err);
-int bench_sim_night_real(double *value, bl_err *err);
-int bench_plan_strokes(double *value, bl_err *err);
-int bench_serve_run_page(double *value, bl_err *err);
-int bench_serve_event(double *value, bl_err *err);
+int bench_color_de2000(double *value, int quick, bl_err *err);
+int bench_config_load(double *value, int quick, bl_err *err);
+int bench_safety_check_stroke(double *value, int quick, bl_err *err);
+int bench_safety_decision_json(double *value, int quick, bl_err *err);
+int bench_safety_gate_check_4k(double *value, int quick, bl_err *err);
+int bench_safety_gate_check_100k(double *value, int quick, bl_err *err);
+int bench_mix_solve(double *value, int quick, bl_err *err);
+int bench_vision_observe(double *value, int quick, bl_err *err);
+int bench_vision_jpeg_decode(double *value, int quick, bl_err *err);
+int bench_vision_de_map(double *value, int quick, bl_err *err);
+int bench_calib_camera(double *value, int quick, bl_err *err);
+int bench_arm_kin_scara(double *value, int quick, bl_err *err);
+int bench_sim_render(double *value, int quick, bl_err *err);
+int bench_sim_overnight(double *value, int quick, bl_err *err);
+int bench_sim_night_real(double *value, int quick, bl_err *err);
+int bench_plan_strokes(double *value, int quick, bl_err *err);
+int bench_serve_run_page(double *value, int quick, bl_err *err);
+int bench_serve_event(double *value, int quick, bl_err *err);
 /* A fresh sandbox per phase: start, one line answered, teardown (wall, and the host's CPU with its children's). */
-int bench_sandbox_start(double *value, bl_err *err);
-int bench_sandbox_start_cpu(double *value, bl_err *err);
+int bench_sandbox_start(double *value, int quick, bl_err *err);
+int bench_sandbox_start_cpu(double *value, int quick, bl_err *err);
 
 #endif

@@ -4,7 +4,7 @@
 #include "arm/kin.h"
 #include "bench/bench.h"
 
-int bench_arm_kin_scara(double *value, bl_err *err)
+int bench_arm_kin_scara(double *value, int quick, bl_err *err)
 {
 	enum { N = 200000 };
 	struct machine *m = malloc(sizeof(*m));

@@ -41,7 +41,7 @@ static int setup(bl_err *err)
 	return rc;
 }
 
-int bench_calib_camera(double *value, bl_err *err)
+int bench_calib_camera(double *value, int quick, bl_err *err)
 {
 	struct calib_camera_opts o = { 0 };
 	struct calib_camera_result *r;

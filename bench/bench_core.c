@@ -5,7 +5,7 @@
 #include "color/color.h"
 #include "config/machine.h"
 
-int bench_color_de2000(double *value, bl_err *err)
+int bench_color_de2000(double *value, int quick, bl_err *err)
 {
 	enum { N = 200000 };
 	volatile double sink = 0.0;
@@ -24,7 +24,7 @@ int bench_color_de2000(double *value, bl_err *err)
 	return 0;
 }
 
-int bench_config_load(double *value, bl_err *err)
+int bench_config_load(double *value, int quick, bl_err *err)
 {
 	struct machine *m = malloc(sizeof(*m));
 	double t0;

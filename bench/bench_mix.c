@@ -16,7 +16,7 @@
  * colours (mostly out of gamut, the harder search). Loading the palette and
  * building the model happen once, outside the timing.
  */
-int bench_mix_solve(double *value, bl_err *err)
+int bench_mix_solve(double *value, int quick, bl_err *err)
 {
 	static struct mix_model *m;
 	static struct mix_limits lim;

@@ -57,7 +57,7 @@ static int busy_target(const char *path, bl_err *err)
 	return rc;
 }
 
-int bench_plan_strokes(double *value, bl_err *err)
+int bench_plan_strokes(double *value, int quick, bl_err *err)
 {
 	char target[64];
 	struct bench_plan_env *e = calloc(1, sizeof(*e));
@@ -84,7 +84,8 @@ int bench_plan_strokes(double *value, bl_err *err)
 	if ((rc = plan_target_load(target, &e->m, &t, err)))
 		goto out_free;
 	plan_options_default(&o, &e->m);
-	o.max_strokes = 2000;
+	/* Quick: a tenth of the strokes, still the whole budget used on the same picture. */
+	o.max_strokes = quick ? 200 : 2000;
 	in.machine = &e->m;
 	in.solver = &e->mixer.solver;
 	in.target = &t.lab;
@@ -99,8 +100,8 @@ int bench_plan_strokes(double *value, bl_err *err)
 	*value = (bench_now_ms() - t0) / 1000.0;
 	if (!text)
 		rc = bl_fail(err, BL_ENOMEM, "out of memory printing the plan");
-	else if (p.n_strokes != 2000)
-		rc = bl_fail(err, BL_EIO, "the plan has %d strokes, not 2000", p.n_strokes);
+	else if (p.n_strokes != o.max_strokes)
+		rc = bl_fail(err, BL_EIO, "the plan has %d strokes, not %d", p.n_strokes, o.max_strokes);
 
 out_free:
 	cJSON_free(text);

@@ -39,7 +39,7 @@ static int stroke_setup(struct machine *m, struct arm_action *a, bl_err *err)
 	return 0;
 }
 
-int bench_safety_check_stroke(double *value, bl_err *err)
+int bench_safety_check_stroke(double *value, int quick, bl_err *err)
 {
 	struct machine *m = malloc(sizeof(*m));
 	struct arm_action a;
@@ -65,7 +65,7 @@ int bench_safety_check_stroke(double *value, bl_err *err)
 	return rc;
 }
 
-int bench_safety_decision_json(double *value, bl_err *err)
+int bench_safety_decision_json(double *value, int quick, bl_err *err)
 {
 	enum { N = 2000 };
 	struct machine *m = malloc(sizeof(*m));
@@ -147,13 +147,13 @@ out_free:
 	return rc;
 }
 
-int bench_safety_gate_check_4k(double *value, bl_err *err)
+int bench_safety_gate_check_4k(double *value, int quick, bl_err *err)
 {
 	/* The example machine's limits.max_stroke_points: the most it checks in full. */
 	return check_file(4096, GATE_ALLOW, value, err);
 }
 
-int bench_safety_gate_check_100k(double *value, bl_err *err)
+int bench_safety_gate_check_100k(double *value, int quick, bl_err *err)
 {
 	/* Refused by its count before a path is made. */
 	return check_file(100000, GATE_DENY, value, err);

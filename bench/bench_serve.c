@@ -31,8 +31,11 @@ static void console_end(void)
 		nftw(bench_tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* One small simulated run (40 strokes of flat-shapes) and a console over it, made once a process. */
-static struct serve *console(char *run, size_t n, bl_err *err)
+/*
+ * One small simulated run (40 strokes of flat-shapes; quick: 8 strokes of 2 colours, a run
+ * directory with every file the page shows) and a console over it, made once a process.
+ */
+static struct serve *console(char *run, size_t n, int quick, bl_err *err)
 {
 	static char dir[4096];
 	struct serve *s = bench_console;
@@ -57,7 +60,8 @@ static struct serve *console(char *run, size_t n, bl_err *err)
 	o.machine_path = BL_SOURCE_ROOT "/examples/machine-sim.json";
 	o.palette_path = BL_SOURCE_ROOT "/examples/palette.json";
 	o.out_dir = dir;
-	o.max_strokes = 40;
+	o.max_strokes = quick ? 8 : 40;
+	o.colours = quick ? 2 : 0;
 	o.quiet = 1;
 	o.accept_nearest = 1;
 	rc = run_start(&o, err);
@@ -91,10 +95,10 @@ static int connect_to(struct serve *s, const char *path, bl_err *err)
 	return fd;
 }
 
-int bench_serve_run_page(double *value, bl_err *err)
+int bench_serve_run_page(double *value, int quick, bl_err *err)
 {
 	char run[4096], buf[65536];
-	struct serve *s = console(run, sizeof(run), err);
+	struct serve *s = console(run, sizeof(run), quick, err);
 	double t0;
 	int fd;
 
@@ -146,10 +150,10 @@ static int events(int fd, int count, int timeout_ms, bl_err *err)
 	return 0;
 }
 
-int bench_serve_event(double *value, bl_err *err)
+int bench_serve_event(double *value, int quick, bl_err *err)
 {
 	char run[4096], path[4200], *state = NULL;
-	struct serve *s = console(run, sizeof(run), err);
+	struct serve *s = console(run, sizeof(run), quick, err);
 	size_t len;
 	double t0;
 	int fd, rc;

@@ -74,7 +74,7 @@ static struct machine *load_machine(bl_err *err)
 	return m;
 }
 
-int bench_sim_render(double *value, bl_err *err)
+int bench_sim_render(double *value, int quick, bl_err *err)
 {
 	/* One world for every run: its setup and first frame (the pixel map) are not the figure. */
 	static struct sim *s;
@@ -115,9 +115,10 @@ int bench_sim_render(double *value, bl_err *err)
 	return rc;
 }
 
-int bench_sim_overnight(double *value, bl_err *err)
+int bench_sim_overnight(double *value, int quick, bl_err *err)
 {
-	enum { STROKES = 10000, OBSERVATIONS = 300 };
+	/* Quick: 150 strokes still wash, dip and change brushes (every 50 strokes) through all three. */
+	const int strokes = quick ? 150 : 10000, observations = quick ? 3 : 300;
 	static const char *const brushes[] = { "round-2", "round-6", "flat-12" };
 	struct machine *m = load_machine(err);
 	struct sim_options o = { 1, 1, NULL };
@@ -136,7 +137,7 @@ int bench_sim_overnight(double *value, bl_err *err)
 		goto out_m;
 	rng_init(&r, 11);
 	rc = exec_simple(s, ARM_HOME, NULL, NULL, err);
-	for (int i = 0; i < STROKES && rc == 0; i++) {
+	for (int i = 0; i < strokes && rc == 0; i++) {
 		const char *brush = brushes[(i / 50) % 3];
 
 		if (i % 50 == 0)
@@ -145,7 +146,7 @@ int bench_sim_overnight(double *value, bl_err *err)
 			rc = exec_simple(s, ARM_DIP, brush, m->wells[(i / 5) % 13].name, err);
 		if (rc == 0)
 			rc = exec_stroke(s, m, &r, brush, err);
-		if (rc == 0 && (long)(i + 1) * OBSERVATIONS / STROKES > frames) {
+		if (rc == 0 && (long)(i + 1) * observations / strokes > frames) {
 			rc = sim_render(s, SIM_SCENE_CANVAS, &f, err);
 			cam_frame_free(&f);
 			frames++;

@@ -95,7 +95,7 @@ static int make_frame(bl_err *err)
 	return rc;
 }
 
-int bench_vision_observe(double *value, bl_err *err)
+int bench_vision_observe(double *value, int quick, bl_err *err)
 {
 	struct meas_profile *p = NULL;
 	struct img im = { 0 };
@@ -136,7 +136,7 @@ int bench_vision_observe(double *value, bl_err *err)
  * vision.observe_1080p_ms, which decodes the same frame and then does
  * everything else, measured in the same run.
  */
-int bench_vision_jpeg_decode(double *value, bl_err *err)
+int bench_vision_jpeg_decode(double *value, int quick, bl_err *err)
 {
 	unsigned char *px;
 	tjhandle tj;
@@ -164,7 +164,7 @@ out_free:
 	return rc;
 }
 
-int bench_vision_de_map(double *value, bl_err *err)
+int bench_vision_de_map(double *value, int quick, bl_err *err)
 {
 	enum { W = 400, H = 300 };
 	struct meas_profile *p = NULL;

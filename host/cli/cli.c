@@ -31,13 +31,16 @@ const struct cli_command cli_commands[] = {
 	  "Exit 0 when all are valid, 2 with a message naming the file and key otherwise.\n",
 	  cli_config_main, cli_config_sets },
 	{ "bench", "run the built-in benchmarks (median of several runs)",
-	  "usage: brushloop bench [NAME...] [--runs N] [--json]\n"
+	  "usage: brushloop bench [NAME...] [--runs N | --quick] [--json]\n"
 	  "\n"
 	  "Runs the built-in benchmarks and prints one figure a line, 'name: value unit',\n"
 	  "the median of N runs (each benchmark has its own default). A NAME selects one\n"
 	  "benchmark, or all of a part ('sim' selects sim.*). --json prints a list of\n"
-	  "{\"name\", \"value\", \"unit\", \"runs\"}. The machine is shared and noisy: compare\n"
-	  "figures from one run, not against remembered numbers.\n",
+	  "{\"name\", \"value\", \"unit\", \"runs\", \"quick\"}. --quick runs each benchmark\n"
+	  "once on the smallest inputs that still take its whole code path: it shows that\n"
+	  "every benchmark runs and reports a value, and its values are no figures. The\n"
+	  "machine is shared and noisy: compare figures from one run, not against\n"
+	  "remembered numbers.\n",
 	  cli_bench_main, cli_bench_sets },
 	{ "mix", "a recipe for a colour from the palette's paints, or the correction of a mix",
 	  "usage: brushloop mix TARGET_COLOR [--palette P] [--machine M] [--max-paints N]\n"

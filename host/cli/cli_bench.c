@@ -23,13 +23,15 @@ static int selected(const char *name, int argc, char **argv, int first)
 }
 
 enum bench_opt {
-	BENCH_JSON, BENCH_RUNS,
+	BENCH_JSON, BENCH_RUNS, BENCH_QUICK,
 	BENCH_OPT_COUNT
 };
 
 static const struct cli_opt bench_opts[BENCH_OPT_COUNT] = {
 	[BENCH_JSON] = CLI_OPT_JSON,
 	[BENCH_RUNS] = { "runs", 0, "N", "runs of each benchmark (its own default otherwise)", 0 },
+	[BENCH_QUICK] = { "quick", 0, NULL, "one run each on its smallest inputs: shows every benchmark "
+			  "runs, measures nothing", 0 },
 };
 static const struct cli_optset bench_set = { "bench", bench_opts, BENCH_OPT_COUNT, 0, NULL };
 
@@ -40,7 +42,7 @@ int cli_bench_main(int argc, char **argv)
 	cJSON *list = NULL;
 	bl_err err = { 0 };
 	long runs = 0;
-	int json = 0, opt, any = 0;
+	int json = 0, quick = 0, opt, any = 0;
 
 	cli_opt_start(&p, cmd, &bench_set, argc, argv);
 	while ((opt = cli_opt_next(&p)) != CLI_OPT_END) {
@@ -54,6 +56,9 @@ int cli_bench_main(int argc, char **argv)
 			if (cli_parse_long("--runs", p.arg, 1, 1000, &runs, &err))
 				return cli_usage(cmd, "%s", err.msg);
 			break;
+		case BENCH_QUICK:
+			quick = 1;
+			break;
 		case BENCH_OPT_COUNT:
 			break;
 		}
@@ -66,6 +71,10 @@ int cli_bench_main(int argc, char **argv)
 		if (!known)
 			return cli_usage(cmd, "no benchmark named '%s'", argv[i]);
 	}
+	if (quick && runs > 1)
+		return cli_usage(cmd, "--quick runs each benchmark once: it takes no --runs %ld", runs);
+	if (quick)
+		runs = 1;
 	if (json)
 		list = cJSON_CreateArray();
 	for (const struct bench_case *b = bench_cases; b->name; b++) {
@@ -78,7 +87,7 @@ int cli_bench_main(int argc, char **argv)
 		if (!v)
 			return 1;
 		for (int r = 0; r < n; r++) {
-			if (b->run(&v[r], &err)) {
+			if (b->run(&v[r], quick, &err)) {
 				free(v);
 				cJSON_Delete(list);
 				bl_err_prefix(&err, "benchmark %s", b->name);
@@ -93,9 +102,11 @@ int cli_bench_main(int argc, char **argv)
 			cJSON_AddNumberToObject(o, "value", bench_median(v, n));
 			cJSON_AddStringToObject(o, "unit", b->unit);
 			cJSON_AddNumberToObject(o, "runs", n);
+			cJSON_AddBoolToObject(o, "quick", quick);
 			cJSON_AddItemToArray(list, o);
 		} else {
-			printf("%s: %.3f %s\n", b->name, bench_median(v, n), b->unit);
+			printf("%s: %.3f %s%s\n", b->name, bench_median(v, n), b->unit,
+			       quick ? " (quick: no figure)" : "");
 			fflush(stdout);
 		}
 		free(v);

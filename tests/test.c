@@ -189,6 +189,60 @@ const char *test_tmpdir(void)
 	return tmp_dir;
 }
 
+/* One job in a forked child: its exit status is the number of its failed checks (at most 100). */
+static pid_t start_job(int i, void (*job)(int i, void *ctx), void *ctx)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		test_failures = 0;
+		job(i, ctx);
+		fflush(NULL);
+		_exit(test_failures > 100 ? 100 : test_failures);
+	}
+	return pid;
+}
+
+void test_parallel(int n, int at_once, void (*job)(int i, void *ctx), void *ctx)
+{
+	pid_t pids[64];
+	int next = 0, running = 0;
+
+	/* Made here, before any fork: every child names the same directory. */
+	test_tmpdir();
+	CHECK_MSG(n >= 0 && n <= 64 && at_once > 0, "%d jobs, %d at once", n, at_once);
+	if (n < 0 || n > 64 || at_once <= 0)
+		return;
+	while (next < n || running > 0) {
+		int ended = 0;
+
+		while (next < n && running < at_once) {
+			pids[next] = start_job(next, job, ctx);
+			CHECK_MSG(pids[next] > 0, "job %d: fork failed", next);
+			running += pids[next] > 0;
+			next++;
+		}
+		/* Each of ours by its pid: a child the case started itself is left to the case. */
+		for (int i = 0; i < next; i++) {
+			int status = 0;
+
+			if (pids[i] <= 0 || waitpid(pids[i], &status, WNOHANG) != pids[i])
+				continue;
+			pids[i] = 0;
+			running--;
+			ended = 1;
+			CHECK_MSG(WIFEXITED(status), "job %d ended by signal %d", i,
+				  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+			if (WIFEXITED(status))
+				test_failures += WEXITSTATUS(status);
+		}
+		if (!ended && running > 0)
+			usleep(10000);
+	}
+}
+
 const char *test_write_file(const char *name, const char *text)
 {
 	static char path[4096];

@@ -93,6 +93,15 @@ int test_spawn(const char *const *argv, const char *in_path, char **out, char **
 /* A fresh temporary directory for this test (removed by the OS, not by us). */
 const char *test_tmpdir(void);
 
+/*
+ * Runs job(i, ctx) for i from 0 to n - 1, at most at_once at a time, each in a child
+ * forked from this test, and waits for them all: for cases made of independent whole
+ * runs (each a process of its own), so that two of them share a machine's cores. A
+ * child's failed checks count as this case's, and its output goes where this one's goes;
+ * what it changes in memory stays in the child.
+ */
+void test_parallel(int n, int at_once, void (*job)(int i, void *ctx), void *ctx);
+
 /* Ends the binary as skipped (exit 77, meson's skip), saying why; its directory goes as for a pass. */
 void test_skip(const char *why) __attribute__((noreturn));
 

@@ -390,22 +390,6 @@ static double final_mean(const char *dir)
 	return v;
 }
 
-static double reference_mean = -1.0;
-
-/* The uninterrupted run every interrupted one is compared with. */
-static double reference(void)
-{
-	if (reference_mean < 0) {
-		const char *dir = run_dir("reference");
-		const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
-				       "--accept-nearest", "--quiet", NULL };
-
-		if (test_brushloop(args, NULL, NULL) == 0)
-			reference_mean = final_mean(dir);
-	}
-	return reference_mean;
-}
-
 TEST(a_small_run_finishes_with_a_verified_canvas)
 {
 	const char *dir = run_dir("whole");
@@ -508,36 +492,36 @@ static long journal_lines(const char *dir)
 	return n;
 }
 
-/*
- * Starts a run and kills it with SIGKILL once its journal has `lines` lines
- * (a moment in the run's progress, not in wall time: the same point on a
- * loaded machine and under sanitizers), then resumes it to the end.
- */
-static void kill_and_resume(const char *name, long lines)
-{
-	const char *dir = run_dir(name);
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
-			       "--accept-nearest", "--quiet", NULL };
-	const char *rargs[] = { "resume", dir, "--quiet", NULL };
-	/* The reference run first: the kill waits for the run under test's own journal. */
-	double ref = reference(), got;
-	int status = 0, n = 0, rc, exited = 0;
-	pid_t pid = start(args);
+/* The moments of the kill case: from the first events to the corrections (an uninterrupted run journals about 540 lines). */
+static const long kill_lines[] = { 3, 40, 130, 260, 420 };
+#define N_KILLS ((int)(sizeof(kill_lines) / sizeof(kill_lines[0])))
 
-	CHECK(pid > 0);
-	while (journal_lines(dir) < lines) {
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			exited = 1;
-			break;
-		}
-		usleep(2000);
+/* The final mean of the uninterrupted run the kills are taken from. */
+struct killed {
+	double ref;
+};
+
+/*
+ * A kill -9 at journal line kill_lines[i] of the uninterrupted run, as the copy made at that
+ * moment holds it, resumed to the end: no dispense twice, no done subtask started over, no
+ * stroke counted twice, the canvas within 3 CIEDE2000 of the uninterrupted run's.
+ */
+static void resume_killed(int i, void *ctx)
+{
+	const struct killed *k = ctx;
+	long lines = kill_lines[i];
+	char name[32];
+	const char *dir;
+	double got;
+	int n = 0, rc;
+
+	snprintf(name, sizeof(name), "kill-%ld", lines);
+	dir = run_dir(name);
+	{
+		const char *rargs[] = { "resume", dir, "--quiet", NULL };
+
+		rc = test_brushloop(rargs, NULL, NULL);
 	}
-	if (!exited) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	CHECK_MSG(!exited, "the run ended before its journal had %ld lines", lines);
-	rc = test_brushloop(rargs, NULL, NULL);
 	CHECK_MSG(rc == 0, "resume after a kill at journal line %ld exited %d", lines, rc);
 	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice after a kill at line %ld",
 		  lines);
@@ -558,50 +542,136 @@ static void kill_and_resume(const char *name, long lines)
 	}
 	got = final_mean(dir);
 	/* Stated tolerance: within 3 CIEDE2000 of the uninterrupted run's mean. */
-	CHECK_MSG(ref > 0 && got > 0 && got < ref + 3.0 && got > ref - 3.0,
-		  "kill at line %ld: final mean %.2f, uninterrupted %.2f", lines, got, ref);
+	CHECK_MSG(k->ref > 0 && got > 0 && got < k->ref + 3.0 && got > k->ref - 3.0,
+		  "kill at line %ld: final mean %.2f, uninterrupted %.2f", lines, got, k->ref);
 }
 
+/*
+ * The directory of a run stopped (SIGSTOP, waited for) copied to dest: what a kill -9 at
+ * that moment leaves, as every write the run made is in its files and nothing else is
+ * (the lock is a flock, which a copy does not hold). 0 when copied.
+ */
+static int copy_stopped(pid_t pid, const char *dir, const char *dest)
+{
+	const char *cp[] = { "cp", "-a", dir, dest, NULL };
+	char *err = NULL;
+	int status = 0, rc;
+
+	if (kill(pid, SIGSTOP) || waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+		fprintf(stderr, "the run did not stop (wait status %d)\n", status);
+		return -1;
+	}
+	rc = test_spawn(cp, NULL, NULL, &err);
+	kill(pid, SIGCONT);
+	if (rc)
+		fprintf(stderr, "cp -a %s %s: exit %d: %s\n", dir, dest, rc, err ? err : "");
+	free(err);
+	return rc;
+}
+
+/*
+ * One uninterrupted run, stopped at five moments in its progress (journal lines, not wall
+ * time: the same points on a loaded machine and under sanitizers) and its directory copied
+ * there: each copy is what a kill -9 at that moment leaves. Each is resumed to the end
+ * (two at a time) and compared with the uninterrupted run.
+ */
 TEST(kill_9_at_five_moments_then_resume)
 {
-	/* From the first events to the corrections (an uninterrupted run journals about 540 lines). */
-	static const long lines[] = { 3, 40, 130, 260, 420 };
+	char dir[4096];
+	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+			       "--accept-nearest", "--quiet", NULL };
+	struct killed k = { -1.0 };
+	int copied = 0, exited = 0, status = 0;
+	pid_t pid;
 
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+	snprintf(dir, sizeof(dir), "%s", run_dir("reference"));
+	pid = start(args);
+	CHECK(pid > 0);
+	for (int i = 0; i < N_KILLS && pid > 0 && !exited; i++) {
 		char name[32];
 
-		snprintf(name, sizeof(name), "kill-%ld", lines[i]);
-		kill_and_resume(name, lines[i]);
+		while (journal_lines(dir) < kill_lines[i]) {
+			if (waitpid(pid, &status, WNOHANG) == pid) {
+				exited = 1;
+				break;
+			}
+			usleep(2000);
+		}
+		snprintf(name, sizeof(name), "kill-%ld", kill_lines[i]);
+		CHECK_MSG(!exited, "the run ended before its journal had %ld lines", kill_lines[i]);
+		if (!exited) {
+			int rc = copy_stopped(pid, dir, run_dir(name));
+
+			CHECK_MSG(rc == 0, "no copy of the run at journal line %ld", kill_lines[i]);
+			copied += rc == 0;
+		}
 	}
+	if (pid > 0 && !exited)
+		waitpid(pid, &status, 0);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the uninterrupted run ended %d",
+		  status);
+	k.ref = final_mean(dir);
+	if (copied == N_KILLS)
+		test_parallel(N_KILLS, 2, resume_killed, &k);
 }
 
+/* The moments of the power-loss case: right after the world's 3rd, ... 160th action. */
+static const int power_after[] = { 3, 17, 40, 90, 160 };
+#define N_POWER ((int)(sizeof(power_after) / sizeof(power_after[0])))
+
+/* The uninterrupted run (job 0), or a fresh run whose power fails after action power_after[i - 1], resumed. */
+static void power_loss_then_resume(int i, void *ctx)
+{
+	char name[32], fault[64];
+	const char *dir;
+	int n = 0;
+
+	if (i == 0) {
+		const char *args[] = { "run", target(), "--out", run_dir("reference"), "--max-strokes",
+				       STROKES, "--accept-nearest", "--quiet", NULL };
+
+		CHECK_MSG(test_brushloop(args, NULL, NULL) == 0, "the uninterrupted run failed");
+		return;
+	}
+	snprintf(name, sizeof(name), "power-%d", power_after[i - 1]);
+	snprintf(fault, sizeof(fault), "power_loss_after=%d", power_after[i - 1]);
+	dir = run_dir(name);
+	{
+		const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+				       "--accept-nearest", "--quiet", "--fault", fault, NULL };
+
+		CHECK_MSG(test_brushloop(args, NULL, NULL) == 86, "power loss after %d",
+			  power_after[i - 1]);
+	}
+	{
+		const char *args[] = { "resume", dir, "--quiet", NULL };
+
+		CHECK_MSG(test_brushloop(args, NULL, NULL) == 0, "resume after power loss %d",
+			  power_after[i - 1]);
+	}
+	CHECK(dispenses_repeated(dir, &n) == 0);
+}
+
+/*
+ * Each moment its own fresh run (the loss is the simulator's, at an exact action), resumed to
+ * the end: no dispense twice, the canvas within 3 CIEDE2000 of the uninterrupted run's. The
+ * six runs go two at a time.
+ */
 TEST(power_loss_at_five_moments_then_resume)
 {
-	static const int after[] = { 3, 17, 40, 90, 160 };
-	double ref = reference();
+	double ref;
 
-	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
-		char name[32], fault[64];
-		const char *dir;
-		int n = 0;
+	test_parallel(N_POWER + 1, 2, power_loss_then_resume, NULL);
+	ref = final_mean(run_dir("reference"));
+	CHECK_MSG(ref > 0, "no final mean of the uninterrupted run");
+	for (int i = 0; i < N_POWER; i++) {
+		char name[32];
+		double got;
 
-		snprintf(name, sizeof(name), "power-%d", after[i]);
-		snprintf(fault, sizeof(fault), "power_loss_after=%d", after[i]);
-		dir = run_dir(name);
-		{
-			const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
-					       "--accept-nearest", "--quiet", "--fault", fault, NULL };
-
-			CHECK_MSG(test_brushloop(args, NULL, NULL) == 86, "power loss after %d", after[i]);
-		}
-		{
-			const char *args[] = { "resume", dir, "--quiet", NULL };
-
-			CHECK_MSG(test_brushloop(args, NULL, NULL) == 0, "resume after power loss %d", after[i]);
-		}
-		CHECK(dispenses_repeated(dir, &n) == 0);
-		CHECK_MSG(fabs(final_mean(dir) - ref) < 3.0, "power loss after %d: %.2f vs %.2f",
-			  after[i], final_mean(dir), ref);
+		snprintf(name, sizeof(name), "power-%d", power_after[i]);
+		got = final_mean(run_dir(name));
+		CHECK_MSG(got > 0 && fabs(got - ref) < 3.0, "power loss after %d: %.2f vs %.2f",
+			  power_after[i], got, ref);
 	}
 }
 

@@ -62,6 +62,7 @@ int run_planner_open(struct run *r, bl_err *err)
 	cfg.log = sbx_log;
 	cfg.log_ctx = r;
 	cfg.grants_dir = r->dir;
+	cfg.max_grant_s = r->m.safety.max_grant_s;
 	return planner_external(&cfg, &r->ext, err);
 }
 

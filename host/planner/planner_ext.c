@@ -16,6 +16,8 @@
 #define EXT_EXIT_GRACE_MS 1000
 /* The verdict is a short line: a planner that does not take it in this long is not waited for. */
 #define EXT_VERDICT_MS 1000
+/* As the gate's GATE_GRANT_SKEW_MS: how far ahead of the wall clock a grant's issue time may lie. */
+#define EXT_GRANT_SKEW_MS 5000
 
 struct ext {
 	struct planner_ext_config cfg;
@@ -96,6 +98,15 @@ static void ext_grants(struct ext *x)
 
 		if (!g->egress[0] || left_s <= 0.0)
 			continue;
+		/* The gate's own rules for a grant: never longer than the machine allows, never from the future. */
+		if (g->for_s > x->cfg.max_grant_s) {
+			grant_refused(x, g, "lasts longer than safety.max_grant_s");
+			continue;
+		}
+		if (g->issued_wall_ms > now + EXT_GRANT_SKEW_MS) {
+			grant_refused(x, g, "issued_wall_ms lies ahead of the wall clock: a grant from the future");
+			continue;
+		}
 		/* The broker holds a grant a day at most; the phase ends long before. */
 		if (egress_grant(&x->proc, g->egress, fmin(left_s / 60.0, 24 * 60.0), &e))
 			grant_refused(x, g, e.msg);

@@ -18,6 +18,7 @@ struct planner_ext_config {
 	sbx_log_fn log;               /* the sandbox's and broker's events (the run's journal) */
 	void *log_ctx;
 	const char *record_dir;       /* where request.json and answer.json of a phase are kept (may be NULL) */
+	double max_grant_s;           /* the machine's safety.max_grant_s: a longer egress grant opens nothing */
 	const char *grants_dir;       /* the run directory whose grants.json's egress grants each phase's broker opens (may be NULL) */
 };
 

@@ -434,6 +434,9 @@ TEST(an_egress_grant_opens_its_destination_from_the_next_phase)
 	CHECK(grant(o.dir, dest[0], machine) == 0);
 	CHECK(grant(o.dir, dest[1], NULL) == 0);
 	CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--revoke", "g2", NULL }, NULL, NULL) == 0);
+	/* Longer than the machine's safety.max_grant_s (3600 s): written without --machine, opened never. */
+	CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--egress", dest[1], "--for", "2h", NULL },
+			     NULL, NULL) == 0);
 
 	/* The run's next phases (its corrections) ask again. */
 	int rc = test_brushloop((const char *const[]){ "resume", o.dir, "--quiet", NULL }, NULL, &err);
@@ -446,8 +449,10 @@ TEST(an_egress_grant_opens_its_destination_from_the_next_phase)
 	CHECK_STR_CONTAINS(journal, want);
 	snprintf(want, sizeof(want), "\"name\":\"localhost\",\"port\":%d,\"address\":\"127.0.0.1\",\"verdict\":\"allowed\"", pg);
 	CHECK_STR_CONTAINS(journal, want);
-	snprintf(want, sizeof(want), "\"destination\":\"%s\"", dest[1]);
+	snprintf(want, sizeof(want), "\"event\":\"egress_grant\",\"data\":{\"destination\":\"%s\"", dest[1]);
 	CHECK(journal && strstr(journal, want) == NULL);
+	snprintf(want, sizeof(want), "\"grant\":\"g3\",\"destination\":\"%s\",\"reason\":\"lasts longer than safety.max_grant_s\"", dest[1]);
+	CHECK_STR_CONTAINS(journal, want);
 	arrived(granted, got, sizeof(got));
 	CHECK_MSG(strncmp(got, "planner phase ", 14) == 0, "after the grant, \"%s\" arrived", got);
 	arrived(revoked, got, sizeof(got));

@@ -146,9 +146,12 @@ function grantForm(r) {
   h('button', { type: 'submit' }, 'Grant'), msg);
   const grants = (r.grants || []).map((g) => {
     const left = g.for_s - (Date.now() - g.issued_wall_ms) / 1000;
-    return h('li', {}, `${g.id}: ${g.kinds.join(',')} in ${g.zones.join(',')} up to ${g.max_speed_mm_s} mm/s, `,
-      g.revoked ? 'revoked' : left > 0 ? `${age(left)} left` : 'expired', ` (by ${g.by}) `,
-      !r.read_only && !g.revoked && left > 0 ? h('button', { class: 'small', onclick: async () => { try { await post(r.name, 'revoke', { id: g.id }); } catch (e) { alert(e.message); } } }, 'revoke') : '');
+    const what = g.egress ? `egress ${g.egress} for the planner, ` :
+      `${(g.kinds || []).join(',')} in ${(g.zones || []).join(',')} up to ${g.max_speed_mm_s} mm/s, `;
+    const revoked = g.state === 'revoked';
+    return h('li', {}, `${g.id}: ${what}`,
+      revoked ? 'revoked' : left > 0 ? `${age(left)} left` : 'expired', ` (by ${g.by}) `,
+      !r.read_only && !revoked && left > 0 ? h('button', { class: 'small', onclick: async () => { try { await post(r.name, 'revoke', { id: g.id }); } catch (e) { alert(e.message); } } }, 'revoke') : '');
   });
   return h('section', { class: 'card' }, h('h2', {}, 'Grants'), grants.length ? h('ul', {}, grants) : h('p', { class: 'muted' }, 'No grants.'), r.read_only ? '' : form);
 }

@@ -38,7 +38,7 @@ static int list_grants(const char *run_dir, int json)
 	for (size_t i = 0; i < gs.n; i++) {
 		const struct gate_grant *g = &gs.g[i];
 		char k[256], z[128];
-		double left = g->for_s - (double)(now - g->issued_wall_ms) / 1000.0;
+		double left = gate_grant_wall_left_s(g, now);
 
 		if (json) {
 			cJSON_AddItemToArray(arr, gate_grant_json(g, now));

@@ -152,9 +152,26 @@ def live_run(tmp):
         wait_for('the run going on after the answer', lambda: any(e.get('event') == 'execute' or e.get('event') == 'decision'
                                                                     for e in journal(run)[before + 1:]), 30)
         # A grant for the rest of the stirs, through the form.
-        form = d.find_element(By.CSS_SELECTOR, 'form.grant')
-        form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
-        wait_for('the grant', lambda: os.path.exists(os.path.join(run, 'grants.json')), 20)
+        # The form is found afresh for the click: under load the page may redraw it between finding and
+        # clicking. What the form said is kept for the failure message.
+        gpath = os.path.join(run, 'grants.json')
+        said = ''
+        for _ in range(3):
+            form = d.find_element(By.CSS_SELECTOR, 'form.grant')
+            try:
+                form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+            except Exception as e:  # stale or covered: the next round finds it again
+                said = f'click failed: {e.__class__.__name__}'
+                continue
+            try:
+                wait_for('the grant', lambda: os.path.exists(gpath), 30)
+                break
+            except AssertionError:
+                said = d.execute_script('const m = document.querySelector("form.grant .msg"); return m ? m.textContent : "no form"')
+                if said:
+                    break  # the console answered without writing a grant: that is a failure, not a redraw
+        if not os.path.exists(gpath):
+            raise AssertionError(f'the grant form wrote no grants.json (the form said {said!r})')
         g = json.load(open(os.path.join(run, 'grants.json')))
         check(g['grants'][0]['by'].startswith('console (client'), f'the grant says the console gave it: {g["grants"][0]}')
         # The grant runs on the run's clock (the simulator's is fast): later stirs are approved as they come, by click.

@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/hostport.h"
 #include "base/json.h"
 #include "config/machine.h"
 #include "safety/operator.h"
@@ -158,21 +159,13 @@ static int load_names(json_obj *o, const char *key, int (*one)(const char *, uns
 	return 0;
 }
 
-/* "host:port": a host name (letters, digits, '-', '.') and a port 1..65535; the broker checks the rest. */
+/* "host:port" as the egress policy reads it: a host name and a port 1..65535; the broker checks the rest. */
 static int egress_dest_ok(const char *dest)
 {
-	const char *colon = strrchr(dest, ':');
-	char *end;
-	long port;
+	char host[256];
+	int port;
 
-	if (!colon || colon == dest || (size_t)(colon - dest) > 253)
-		return 0;
-	for (const char *c = dest; c < colon; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '-' || *c == '.'))
-			return 0;
-	port = strtol(colon + 1, &end, 10);
-	return end != colon + 1 && !*end && port >= 1 && port <= 65535 && colon[1] != '0';
+	return hostport_split(dest, host, sizeof(host), &port) == 0 && hostport_name_ok(host, 63);
 }
 
 /* What a motion grant allows: the kinds, where the tool may go down, how fast. */
@@ -441,25 +434,29 @@ int gate_grant_validate(const struct machine *m, const struct gate_grant *g, bl_
 
 cJSON *gate_grant_json(const struct gate_grant *g, int64_t now_ms)
 {
-	cJSON *o = cJSON_CreateObject(), *k = cJSON_AddArrayToObject(o, "kinds"),
-	      *z = cJSON_AddArrayToObject(o, "zones");
-	double left = g->for_s - (double)(now_ms - g->issued_wall_ms) / 1000.0;
+	cJSON *o = cJSON_CreateObject(), *k, *z;
+	double left = gate_grant_wall_left_s(g, now_ms);
 
 	cJSON_AddStringToObject(o, "id", g->id);
-	if (g->egress[0])
+	/* The shape grants.json gives it: an egress grant names a destination and nothing of motion. */
+	if (g->egress[0]) {
 		cJSON_AddStringToObject(o, "egress", g->egress);
-	for (int i = 0; i < ARM_KIND_COUNT; i++)
-		if (g->kinds & (1u << i))
-			cJSON_AddItemToArray(k, cJSON_CreateString(arm_kind_names[i]));
-	for (int i = 0; i < ARM_ZONE_COUNT; i++)
-		if (g->zones & (1u << i))
-			cJSON_AddItemToArray(z, cJSON_CreateString(arm_zone_names[i]));
-	cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
+	} else {
+		k = cJSON_AddArrayToObject(o, "kinds");
+		z = cJSON_AddArrayToObject(o, "zones");
+		for (int i = 0; i < ARM_KIND_COUNT; i++)
+			if (g->kinds & (1u << i))
+				cJSON_AddItemToArray(k, cJSON_CreateString(arm_kind_names[i]));
+		for (int i = 0; i < ARM_ZONE_COUNT; i++)
+			if (g->zones & (1u << i))
+				cJSON_AddItemToArray(z, cJSON_CreateString(arm_zone_names[i]));
+		cJSON_AddNumberToObject(o, "max_speed_mm_s", g->max_speed_mm_s);
+	}
 	cJSON_AddNumberToObject(o, "for_s", g->for_s);
 	cJSON_AddNumberToObject(o, "issued_wall_ms", (double)g->issued_wall_ms);
 	cJSON_AddStringToObject(o, "by", g->by);
 	cJSON_AddStringToObject(o, "state", g->revoked ? "revoked" : left > 0 ? "active" : "expired");
-	cJSON_AddNumberToObject(o, "wall_s_left", left > 0 ? left : 0);
+	cJSON_AddNumberToObject(o, "wall_s_left", left);
 	return o;
 }
 

@@ -6,48 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hostport.h"
 #include "base/json.h"
-
-/* A host name as DNS has it: labels of letters, digits and '-' (not first or last), at most 253 bytes. */
-static int name_ok(const char *name, int max_label)
-{
-	size_t len = strlen(name), label = 0;
-
-	if (len == 0 || len > 253)
-		return 0;
-	for (size_t i = 0; i <= len; i++) {
-		char c = name[i];
-
-		if (c == '.' || c == '\0') {
-			if (label == 0 || (int)label > max_label || name[i - 1] == '-')
-				return 0;
-			label = 0;
-			continue;
-		}
-		if (!(isalnum((unsigned char)c) || (c == '-' && label > 0)))
-			return 0;
-		label++;
-	}
-	return 1;
-}
-
-/* "host:port" into its parts; 0 when it is one. */
-static int split_dest(const char *dest, char *host, size_t n, int *port)
-{
-	const char *colon = strrchr(dest, ':');
-	char *end;
-	long p;
-
-	if (!colon || colon == dest || (size_t)(colon - dest) >= n)
-		return -1;
-	p = strtol(colon + 1, &end, 10);
-	if (*end || end == colon + 1 || p < 1 || p > 65535)
-		return -1;
-	memcpy(host, dest, (size_t)(colon - dest));
-	host[colon - dest] = '\0';
-	*port = (int)p;
-	return 0;
-}
 
 static int read_dns(json_obj *root, struct egress_policy *out, bl_err *err)
 {
@@ -72,7 +32,7 @@ static int read_dns(json_obj *root, struct egress_policy *out, bl_err *err)
 		BL_TRY(json_str_value(&dns, key, it, d, sizeof(out->domains[0]), err));
 		for (char *c = d; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
-		if (!name_ok(strncmp(d, "*.", 2) == 0 ? d + 2 : d, 63))
+		if (!hostport_name_ok(strncmp(d, "*.", 2) == 0 ? d + 2 : d, 63))
 			return json_fail(&dns, key, err, BL_EINVAL,
 					 "\"%s\" is not a host name or \"*.\" and one", d);
 		out->n_domains++;
@@ -101,7 +61,7 @@ static int read_https(json_obj *root, struct egress_policy *out, bl_err *err)
 				      sizeof(out->dest[0]), err));
 		for (char *c = d; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
-		if (split_dest(d, host, sizeof(host), &port) || !name_ok(host, 63))
+		if (hostport_split(d, host, sizeof(host), &port) || !hostport_name_ok(host, 63))
 			return json_fail(&https, key, err, BL_EINVAL,
 					 "\"%s\" is not \"host:port\" (port 1 to 65535)", d);
 		out->n_dest++;
@@ -156,7 +116,7 @@ int egress_check_name(const struct egress_policy *pol, const char *name, char *w
 			label++;
 		}
 	}
-	if (!name_ok(name, 63)) {
+	if (!hostport_name_ok(name, 63)) {
 		snprintf(why, n, "not a host name");
 		return BL_EDENIED;
 	}
@@ -173,7 +133,7 @@ int egress_dest_listed(const struct egress_policy *pol, const char *name, int po
 	int p;
 
 	for (int i = 0; i < pol->n_dest; i++)
-		if (!split_dest(pol->dest[i], host, sizeof(host), &p) && p == port &&
+		if (!hostport_split(pol->dest[i], host, sizeof(host), &p) && p == port &&
 		    strcmp(host, name) == 0)
 			return 1;
 	return 0;

@@ -13,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/hostport.h"
+
 int egress_listen(struct sbx_impl *s, int to_nobody, bl_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -144,25 +146,10 @@ static int granted(struct sbx_impl *s, const char *name, int port, double now)
 static int parse_connect(const char *req, char *name, size_t n, int *port)
 {
 	char target[300], ver[16];
-	const char *colon;
-	char *end;
-	long p;
 
 	if (sscanf(req, "CONNECT %299s HTTP/%15s", target, ver) != 2 || strncmp(ver, "1.", 2))
 		return -1;
-	colon = strrchr(target, ':');
-	if (!colon || colon == target || (size_t)(colon - target) >= n)
-		return -1;
-	p = strtol(colon + 1, &end, 10);
-	if (end == colon + 1 || *end || p < 1 || p > 65535)
-		return -1;
-	memcpy(name, target, (size_t)(colon - target));
-	name[colon - target] = '\0';
-	for (char *c = name; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-	*port = (int)p;
-	return 0;
+	return hostport_split(target, name, n, port);
 }
 
 /* Connects to one of name's addresses within EGRESS_CONNECT_TIMEOUT_MS; the fd, or -1 with why. */
@@ -397,31 +384,25 @@ int egress_grant(struct sbx_proc *p, const char *dest, double minutes, bl_err *e
 	struct egress_policy one = { .max_label_length = 63 };
 	double now = sbx_now_ms();
 	char why[96], host[256];
-	int slot = -1;
+	int slot = -1, port;
 
 	if (!s || !s->has_egress)
 		return bl_fail(err, BL_EINVAL, "egress grant: the sandbox has no egress broker "
 			       "(its machine file gives the planner no planner.egress)");
 	if (!(minutes > 0 && minutes <= 24 * 60))
 		return bl_fail(err, BL_EINVAL, "egress grant: %g minutes is not in (0, 1440]", minutes);
-	snprintf(one.dest[0], sizeof(one.dest[0]), "%s", dest);
-	const char *colon = strrchr(dest, ':');
-	if (!colon || (size_t)(colon - dest) >= sizeof(host) || strlen(dest) >= sizeof(one.dest[0]))
+	if (strlen(dest) >= sizeof(s->grants[0].dest) || hostport_split(dest, host, sizeof(host), &port))
 		return bl_fail(err, BL_EINVAL, "egress grant: \"%s\" is not host:port", dest);
-	memcpy(host, dest, (size_t)(colon - dest));
-	host[colon - dest] = '\0';
 	snprintf(one.domains[0], sizeof(one.domains[0]), "%s", host);
 	one.n_domains = 1;
-	char *end;
-	long port = strtol(colon + 1, &end, 10);
-	if (*end || port < 1 || port > 65535 || egress_check_name(&one, host, why, sizeof(why)))
-		return bl_fail(err, BL_EINVAL, "egress grant: \"%s\" is not host:port", dest);
+	if (egress_check_name(&one, host, why, sizeof(why)))
+		return bl_fail(err, BL_EINVAL, "egress grant: \"%s\" is not host:port (%s)", dest, why);
 	pthread_mutex_lock(&s->lock);
 	for (int i = 0; i < EGRESS_MAX_GRANTS; i++)
 		if (s->grants[i].until_ms <= now && slot < 0)
 			slot = i;
 	if (slot >= 0) {
-		snprintf(s->grants[slot].dest, sizeof(s->grants[slot].dest), "%s:%ld", host, port);
+		snprintf(s->grants[slot].dest, sizeof(s->grants[slot].dest), "%s:%d", host, port);
 		s->grants[slot].until_ms = now + minutes * 60000;
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/hostport.h"
 #include "base/json.h"
 #include "base/rng.h"
 #include "base/strbuf.h"
@@ -333,6 +334,27 @@ TEST(cli_help_version_and_unknown)
 	free(err);
 }
 
+/* One reading of "host:port" for the grant, the egress policy and the broker: strict, lowercased. */
+TEST(a_destination_is_host_and_a_plain_port)
+{
+	static const char *const bad[] = { "", ":443", "api.example.org", "api.example.org:", "h:0",
+					   "h:0443", "h:+443", "h: 443", "h:65536", "h:443x", "h:123456" };
+	char host[16];
+	int port = -1;
+
+	CHECK(hostport_split("API.Example.org:443", host, sizeof(host), &port) == 0);
+	CHECK_MSG(strcmp(host, "api.example.org") == 0 && port == 443, "%s %d", host, port);
+	CHECK(hostport_split("[::1]:8080", host, sizeof(host), &port) == 0 && port == 8080);
+	CHECK(hostport_split("h:65535", host, sizeof(host), &port) == 0 && port == 65535);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_MSG(hostport_split(bad[i], host, sizeof(host), &port) == -1, "'%s' was taken", bad[i]);
+	/* A host as long as the buffer does not fit: refused, never cut. */
+	CHECK(hostport_split("abcdefghijklmnop:80", host, sizeof(host), &port) == -1);
+	CHECK(hostport_name_ok("api.example.org", 63) && hostport_name_ok("a-b.c", 63));
+	CHECK(!hostport_name_ok("[::1]", 63) && !hostport_name_ok("-a.b", 63) && !hostport_name_ok("a-.b", 63));
+	CHECK(!hostport_name_ok("a..b", 63) && !hostport_name_ok("a.b.", 63) && !hostport_name_ok("abcde.f", 4));
+}
+
 TEST_MAIN(T(json_unread_key_is_an_error), T(json_optional_absent_keeps_default),
 	  T(json_integers_do_not_saturate), T(json_nested_paths_in_messages),
 	  T(json_rejects_trailing_junk_and_duplicates), T(json_enum_lists_the_choices),
@@ -341,4 +363,4 @@ TEST_MAIN(T(json_unread_key_is_an_error), T(json_optional_absent_keeps_default),
 	  T(json_strings_are_clean_utf8), T(mkdirs_creates_parents),
 	  T(rng_is_deterministic_and_uniform), T(rng_fork_streams_are_independent),
 	  T(virtual_clock_never_sleeps), T(strbuf_grows), T(exit_status_of_each_code),
-	  T(cli_help_version_and_unknown))
+	  T(cli_help_version_and_unknown), T(a_destination_is_host_and_a_plain_port))

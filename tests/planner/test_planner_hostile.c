@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "test.h"
 
 /* A few strokes: the protocol, not the painting, is under test. */
@@ -390,6 +391,14 @@ static void arrived(int fd, char *buf, size_t n)
 	close(c);
 }
 
+/* o's string member key, or "" when it has none. */
+static const char *str_or(const cJSON *o, const char *key)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+
+	return v ? v : "";
+}
+
 static int grant(const char *dir, const char *dest, const char *machine)
 {
 	const char *args[] = { "grant", dir, "--egress", dest, "--for", "10m", machine ? "--machine" : NULL,
@@ -434,6 +443,26 @@ TEST(an_egress_grant_opens_its_destination_from_the_next_phase)
 	CHECK(grant(o.dir, dest[0], machine) == 0);
 	CHECK(grant(o.dir, dest[1], NULL) == 0);
 	CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--revoke", "g2", NULL }, NULL, NULL) == 0);
+	{
+		/* The listing gives an egress grant the shape grants.json does: a destination, no motion. */
+		char *list = NULL;
+		cJSON *l, *g1, *g2;
+
+		CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--list", "--json", NULL }, &list,
+				     NULL) == 0);
+		l = cJSON_Parse(list);
+		g1 = cJSON_GetArrayItem(cJSON_GetObjectItem(l, "grants"), 0);
+		g2 = cJSON_GetArrayItem(cJSON_GetObjectItem(l, "grants"), 1);
+		CHECK_MSG(g1 && g2, "the listing: %s", list ? list : "");
+		CHECK_MSG(strcmp(str_or(g1, "egress"), dest[0]) == 0, "g1: %s", list);
+		CHECK_MSG(!cJSON_GetObjectItem(g1, "kinds") && !cJSON_GetObjectItem(g1, "max_speed_mm_s"),
+			  "an egress grant listed with motion: %s", list);
+		CHECK_MSG(strcmp(str_or(g1, "state"), "active") == 0, "g1: %s", list);
+		CHECK_MSG(strcmp(str_or(g2, "state"), "revoked") == 0, "g2: %s", list);
+		CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(g2, "wall_s_left")) == 0.0);
+		cJSON_Delete(l);
+		free(list);
+	}
 	/* Longer than the machine's safety.max_grant_s (3600 s): written without --machine, opened never. */
 	CHECK(test_brushloop((const char *const[]){ "grant", o.dir, "--egress", dest[1], "--for", "2h", NULL },
 			     NULL, NULL) == 0);

@@ -100,6 +100,20 @@ static int comm_failed(struct run *r, const struct arm_action *a, int rc, bl_err
 	return once;
 }
 
+int run_actions_planned(struct run *r, const char *event, const char *step,
+			const struct arm_action *a, size_t n, cJSON *d, bl_err *err)
+{
+	cJSON *arr;
+
+	if (!d)
+		d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "step", step);
+	arr = cJSON_AddArrayToObject(d, "actions");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, arm_action_to_json(&a[i]));
+	return run_event(r, event, d, err);
+}
+
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err)
 {
 	for (;;) {

@@ -3,6 +3,7 @@
 #define BL_ENGINE_RUN_EXEC_H
 
 #include "arm/action.h"
+#include "base/json.h"
 #include "base/err.h"
 #include "safety/gate.h"
 
@@ -15,6 +16,15 @@ struct run;
  * BL_EDENIED, BL_EPAUSED, BL_ESAFETY, BL_EBRAKE (breaker).
  */
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err);
+/*
+ * Journals actions the engine made at run time as one typed step (event
+ * dispense_planned for a mix's dispenses, actions_planned for the rest: a
+ * mix's stir, a retry's strokes, a batch whose dips go to its colour's new
+ * cell), before the first of them reaches the gate, so `gate check JOURNAL`
+ * vets them as it vets a plan. d: more of the event's data (taken), or NULL.
+ */
+int run_actions_planned(struct run *r, const char *event, const char *step,
+			const struct arm_action *a, size_t n, cJSON *d, bl_err *err);
 /* Homes the arm through the gate, communication errors retried and counted like run_act's. */
 int run_home(struct run *r, bl_err *err);
 /* The gate's word on a subtask's verification threshold against the machine's bar ("mix", "paint"). */

@@ -116,27 +116,36 @@ static const struct arm_action *plan_kind(const struct plan_subtask *s, enum arm
 	return NULL;
 }
 
-static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
+/* The pending set's dispense i as it will run: into the mix's cell, at the plan's dispense speed. */
+static struct arm_action dispense_action(const struct mix_ctx *x, int i)
 {
-	struct run *r = x->r;
-	struct run_pending *p = &r->st.pending;
-	const struct palette_paint *pp = &r->pal.paints[p->paint[i]];
+	const struct run *r = x->r;
+	const struct run_pending *p = &r->st.pending;
+	const struct arm_action *pa = plan_kind(x->s, ARM_DISPENSE);
 	struct arm_action a;
-	struct gate_decision d;
-	int rc;
 
 	memset(&a, 0, sizeof(a));
 	a.kind = ARM_DISPENSE;
 	a.id = p->action_id[i];
 	a.zones = arm_default_zones(ARM_DISPENSE);
-	a.speed_mm_s = plan_kind(x->s, ARM_DISPENSE) ? plan_kind(x->s, ARM_DISPENSE)->speed_mm_s
-						      : fmin(100.0, r->m.limits.soft.speed_mm_s);
-	snprintf(a.well, sizeof(a.well), "%s", pp->well);
+	a.speed_mm_s = pa ? pa->speed_mm_s : fmin(100.0, r->m.limits.soft.speed_mm_s);
+	snprintf(a.well, sizeof(a.well), "%s", r->pal.paints[p->paint[i]].well);
 	snprintf(a.cell, sizeof(a.cell), "%s", p->cell);
 	a.units = p->units[i];
+	return a;
+}
+
+static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
+{
+	struct run *r = x->r;
+	struct run_pending *p = &r->st.pending;
+	struct arm_action a = dispense_action(x, i);
+	struct gate_decision d;
+	int rc;
+
 	rc = run_act(r, &a, &d, err);
 	if (rc == 0) {
-		int w = well_index(&r->m, pp->well);
+		int w = well_index(&r->m, a.well);
 
 		p->done[i] = 1;
 		r->st.colours[x->colour].dispensed_ml += a.units * r->m.mixing.dispense_unit_ml;
@@ -245,12 +254,17 @@ int run_wells_refilled(struct run *r, const char *list, bl_err *err)
 	return run_state_save(r, err);
 }
 
-/* Stirs the cell, cleans the brush and parks out of the camera's view: all repeatable. */
+/*
+ * Stirs the cell, cleans the brush and parks out of the camera's view: the
+ * plan's own actions of those kinds, the stir sent to the mix's cell, all
+ * repeatable; journaled as a step before the first of them runs.
+ */
 static int stir_and_park(struct run *r, const struct plan_subtask *s, const char *cell, bl_err *err)
 {
 	static const enum arm_kind seq[] = { ARM_STIR, ARM_WASH, ARM_WIPE, ARM_PARK };
+	struct arm_action a[sizeof(seq) / sizeof(seq[0])];
 	struct gate_decision d;
-	struct arm_action a;
+	size_t n = 0;
 	int rc;
 
 	for (size_t k = 0; k < sizeof(seq) / sizeof(seq[0]); k++) {
@@ -258,13 +272,17 @@ static int stir_and_park(struct run *r, const struct plan_subtask *s, const char
 
 		if (!pa)
 			continue;
-		a = *pa;
-		a.id = r->st.next_action_id++;
-		if (a.kind == ARM_STIR)
-			snprintf(a.cell, sizeof(a.cell), "%s", cell);
-		if ((rc = run_act(r, &a, &d, err)))
-			return rc;
+		a[n] = *pa;
+		a[n].id = r->st.next_action_id++;
+		if (a[n].kind == ARM_STIR)
+			snprintf(a[n].cell, sizeof(a[n].cell), "%s", cell);
+		n++;
 	}
+	if ((rc = run_actions_planned(r, "actions_planned", "stir", a, n, NULL, err)))
+		return rc;
+	for (size_t k = 0; k < n; k++)
+		if ((rc = run_act(r, &a[k], &d, err)))
+			return rc;
 	return 0;
 }
 
@@ -273,6 +291,7 @@ static int op_dispense(void *ctx, const int *units, bl_err *err)
 	struct mix_ctx *x = ctx;
 	struct run *r = x->r;
 	struct run_pending *p = &r->st.pending;
+	struct arm_action set[MIX_RECIPE_MAX];
 	cJSON *dj;
 	int rc;
 
@@ -293,10 +312,13 @@ static int op_dispense(void *ctx, const int *units, bl_err *err)
 				p->n++;
 			}
 		p->active = 1;
+		for (int i = 0; i < p->n; i++)
+			set[i] = dispense_action(x, i);
 		dj = cJSON_CreateObject();
 		cJSON_AddStringToObject(dj, "cell", p->cell);
 		cJSON_AddItemToObject(dj, "units", mix_units_json(&r->mixer.model, units));
-		if ((rc = run_event(r, "dispense_planned", dj, err)) || (rc = run_state_save(r, err)))
+		if ((rc = run_actions_planned(r, "dispense_planned", "dispense", set, (size_t)p->n, dj, err)) ||
+		    (rc = run_state_save(r, err)))
 			return rc;
 	}
 	for (int i = 0; i < p->n; i++) {
@@ -347,7 +369,8 @@ static int op_measure(void *ctx, color_lab *out, bl_err *err)
 	if (plan_kind(x->s, ARM_PARK))
 		a = *plan_kind(x->s, ARM_PARK);
 	a.id = r->st.next_action_id++;
-	if ((e = run_act(r, &a, &d, err)) ||
+	if ((e = run_actions_planned(r, "actions_planned", "park", &a, 1, NULL, err)) ||
+	    (e = run_act(r, &a, &d, err)) ||
 	    (e = run_observe_cell(r, rc->cell, out, frame, sizeof(frame), err)))
 		return e;
 	rc->measured = *out;

@@ -199,6 +199,13 @@ static int ensure_paint(struct run *r, const struct plan_subtask *s, long from, 
 
 /* ---- acting ---- */
 
+/* A dip goes to its colour's cell, which a fresh mix may have moved from the plan's. */
+static void dip_cell(const struct run *r, const struct plan_subtask *s, struct arm_action *a)
+{
+	if (a->kind == ARM_DIP && a->cell[0] && r->st.colours[s->colour].cell[0])
+		snprintf(a->cell, sizeof(a->cell), "%s", r->st.colours[s->colour].cell);
+}
+
 int run_plan_action(struct run *r, const struct plan_subtask *s, const struct arm_action *a0,
 		    bl_err *err)
 {
@@ -206,8 +213,7 @@ int run_plan_action(struct run *r, const struct plan_subtask *s, const struct ar
 	struct gate_decision d;
 	int rc;
 
-	if (a.kind == ARM_DIP && a.cell[0] && r->st.colours[s->colour].cell[0])
-		snprintf(a.cell, sizeof(a.cell), "%s", r->st.colours[s->colour].cell);
+	dip_cell(r, s, &a);
 	rc = run_act(r, &a, &d, err);
 	if (rc)
 		return rc;
@@ -245,6 +251,35 @@ static struct arm_action pass_action(const struct run *r, const struct plan_subt
 	a = s->actions[r->st.retry.idx[k]];
 	a.id = r->st.retry.id0 + k;
 	return a;
+}
+
+/*
+ * A pass the plan does not hold as it will run (a retry's strokes, dips sent
+ * to the colour's new cell) is journaled whole before its first action.
+ */
+static int journal_pass(struct run *r, const struct plan_subtask *s, long n, bl_err *err)
+{
+	struct arm_action *a = calloc((size_t)n + 1, sizeof(*a));
+	int differs = retrying(r), rc = 0;
+	cJSON *d;
+
+	if (!a)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	for (long k = 0; k < n; k++) {
+		a[k] = pass_action(r, s, k);
+		dip_cell(r, s, &a[k]);
+		/* Not retrying, the pass is the plan's actions in order. */
+		if (!differs && a[k].kind == ARM_DIP && strcmp(a[k].cell, s->actions[k].cell) != 0)
+			differs = 1;
+	}
+	if (differs) {
+		d = cJSON_CreateObject();
+		cJSON_AddNumberToObject(d, "retry", retrying(r) ? r->st.retry.attempt : 0);
+		rc = run_actions_planned(r, "actions_planned", retrying(r) ? "retry" : "pass", a, (size_t)n,
+					 d, err);
+	}
+	free(a);
+	return rc;
 }
 
 /* Whether a stroke's path (machine mm) comes within half its brush of a marked grid cell. */
@@ -463,7 +498,9 @@ static int resume_pass(struct run *r, const struct plan_subtask *s, const char *
 		if (d.kind == ARM_DIP) {
 			if (sub->action_next < n && pass_action(r, s, sub->action_next).kind == ARM_STROKE) {
 				d.id = r->st.next_action_id++;
-				if ((rc = run_plan_action(r, s, &d, err)))
+				dip_cell(r, s, &d);
+				if ((rc = run_actions_planned(r, "actions_planned", "redip", &d, 1, NULL, err)) ||
+				    (rc = run_plan_action(r, s, &d, err)))
 					return rc;
 			}
 			break;
@@ -555,6 +592,8 @@ static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 		if (sub->action_next < n && (rc = wait_dry(r, s, err)))
 			goto out;
 		if ((rc = snapshot_before(r, s, name, err)))
+			goto out;
+		if (sub->action_next == 0 && (rc = journal_pass(r, s, n, err)))
 			goto out;
 		/* action_next moves on before the save: state.json names the next to run, never one done. */
 		while (sub->action_next < n) {

@@ -389,6 +389,52 @@ static int file_fail(struct file_walk *w, enum gate_reason r, const char *msg, b
 	return w->fn(w->ctx, &w->d, err);
 }
 
+/*
+ * A run's journal: the actions the engine made while it ran (a mix's
+ * dispenses and stir, a retry's strokes, dips sent to a colour's new cell),
+ * each step journaled before the gate saw any of it, in journal order.
+ * Only the engine's steps count: a planner's answer is the plan's business.
+ */
+static int walk_journal(struct file_walk *w, char *text, int *found, bl_err *err)
+{
+	static const char *const steps[] = { "dispense_planned", "actions_planned" };
+	char *line = text, *nl;
+	long n = 0;
+
+	for (; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		const cJSON *ev, *data;
+		cJSON *doc = NULL;
+		bl_err perr = { 0 };
+		char where[64];
+		int rc = 0;
+
+		nl = strchr(line, '\n');
+		n++;
+		if (!nl)
+			break; /* a last line cut short by a power cut: the journal's reader drops it too */
+		*nl = '\0';
+		snprintf(where, sizeof(where), "line %ld", n);
+		if (json_parse_text(line, where, &doc, &perr))
+			return file_fail(w, GATE_R_NOT_JSON, perr.msg, err);
+		ev = cJSON_GetObjectItemCaseSensitive(doc, "event");
+		data = cJSON_GetObjectItemCaseSensitive(doc, "data");
+		for (size_t i = 0; cJSON_IsString(ev) && cJSON_IsObject(data) && i < sizeof(steps) / sizeof(steps[0]); i++)
+			if (strcmp(ev->valuestring, steps[i]) == 0)
+				rc = walk_plan(w, data, found, err);
+		cJSON_Delete(doc);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 int gate_check_file(const struct machine *m, const char *path, const arm_point *start,
 		    gate_decision_fn fn, void *ctx, bl_err *err)
 {
@@ -415,6 +461,14 @@ int gate_check_file(const struct machine *m, const char *path, const arm_point *
 	w->ctx = ctx;
 	if (strlen(text) != len) {
 		rc = file_fail(w, GATE_R_NOT_JSON, "not valid JSON: contains a NUL byte", err);
+		goto out_free;
+	}
+	if (has_suffix(path, ".jsonl")) {
+		int found = 0;
+
+		rc = walk_journal(w, text, &found, err);
+		if (rc == 0 && !found)
+			rc = file_fail(w, GATE_R_BAD_FILE, "the journal holds no step of actions the engine made", err);
 		goto out_free;
 	}
 	if (json_parse_text(text, path, &doc, &perr)) {

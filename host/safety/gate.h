@@ -182,8 +182,10 @@ char *gate_decision_print(const struct gate_decision *d, enum gate_view view);
 
 /*
  * Checks a whole actions file ({"kind": "actions", "version": 1, "actions":
- * [...]}) or a plan file (every "actions" array in it, in document order),
- * one decision per action, handed to fn in order. The tool starts at start;
+ * [...]}), a plan file (every "actions" array in it, in document order) or a
+ * run's journal (a path ending .jsonl: the actions of every step the engine
+ * journaled before running it, in journal order), one decision per action,
+ * handed to fn in order. The tool starts at start;
  * after an action that is not denied it stands where that path ends. A file
  * that is not JSON, or not such a file, gives one decision with index -1.
  * Returns 0, a negative code when the file cannot be read, or what fn returns.

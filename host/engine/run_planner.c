@@ -265,6 +265,9 @@ static int ask_one(struct run *r, struct planner *pl, const struct planner_reque
 	r->st.cost.planner_s += (double)(clk_real_ns() - t0) * 1e-9;
 	if (rc == 0)
 		rc = planner_admit(q, out, why, err);
+	/* The target file is the host's: a planner names it as its sandbox shows it, and only matched the hash. */
+	if (rc == 0 && q->in->target_file)
+		snprintf(out->target_file, sizeof(out->target_file), "%s", q->in->target_file);
 	if (rc && rc != BL_EDENIED) {
 		cJSON_Delete(claims);
 		if (pl->ops->told)

@@ -269,6 +269,9 @@ TEST(claims_are_journaled_and_authorise_nothing)
 	/* The forged approval is no answer the gate would read. */
 	snprintf(p, sizeof(p), "%s/approvals/r000001.answer.json", o.dir);
 	CHECK(access(p, F_OK) != 0);
+	/* The plan names the host's target file, not the path the planner's sandbox showed it. */
+	snprintf(p, sizeof(p), "**target**: %s/examples/targets/flat-shapes.png (", getenv("BRUSHLOOP_SRC"));
+	CHECK_MSG(o.status && strstr(o.status, p), "STATUS.md does not say '%s'", p);
 	outcome_free(&o);
 }
 

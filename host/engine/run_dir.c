@@ -61,42 +61,38 @@ static void status_accepted_within(strbuf *sb, const struct run *r)
 	}
 }
 
-int run_status_write(struct run *r, bl_err *err)
+/* The run at a glance: state, target, machine, calibration, lamp, progress, canvas, cost. */
+static void status_head(strbuf *sb, const struct run *r)
 {
 	const struct run_state *st = &r->st;
-	const struct plan *p = run_plan(r);
-	strbuf sb;
-	char path[RUN_PATH_MAX], buf[256], name[32];
 	size_t done = 0, skipped = 0;
-	int rc;
 
-	sb_init(&sb);
-	sb_printf(&sb, "# brushloop run: %s\n\n", r->dir);
-	sb_printf(&sb, "- **state**: %s%s%s\n", st->state, st->reason[0] ? ": " : "", st->reason);
+	sb_printf(sb, "# brushloop run: %s\n\n", r->dir);
+	sb_printf(sb, "- **state**: %s%s%s\n", st->state, st->reason[0] ? ": " : "", st->reason);
 	if (st->brake[0])
-		sb_printf(&sb, "- **brake**: %s\n", st->brake);
-	sb_printf(&sb, "- **target**: %s (%s)\n", r->plan.target_file, r->plan.target_hash);
-	sb_printf(&sb, "- **machine**: %s (arm %s, camera %s)%s\n", r->m.name,
+		sb_printf(sb, "- **brake**: %s\n", st->brake);
+	sb_printf(sb, "- **target**: %s (%s)\n", r->plan.target_file, r->plan.target_hash);
+	sb_printf(sb, "- **machine**: %s (arm %s, camera %s)%s\n", r->m.name,
 		      machine_arm_backend_names[r->m.arm_backend],
 		      machine_cam_backend_names[r->m.camera.backend],
 		      st->open_loop ? ", open loop: no verification, no correction" : "");
 	if (st->calibrated)
-		sb_printf(&sb, "- **calibration**: camera profile %s; %s%s; canvas from %s\n",
+		sb_printf(sb, "- **calibration**: camera profile %s; %s%s; canvas from %s\n",
 			      r->m.calibration.camera_profile,
 			      r->m.calibration.light_map[0] ? "light map " : "no light map (the profile "
 			      "holds where the chart lay)", r->m.calibration.light_map,
 			      st->canvas_from_file ? "calibration.canvas" : "the corner markers");
 	else
-		sb_printf(&sb, "- **calibration**: NONE. This run is uncalibrated: colours are "
+		sb_printf(sb, "- **calibration**: NONE. This run is uncalibrated: colours are "
 			      "measured as if the camera were sRGB (no calibration.camera_profile in "
 			      "the machine file), so every verdict is only as good as that guess.%s\n",
 			      st->canvas_from_file ? "" : " The canvas is located by its corner markers.");
 	if (r->lamp)
-		sb_printf(&sb, "- **lamp**: the light in the last frame is %.3f, %.3f, %.3f (R, G, B) of the "
+		sb_printf(sb, "- **lamp**: the light in the last frame is %.3f, %.3f, %.3f (R, G, B) of the "
 			      "run's first, from %d points of bare board; divided out of every frame\n",
 			      r->lamp_now[0], r->lamp_now[1], r->lamp_now[2], r->lamp->n);
 	else if (r->lamp_off)
-		sb_printf(&sb, "- **lamp**: not followed (%s): the profile holds only while the light "
+		sb_printf(sb, "- **lamp**: not followed (%s): the profile holds only while the light "
 			      "is as it was when it was made\n", r->m.calibration.follow_lamp ?
 			      "too little bare board in view; journal: lamp_reference" :
 			      "calibration.follow_lamp is false");
@@ -104,28 +100,28 @@ int run_status_write(struct run *r, bl_err *err)
 		done += st->sub[i].status == RUN_SUB_DONE;
 		skipped += st->sub[i].status == RUN_SUB_SKIPPED;
 	}
-	sb_printf(&sb, "- **progress**: %s, subtask %zu of %zu done", st->round ? "correction round" : "the plan",
+	sb_printf(sb, "- **progress**: %s, subtask %zu of %zu done", st->round ? "correction round" : "the plan",
 		      done, st->n_sub);
 	if (skipped)
-		sb_printf(&sb, " (%zu skipped)", skipped);
-	sb_printf(&sb, "; strokes %ld of %ld; arm actions %ld\n", st->strokes_done, st->strokes_total,
+		sb_printf(sb, " (%zu skipped)", skipped);
+	sb_printf(sb, "; strokes %ld of %ld; arm actions %ld\n", st->strokes_done, st->strokes_total,
 		      st->actions_done);
 	if (st->round)
-		sb_printf(&sb, "  (correction round %d of at most %d)\n", st->round,
+		sb_printf(sb, "  (correction round %d of at most %d)\n", st->round,
 			      r->m.brakes.correction_rounds);
 	if (st->n_hist) {
 		const struct run_hist *h = &st->hist[st->n_hist - 1];
 
-		sb_printf(&sb, "- **canvas** (last observation, against the target): mean "
+		sb_printf(sb, "- **canvas** (last observation, against the target): mean "
 			      "CIEDE2000 %.2f, 95th percentile %.2f\n", h->mean_de00, h->p95_de00);
 	}
 	if (st->final_mean_de00 >= 0)
-		sb_printf(&sb, "- **final canvas**: mean CIEDE2000 %.2f, 95th percentile %.2f "
+		sb_printf(sb, "- **final canvas**: mean CIEDE2000 %.2f, 95th percentile %.2f "
 			      "(%s); image: final-canvas.png beside target%s\n",
 			      st->final_mean_de00, st->final_p95_de00,
 			      st->final_verified ? "verified against its prediction" : "not verified",
 			      strrchr(r->target_copy, '.') ? strrchr(r->target_copy, '.') : "");
-	sb_printf(&sb, "- **cost**: arm %.0f s, %ld verifications, %ld planner calls (%.1f s), paint "
+	sb_printf(sb, "- **cost**: arm %.0f s, %ld verifications, %ld planner calls (%.1f s), paint "
 		      "%.2f ml: %.2f %s (budget %.2f)\n",
 		      st->cost.arm_s, st->cost.verifications, st->cost.planner_calls, st->cost.planner_s,
 		      st->cost.paint_ml, run_cost_total(&st->cost, &r->m.costs), r->m.costs.currency,
@@ -135,30 +131,37 @@ int run_status_write(struct run *r, bl_err *err)
 
 		for (int c = 0; c < st->n_colours; c++)
 			wasted += st->colours[c].wasted_ml;
-		sb_printf(&sb, "- **paint wasted**: %.2f ml left in mixing cells discarded for a clean "
+		sb_printf(sb, "- **paint wasted**: %.2f ml left in mixing cells discarded for a clean "
 			      "one\n", wasted);
 	}
-	sb_printf(&sb, "- **wall time**: %.0f s over every process of the run\n\n", st->wall_s);
+	sb_printf(sb, "- **wall time**: %.0f s over every process of the run\n\n", st->wall_s);
 
-	sb_printf(&sb, "## Waiting for the operator\n\n");
+}
+
+/* What only a person can answer: a refill, a request, a colour the loop could not mix. */
+static void status_waiting(strbuf *sb, const struct run *r)
+{
+	const struct run_state *st = &r->st;
+
+	sb_printf(sb, "## Waiting for the operator\n\n");
 	if (!st->n_deferred && !st->well_low) {
 		int any = 0;
 
 		for (int c = 0; c < st->n_colours; c++)
 			any |= st->colours[c].escalated && !st->colours[c].accepted;
 		if (!any)
-			sb_printf(&sb, "Nothing.\n");
+			sb_printf(sb, "Nothing.\n");
 	}
 	if (st->well_low > 0 && st->well_low <= r->m.n_wells) {
 		int w = st->well_low - 1;
 
-		sb_printf(&sb, "- well %s (%s) is nearly empty: about %.1f ml of %.1f ml left. Refill it, "
+		sb_printf(sb, "- well %s (%s) is nearly empty: about %.1f ml of %.1f ml left. Refill it, "
 			      "then `brushloop resume %s --refilled %s`.\n", r->m.wells[w].name,
 			      run_well_paint(r, w), fmax(st->wells_ml[w], 0.0), r->m.wells[w].capacity_ml,
 			      r->dir, r->m.wells[w].name);
 	}
 	for (int i = 0; i < st->n_deferred; i++)
-		sb_printf(&sb, "- request %s (subtask %d of round %d): %s. Answer with `brushloop "
+		sb_printf(sb, "- request %s (subtask %d of round %d): %s. Answer with `brushloop "
 			      "approve %s %s` (or `--deny`), then `brushloop resume %s`.\n",
 			      st->deferred[i].request, st->deferred[i].subtask, st->deferred[i].round,
 			      st->deferred[i].why, r->dir, st->deferred[i].request, r->dir);
@@ -167,7 +170,7 @@ int run_status_write(struct run *r, bl_err *err)
 			const char *n = r->plan.colours[c].name;
 			const color_lab *w = &r->plan.colours[c].lab;
 
-			sb_printf(&sb, "- colour %s (lab %.1f %.1f %.1f) could not be mixed within %.1f "
+			sb_printf(sb, "- colour %s (lab %.1f %.1f %.1f) could not be mixed within %.1f "
 				      "CIEDE2000 (best measured %.2f, lab %.1f %.1f %.1f): accept the "
 				      "nearest with `brushloop resume %s --accept-mix %s`, or name another "
 				      "colour to mix in its place with `brushloop resume %s --substitute "
@@ -177,9 +180,16 @@ int run_status_write(struct run *r, bl_err *err)
 				      st->colours[c].measured.a, st->colours[c].measured.b, r->dir, n,
 				      r->dir, n, n);
 		}
+}
 
-	status_accepted_within(&sb, r);
-	sb_printf(&sb, "\n## Subtasks (%s)\n\n| subtask | what | status | attempts | "
+/* Every subtask of the plan under way, with its status, attempts and verdict. */
+static void status_subtasks(strbuf *sb, struct run *r)
+{
+	const struct run_state *st = &r->st;
+	const struct plan *p = run_plan(r);
+	char buf[256], name[32];
+
+	sb_printf(sb, "\n## Subtasks (%s)\n\n| subtask | what | status | attempts | "
 		      "verdict CIEDE2000 | note |\n|---|---|---|---|---|---|\n",
 		      st->round ? "correction plan" : "plan.json");
 	for (size_t i = 0; i < st->n_sub && i < p->n_subtasks; i++) {
@@ -187,25 +197,46 @@ int run_status_write(struct run *r, bl_err *err)
 				   : i == st->next ? " (next)" : "";
 
 		run_subtask_name(r, i, name, sizeof(name));
-		sb_printf(&sb, "| %s | %s | %s%s | %d | ", name, sub_what(p, i, buf, sizeof(buf)),
+		sb_printf(sb, "| %s | %s | %s%s | %d | ", name, sub_what(p, i, buf, sizeof(buf)),
 			      run_sub_status_names[st->sub[i].status], mark, st->sub[i].attempts);
 		if (st->sub[i].verdict_de00 >= 0)
-			sb_printf(&sb, "%.2f", st->sub[i].verdict_de00);
-		sb_printf(&sb, " | %s |\n", st->sub[i].note);
+			sb_printf(sb, "%.2f", st->sub[i].verdict_de00);
+		sb_printf(sb, " | %s |\n", st->sub[i].note);
 	}
-	sb_printf(&sb, "\n## Colours\n\n| colour | cell | verified | measured CIEDE2000 | mixes "
+}
+
+/* Every colour: its cell, whether it was verified, its mixes and paint. */
+static void status_colours(strbuf *sb, const struct run *r)
+{
+	const struct run_state *st = &r->st;
+
+	sb_printf(sb, "\n## Colours\n\n| colour | cell | verified | measured CIEDE2000 | mixes "
 		      "| attempts | cells | paint ml |\n|---|---|---|---|---|---|---|---|\n");
 	for (int c = 0; c < st->n_colours; c++) {
 		const struct run_colour *rc2 = &st->colours[c];
 
-		sb_printf(&sb, "| %s | %s | %s | ", r->plan.colours[c].name,
+		sb_printf(sb, "| %s | %s | %s | ", r->plan.colours[c].name,
 			      rc2->cell[0] ? rc2->cell : "-",
 			      rc2->accepted ? "accepted" : rc2->verified ? "yes" : "no");
 		if (rc2->measured_de00 >= 0 && rc2->mixes)
-			sb_printf(&sb, "%.2f", rc2->measured_de00);
-		sb_printf(&sb, " | %d | %d | %d | %.2f |\n", rc2->mixes, rc2->attempts, rc2->cells,
+			sb_printf(sb, "%.2f", rc2->measured_de00);
+		sb_printf(sb, " | %d | %d | %d | %.2f |\n", rc2->mixes, rc2->attempts, rc2->cells,
 			      rc2->dispensed_ml);
 	}
+}
+
+int run_status_write(struct run *r, bl_err *err)
+{
+	char path[RUN_PATH_MAX];
+	strbuf sb;
+	int rc;
+
+	sb_init(&sb);
+	status_head(&sb, r);
+	status_waiting(&sb, r);
+	status_accepted_within(&sb, r);
+	status_subtasks(&sb, r);
+	status_colours(&sb, r);
 	sb_printf(&sb, "\nEvery step is in journal.jsonl; the frames the verdicts rest on are in "
 		      "frames/. `brushloop status %s` says the same as JSON.\n", r->dir);
 	if (!sb.s) {

@@ -395,9 +395,14 @@ static int file_fail(struct file_walk *w, enum gate_reason r, const char *msg, b
  * each step journaled before the gate saw any of it, in journal order.
  * Only the engine's steps count: a planner's answer is the plan's business.
  */
+static int is_step(const cJSON *ev)
+{
+	return cJSON_IsString(ev) &&
+	       (strcmp(ev->valuestring, "dispense_planned") == 0 || strcmp(ev->valuestring, "actions_planned") == 0);
+}
+
 static int walk_journal(struct file_walk *w, char *text, int *found, bl_err *err)
 {
-	static const char *const steps[] = { "dispense_planned", "actions_planned" };
 	char *line = text, *nl;
 	long n = 0;
 
@@ -418,9 +423,8 @@ static int walk_journal(struct file_walk *w, char *text, int *found, bl_err *err
 			return file_fail(w, GATE_R_NOT_JSON, perr.msg, err);
 		ev = cJSON_GetObjectItemCaseSensitive(doc, "event");
 		data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-		for (size_t i = 0; cJSON_IsString(ev) && cJSON_IsObject(data) && i < sizeof(steps) / sizeof(steps[0]); i++)
-			if (strcmp(ev->valuestring, steps[i]) == 0)
-				rc = walk_plan(w, data, found, err);
+		if (is_step(ev) && cJSON_IsObject(data))
+			rc = walk_plan(w, data, found, err);
 		cJSON_Delete(doc);
 		if (rc)
 			return rc;

@@ -548,6 +548,73 @@ static int verify(struct run *r, const struct plan_subtask *s, const char *what,
 	return run_event(r, "verified", dj, err);
 }
 
+/* The batch waits for its colour's mix, which only the operator can settle now. */
+static int wait_for_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
+{
+	sub->status = RUN_SUB_DEFERRED;
+	snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
+		 run_plan(r)->colours[s->colour].name);
+	return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+}
+
+/*
+ * A batch observed beyond its tolerance twice (verdict; prev the verdict
+ * before this pass): an attempt for the brakes, which may stop the run
+ * (BL_EBRAKE), else a retry pass planned over the cells still off.
+ */
+static int batch_failed(struct run *r, const struct plan_subtask *s, const char *name, double prev,
+			double verdict, double *per_cell, bl_err *err)
+{
+	struct run_sub *sub = &r->st.sub[r->st.next];
+	char why[200], key[96];
+	enum run_brake b;
+	int n_strokes = 0, n_cells = 0, rc;
+	cJSON *dj;
+
+	/*
+	 * The same failure is this batch failing again without getting
+	 * clearly closer (a tenth, or half a unit): retrying does not help,
+	 * it is stuck. A retry that got closer starts the count again;
+	 * other batches are other failures.
+	 */
+	if (retrying(r) && prev >= 0.0 && prev - verdict >= fmax(0.5, 0.1 * prev))
+		snprintf(key, sizeof(key), "paint batch %s got closer on retry %d", name,
+			 r->st.retry.attempt);
+	else
+		snprintf(key, sizeof(key), "paint batch %s not verified, retrying does not "
+			 "bring it closer", name);
+	snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction "
+		 "(tolerance %.1f)%s", name, verdict, s->tolerance_de00,
+		 retrying(r) ? " after retrying" : "");
+	b = run_brakes_failure(&r->st.brakes, &r->m.brakes, key, why);
+	sub->attempts++;
+	snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction after %d attempt%s",
+		 verdict, sub->attempts, sub->attempts == 1 ? "" : "s");
+	if (b != RUN_BRAKE_NONE) {
+		sub->status = RUN_SUB_FAILED;
+		return run_brake(r, b, err);
+	}
+	/* What the failed pass taught (learnt after judging) sets the retry's aim: cells off from it. */
+	{
+		struct run_canvas last = { r->last_w, r->last_h, r->last_lab, "" };
+
+		if (r->last_lab)
+			run_cells_verdict(r, s, &last, r->before_lab, per_cell);
+	}
+	if ((rc = plan_retry(r, s, per_cell, &n_strokes, &n_cells, err)))
+		return rc;
+	sub->action_next = 0;
+	dj = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dj, "attempt", r->st.retry.attempt);
+	cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
+	cJSON_AddNumberToObject(dj, "cells_off", n_cells);
+	cJSON_AddNumberToObject(dj, "strokes", n_strokes);
+	cJSON_AddNumberToObject(dj, "actions", r->st.retry.n);
+	if ((rc = run_event(r, "batch_retry", dj, err)))
+		return rc;
+	return run_state_save(r, err);
+}
+
 static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 {
 	struct run_sub *sub = &r->st.sub[r->st.next];
@@ -558,12 +625,8 @@ static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 	int rc;
 
 	run_subtask_name(r, r->st.next, name, sizeof(name));
-	if (col->escalated && !col->accepted) {
-		sub->status = RUN_SUB_DEFERRED;
-		snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
-			 run_plan(r)->colours[s->colour].name);
-		return run_event(r, "deferred", cJSON_CreateString(sub->note), err);
-	}
+	if (col->escalated && !col->accepted)
+		return wait_for_mix(r, s, sub, err);
 	if ((rc = run_tolerance(r, "paint", s->tolerance_de00, &d, err)))
 		return rc;
 	if (r->st.retry.active && !retrying(r))
@@ -583,10 +646,7 @@ static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 			goto out;
 		if (col->escalated && !col->accepted) {
 			/* The top-up could not be mixed: the batch waits for the operator like the colour. */
-			sub->status = RUN_SUB_DEFERRED;
-			snprintf(sub->note, sizeof(sub->note), "waits for colour %s's mix (operator)",
-				 run_plan(r)->colours[s->colour].name);
-			rc = run_event(r, "deferred", cJSON_CreateString(sub->note), err);
+			rc = wait_for_mix(r, s, sub, err);
 			goto out;
 		}
 		if (sub->action_next < n && (rc = wait_dry(r, s, err)))
@@ -649,55 +709,8 @@ static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 			break;
 		}
 		/* Failed twice: counted by the brakes, then painted again where it is still off. */
-		{
-			char why[200], key[96];
-			enum run_brake b;
-			int n_strokes = 0, n_cells = 0;
-			cJSON *dj;
-
-			/*
-			 * The same failure is this batch failing again without getting
-			 * clearly closer (a tenth, or half a unit): retrying does not help,
-			 * it is stuck. A retry that got closer starts the count again;
-			 * other batches are other failures.
-			 */
-			if (retrying(r) && prev >= 0.0 && prev - verdict >= fmax(0.5, 0.1 * prev))
-				snprintf(key, sizeof(key), "paint batch %s got closer on retry %d", name,
-					 r->st.retry.attempt);
-			else
-				snprintf(key, sizeof(key), "paint batch %s not verified, retrying does not "
-					 "bring it closer", name);
-			snprintf(why, sizeof(why), "paint batch %s observed %.1f from its prediction "
-				 "(tolerance %.1f)%s", name, verdict, s->tolerance_de00,
-				 retrying(r) ? " after retrying" : "");
-			b = run_brakes_failure(&r->st.brakes, &r->m.brakes, key, why);
-			sub->attempts++;
-			snprintf(sub->note, sizeof(sub->note), "%.2f from its prediction after %d attempt%s",
-				 verdict, sub->attempts, sub->attempts == 1 ? "" : "s");
-			if (b != RUN_BRAKE_NONE) {
-				sub->status = RUN_SUB_FAILED;
-				rc = run_brake(r, b, err);
-				goto out;
-			}
-			/* What the failed pass taught (learnt after judging) sets the retry's aim: cells off from it. */
-			{
-				struct run_canvas last = { r->last_w, r->last_h, r->last_lab, "" };
-
-				if (r->last_lab)
-					run_cells_verdict(r, s, &last, r->before_lab, per_cell);
-			}
-			if ((rc = plan_retry(r, s, per_cell, &n_strokes, &n_cells, err)))
-				goto out;
-			sub->action_next = 0;
-			dj = cJSON_CreateObject();
-			cJSON_AddNumberToObject(dj, "attempt", r->st.retry.attempt);
-			cJSON_AddNumberToObject(dj, "observed_vs_predicted_de00", verdict);
-			cJSON_AddNumberToObject(dj, "cells_off", n_cells);
-			cJSON_AddNumberToObject(dj, "strokes", n_strokes);
-			cJSON_AddNumberToObject(dj, "actions", r->st.retry.n);
-			if ((rc = run_event(r, "batch_retry", dj, err)) || (rc = run_state_save(r, err)))
-				goto out;
-		}
+		if ((rc = batch_failed(r, s, name, prev, verdict, per_cell, err)))
+			goto out;
 	}
 	run_retry_clear(&r->st.retry);
 	rc = 0;

@@ -166,59 +166,42 @@ int run_status_mark_stale(const char *dir, double age_s, double limit_s, bl_err 
 	return rc;
 }
 
-int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
-{
-	struct run *r = calloc(1, sizeof(*r));
-	struct plan_inputs in;
-	struct plan_options po;
-	struct run_cost exp = { 0 }, up = { 0 };
-	int mixes = 0, batches = 0, checks = 0, rc;
-	double plan_arm_s = 0.0, mix_ml = 0.0, mix_arm_s = 0.0, well_ml[CFG_MAX_WELLS] = { 0 }, paint_factor;
-	cJSON *j, *c, *wells;
+/* What an estimate counts in a plan: its subtasks by kind and the paint its mixes draw, per well. */
+struct estimate_count {
+	int mixes, batches, checks;
+	double mix_ml, well_ml[CFG_MAX_WELLS];
+};
 
-	*out = NULL;
-	if (!r)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
-	r->opt = *o;
-	if ((rc = machine_load(o->machine_path, &r->m, err)) ||
-	    (rc = palette_load(o->palette_path, &r->pal, err)) ||
-	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)) ||
-	    (rc = plan_target_load(o->target, &r->m, &r->target, err)))
-		goto out;
-	memset(&in, 0, sizeof(in));
-	in.machine = &r->m;
-	in.solver = &r->mixer.solver;
-	in.target = &r->target.lab;
-	in.target_file = o->target;
-	in.target_hash = r->target.hash;
-	in.target_w = r->target.w;
-	in.target_h = r->target.h;
-	plan_options_default(&po, &r->m);
-	if (o->max_strokes > 0)
-		po.max_strokes = o->max_strokes;
-	if (o->colours > 0)
-		po.colours = o->colours;
-	/* The plan's motion at the arm's own acceleration: the planner's figure is its working one's. */
-	if ((rc = plan_make(&in, &po, &r->plan, err)) ||
-	    (rc = plan_motion_time_s(&r->plan, &r->m, r->m.limits.soft.accel_mm_s2, &plan_arm_s, err)))
-		goto out;
+static void estimate_count(const struct run *r, struct estimate_count *n)
+{
+	memset(n, 0, sizeof(*n));
 	for (size_t i = 0; i < r->plan.n_subtasks; i++) {
 		const struct plan_subtask *s = &r->plan.subtasks[i];
 
-		mixes += s->type == PLAN_MIX;
-		batches += s->type == PLAN_PAINT;
-		checks += s->type == PLAN_CHECKPOINT;
+		n->mixes += s->type == PLAN_MIX;
+		n->batches += s->type == PLAN_PAINT;
+		n->checks += s->type == PLAN_CHECKPOINT;
 		if (s->type == PLAN_MIX)
 			for (int k = 0; k < s->mix.recipe.n; k++) {
 				const struct machine_station *w = machine_find_well(&r->m, s->mix.recipe.item[k].well);
 				double ml = s->mix.recipe.item[k].units * r->m.mixing.dispense_unit_ml;
 
-				mix_ml += ml;
+				n->mix_ml += ml;
 				if (w)
-					well_ml[w - r->m.wells] += ml;
+					n->well_ml[w - r->m.wells] += ml;
 			}
 	}
-	(void)mix_arm_s;
+}
+
+/* The expected cost of the plan and its upper bound, from its arm time plan_arm_s and its counts. */
+static void estimate_costs(const struct run *r, const struct run_options *o, double plan_arm_s,
+			   const struct estimate_count *n, struct run_cost *exp, struct run_cost *up)
+{
+	int mixes = n->mixes, batches = n->batches, checks = n->checks;
+	double mix_ml = n->mix_ml;
+
+	memset(exp, 0, sizeof(*exp));
+	memset(up, 0, sizeof(*up));
 	/*
 	 * Expected: the plan with factors measured on whole closed-loop runs of the
 	 * five example targets at 300 strokes on the example machine (docs/run.md,
@@ -230,15 +213,15 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	 */
 	if (o->open_loop) {
 		/* The plan's arm time is short of the machine's by about 1.3 (measured); top-ups add paint. */
-		exp.arm_s = plan_arm_s * 1.3;
-		exp.verifications = checks + 2; /* looks at the checkpoints, the blank canvas and the final one */
-		exp.planner_calls = 1;
-		exp.paint_ml = mix_ml * 1.7;
+		exp->arm_s = plan_arm_s * 1.3;
+		exp->verifications = checks + 2; /* looks at the checkpoints, the blank canvas and the final one */
+		exp->planner_calls = 1;
+		exp->paint_ml = mix_ml * 1.7;
 	} else {
-		exp.arm_s = plan_arm_s * 1.45;
-		exp.verifications = (long)lround(1.9 * (mixes + batches + checks) + 2);
-		exp.planner_calls = 1 + r->m.brakes.correction_rounds;
-		exp.paint_ml = mix_ml * 1.45;
+		exp->arm_s = plan_arm_s * 1.45;
+		exp->verifications = (long)lround(1.9 * (mixes + batches + checks) + 2);
+		exp->planner_calls = 1 + r->m.brakes.correction_rounds;
+		exp->paint_ml = mix_ml * 1.45;
 	}
 	/*
 	 * Upper bound: everything retried to its limit: every mix to its attempt
@@ -250,15 +233,15 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 		int att = r->m.brakes.attempts_per_subtask, rounds = r->m.brakes.correction_rounds;
 		double more = 1.0 + 0.25 * rounds;
 
-		up.arm_s = plan_arm_s * att * more + mixes * att * 60.0;
-		up.verifications = (long)ceil((mixes * att + batches * 2.0 * att + checks) * more + 2 + rounds);
-		up.planner_calls = 1 + rounds;
-		up.paint_ml = mix_ml * (att > 1 ? 2.0 : 1.0) * att * more;
+		up->arm_s = plan_arm_s * att * more + mixes * att * 60.0;
+		up->verifications = (long)ceil((mixes * att + batches * 2.0 * att + checks) * more + 2 + rounds);
+		up->planner_calls = 1 + rounds;
+		up->paint_ml = mix_ml * (att > 1 ? 2.0 : 1.0) * att * more;
 		if (o->open_loop) {
-			up.arm_s = plan_arm_s * 2.0;
-			up.verifications = checks + 2;
-			up.planner_calls = 1;
-			up.paint_ml = mix_ml * 3.0;
+			up->arm_s = plan_arm_s * 2.0;
+			up->verifications = checks + 2;
+			up->planner_calls = 1;
+			up->paint_ml = mix_ml * 3.0;
 		}
 	}
 	/*
@@ -268,17 +251,23 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	 * the estimate never starts a planner process.
 	 */
 	if ((o->planner && o->planner[0]) || r->m.planner.command[0]) {
-		exp.planner_ext_calls = exp.planner_calls;
-		up.planner_ext_calls = up.planner_calls;
+		exp->planner_ext_calls = exp->planner_calls;
+		up->planner_ext_calls = up->planner_calls;
 	}
+}
+
+/* Each well's share of the expected paint exp_ml, and the refills it needs. */
+static cJSON *estimate_wells_json(const struct run *r, const struct estimate_count *n, double exp_ml)
+{
 	/*
 	 * Each well's share of the expected paint, and the refills it needs: a
 	 * run pauses before a mix would draw a well below its reserve.
 	 */
-	paint_factor = mix_ml > 0.0 ? exp.paint_ml / mix_ml : 0.0;
-	wells = cJSON_CreateArray();
+	double paint_factor = n->mix_ml > 0.0 ? exp_ml / n->mix_ml : 0.0;
+	cJSON *wells = cJSON_CreateArray();
+
 	for (int w = 0; w < r->m.n_wells; w++) {
-		double need = well_ml[w] * paint_factor;
+		double need = n->well_ml[w] * paint_factor;
 		double usable = r->m.wells[w].capacity_ml - run_well_reserve_ml(&r->m, w);
 		cJSON *x;
 
@@ -292,21 +281,51 @@ int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
 		cJSON_AddNumberToObject(x, "refills", usable > 0.0 ? fmax(0.0, ceil(need / usable) - 1.0) : 0.0);
 		cJSON_AddItemToArray(wells, x);
 	}
+	return wells;
+}
+
+int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	struct plan_inputs in;
+	struct plan_options po;
+	struct run_cost exp, up;
+	struct estimate_count n;
+	double plan_arm_s = 0.0;
+	int rc;
+	cJSON *j;
+
+	*out = NULL;
+	if (!r)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	r->opt = *o;
+	if ((rc = machine_load(o->machine_path, &r->m, err)) ||
+	    (rc = palette_load(o->palette_path, &r->pal, err)) ||
+	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)) ||
+	    (rc = plan_target_load(o->target, &r->m, &r->target, err)))
+		goto out;
+	run_plan_inputs(r, &in);
+	in.target_file = o->target;
+	run_plan_options(r, &po);
+	/* The plan's motion at the arm's own acceleration: the planner's figure is its working one's. */
+	if ((rc = plan_make(&in, &po, &r->plan, err)) ||
+	    (rc = plan_motion_time_s(&r->plan, &r->m, r->m.limits.soft.accel_mm_s2, &plan_arm_s, err)))
+		goto out;
+	estimate_count(r, &n);
+	estimate_costs(r, o, plan_arm_s, &n, &exp, &up);
 	j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "target", o->target);
 	cJSON_AddStringToObject(j, "machine", r->m.name);
 	cJSON_AddNumberToObject(j, "strokes", r->plan.n_strokes);
 	cJSON_AddNumberToObject(j, "colours", r->plan.n_colours);
-	cJSON_AddNumberToObject(j, "mixes", mixes);
-	cJSON_AddNumberToObject(j, "paint_batches", batches);
-	cJSON_AddNumberToObject(j, "checkpoints", checks);
+	cJSON_AddNumberToObject(j, "mixes", n.mixes);
+	cJSON_AddNumberToObject(j, "paint_batches", n.batches);
+	cJSON_AddNumberToObject(j, "checkpoints", n.checks);
 	cJSON_AddNumberToObject(j, "predicted_mean_de00", r->plan.mean_de00);
-	c = run_cost_json(&exp, &r->m.costs);
-	cJSON_AddItemToObject(j, "expected", c);
-	c = run_cost_json(&up, &r->m.costs);
-	cJSON_AddItemToObject(j, "upper_bound", c);
+	cJSON_AddItemToObject(j, "expected", run_cost_json(&exp, &r->m.costs));
+	cJSON_AddItemToObject(j, "upper_bound", run_cost_json(&up, &r->m.costs));
 	cJSON_AddNumberToObject(j, "budget", r->m.brakes.cost_max);
-	cJSON_AddItemToObject(j, "wells", wells);
+	cJSON_AddItemToObject(j, "wells", estimate_wells_json(r, &n, exp.paint_ml));
 	*out = j;
 out:
 	plan_free(&r->plan);

@@ -625,6 +625,48 @@ static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_s
 	return run_event(r, "mix_escalated", dj, err);
 }
 
+/*
+ * Open loop: the plan's recipe, dispensed once and never looked at: scaled
+ * down to the subtask's volume units (a top-up) and to the room in the cell.
+ * Once the job holds what was dispensed (a set a crash interrupted is
+ * finished by run_mix_finish_pending), never again.
+ */
+static int mix_open_loop(struct mix_ctx *x, struct run_sub *sub, const struct mix_limits *lim, int units,
+			 bl_err *err)
+{
+	struct run *r = x->r;
+	const struct plan_subtask *s = x->s;
+	struct run_colour *col = &r->st.colours[s->colour];
+	int u[MIX_MAX_PAINTS] = { 0 };
+	int rc;
+
+	for (int i = 0; i < s->mix.recipe.n; i++) {
+		int k = mix_model_find(&r->mixer.model, s->mix.recipe.item[i].paint);
+
+		if (k >= 0)
+			u[k] += s->mix.recipe.item[i].units;
+	}
+	scale_units(u, r->mixer.model.n_paints,
+		    r->st.topup_ml > 0.0 && units < lim->max_units ? units : lim->max_units);
+	if (r->st.job.cells == 0) {
+		if ((rc = op_fresh_cell(x, err)))
+			return rc;
+		r->st.job.cells = 1;
+		if ((rc = run_state_save(r, err)))
+			return rc;
+	}
+	if (r->st.job.dispensed_units == 0) {
+		if ((rc = op_dispense(x, u, err)))
+			return rc;
+		mix_apply_dispense(&r->st.job, u);
+	}
+	col->verified = 0;
+	r->st.mix_active = 0;
+	sub->status = RUN_SUB_DONE;
+	snprintf(sub->note, sizeof(sub->note), "open loop: dispensed, not measured");
+	return run_event(r, "mix_open_loop", NULL, err);
+}
+
 int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
@@ -705,41 +747,8 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 		if ((rc = run_state_save(r, err)))
 			return rc;
 	}
-	if (r->st.open_loop) {
-		/*
-		 * The plan's recipe, dispensed once and never looked at: scaled
-		 * down to the subtask's volume (a top-up) and to the room in the
-		 * cell. Once the job holds what was dispensed (a set a crash
-		 * interrupted is finished by run_mix_finish_pending), never again.
-		 */
-		int u[MIX_MAX_PAINTS] = { 0 };
-
-		for (int i = 0; i < s->mix.recipe.n; i++) {
-			int k = mix_model_find(&r->mixer.model, s->mix.recipe.item[i].paint);
-
-			if (k >= 0)
-				u[k] += s->mix.recipe.item[i].units;
-		}
-		scale_units(u, r->mixer.model.n_paints,
-			    r->st.topup_ml > 0.0 && units < lim.max_units ? units : lim.max_units);
-		if (r->st.job.cells == 0) {
-			if ((rc = op_fresh_cell(&x, err)))
-				return rc;
-			r->st.job.cells = 1;
-			if ((rc = run_state_save(r, err)))
-				return rc;
-		}
-		if (r->st.job.dispensed_units == 0) {
-			if ((rc = op_dispense(&x, u, err)))
-				return rc;
-			mix_apply_dispense(&r->st.job, u);
-		}
-		col->verified = 0;
-		r->st.mix_active = 0;
-		sub->status = RUN_SUB_DONE;
-		snprintf(sub->note, sizeof(sub->note), "open loop: dispensed, not measured");
-		return run_event(r, "mix_open_loop", NULL, err);
-	}
+	if (r->st.open_loop)
+		return mix_open_loop(&x, sub, &lim, units, err);
 	rc = mix_run(&r->mixer.model, &r->st.learn, &r->st.job, &s->mix.lab, &lim, &ops, &last, err);
 	if (rc)
 		return rc;

@@ -158,6 +158,54 @@ static void progress_print(const struct progress *p)
 		p->live ? "" : "\n");
 }
 
+static void case_dir(const struct regress_run_options *o, const struct regress_case *c, char *dir, size_t n)
+{
+	snprintf(dir, n, "%s/%s", o->out_dir, c->id);
+}
+
+/*
+ * The child pid of a slot ended with status: its case refilled and started
+ * again when it paused for paint, else counted done. 0, or the code of a
+ * step that could not start.
+ */
+static int reaped(const struct regress_suite *s, const struct regress_run_options *o, struct slot *slots,
+		  struct progress *pr, pid_t pid, int status, double *last_print, bl_err *err)
+{
+	for (int j = 0; j < o->jobs; j++) {
+		const struct regress_case *c = &s->cases[slots[j].ci];
+		char dir[REGRESS_PATH_MAX + REGRESS_ID_MAX];
+		enum step next;
+		int rc;
+
+		if (slots[j].pid != pid)
+			continue;
+		case_dir(o, c, dir, sizeof(dir));
+		next = next_step(c, dir, slots[j].refills);
+		if (next == STEP_REFILL && !signals_seen) {
+			slots[j].refills++;
+			if ((slots[j].pid = spawn(c, next, o, dir, err)) < 0) {
+				rc = slots[j].pid;
+				slots[j].pid = 0;
+				pr->running--;
+				return rc;
+			}
+			return 0;
+		}
+		/* Done (a run that could not go on, killed again or not, is judged as it stands). */
+		pr->nonzero |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+		pr->case_s += now_s() - slots[j].start_s;
+		pr->running--;
+		pr->done++;
+		slots[j].pid = 0;
+		if (!o->quiet) {
+			progress_print(pr);
+			*last_print = now_s();
+		}
+		return 0;
+	}
+	return 0;
+}
+
 int regress_run(const struct regress_suite *s, const struct regress_run_options *o, bl_err *err)
 {
 	struct slot *slots = calloc((size_t)o->jobs, sizeof(*slots));
@@ -182,7 +230,7 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 	for (int i = 0; i < s->n; i++) {
 		char dir[REGRESS_PATH_MAX + REGRESS_ID_MAX];
 
-		snprintf(dir, sizeof(dir), "%s/%s", o->out_dir, s->cases[i].id);
+		case_dir(o, &s->cases[i], dir, sizeof(dir));
 		if (access(s->cases[i].target, R_OK) != 0)
 			pr.cannot++;
 		else if (next_step(&s->cases[i], dir, 0) == STEP_NONE)
@@ -213,7 +261,7 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 			if (slots[j].pid)
 				continue;
 			c = &s->cases[queue[qi++]];
-			snprintf(dir, sizeof(dir), "%s/%s", o->out_dir, c->id);
+			case_dir(o, c, dir, sizeof(dir));
 			slots[j] = (struct slot){ .ci = (int)(c - s->cases), .start_s = now_s() };
 			slots[j].pid = spawn(c, next_step(c, dir, 0), o, dir, err);
 			if (slots[j].pid < 0) {
@@ -240,37 +288,8 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 			rc = bl_fail(err, BL_EIO, "waitpid: %s", strerror(errno));
 			goto free_all;
 		}
-		for (int j = 0; j < o->jobs; j++) {
-			const struct regress_case *c = &s->cases[slots[j].ci];
-			char dir[REGRESS_PATH_MAX + REGRESS_ID_MAX];
-			enum step next;
-
-			if (slots[j].pid != pid)
-				continue;
-			snprintf(dir, sizeof(dir), "%s/%s", o->out_dir, c->id);
-			next = next_step(c, dir, slots[j].refills);
-			if (next == STEP_REFILL && !signals_seen) {
-				slots[j].refills++;
-				if ((slots[j].pid = spawn(c, next, o, dir, err)) < 0) {
-					rc = slots[j].pid;
-					slots[j].pid = 0;
-					pr.running--;
-					goto wait_all;
-				}
-				break;
-			}
-			/* Done (a run that could not go on, killed again or not, is judged as it stands). */
-			pr.nonzero |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-			pr.case_s += now_s() - slots[j].start_s;
-			pr.running--;
-			pr.done++;
-			slots[j].pid = 0;
-			if (!o->quiet) {
-				progress_print(&pr);
-				last_print = now_s();
-			}
-			break;
-		}
+		if ((rc = reaped(s, o, slots, &pr, pid, status, &last_print, err)))
+			goto wait_all;
 	}
 	if (!o->quiet && pr.live)
 		fputc('\n', stderr);

@@ -28,34 +28,9 @@ static void cell_means(const struct pm_grid *g, const float *img, double cell_mm
 				out[c][q] /= out[c][3];
 }
 
-int plan_correct(const struct plan *p, const struct plan_inputs *in,
-		 const struct plan_raster *observed, const struct plan_options *opt,
-		 struct plan *out, bl_err *err)
+/* The corrective plan keeps everything the original fixed: target, machine, model, colours and cells. */
+static void keep_what_was_fixed(const struct plan *p, struct plan *out)
 {
-	const struct machine *m = in->machine;
-	double tol = m->tolerances.paint_de00;
-	struct pm_grid g;
-	struct pm_target t = { 0 };
-	struct pm_strokes st = { 0 };
-	double (*tm)[4] = NULL, (*om)[4] = NULL;
-	float *obs = NULL, *lab = NULL;
-	unsigned char *mask = NULL;
-	int cols, rows, rc = 0, n_open = 0;
-	size_t n;
-	struct plan_options o = *opt;
-
-	/* The cells were opened by their means, and their means are what the next checkpoint judges. */
-	o.by_cell = 1;
-	o.cell_mm = p->cell_mm;
-	memset(out, 0, sizeof(*out));
-	if (!observed || !observed->px || observed->w < 1 || observed->h < 1)
-		return bl_fail(err, BL_EINVAL, "the observed canvas is empty");
-	if (!in->target || !in->target->px)
-		return bl_fail(err, BL_EINVAL, "the target image is empty");
-	if (p->n_colours < 1)
-		return bl_fail(err, BL_EINVAL, "the plan has no colours to correct with");
-
-	/* The corrective plan keeps everything the original fixed: target, machine, model, colours and cells. */
 	memcpy(out->target_file, p->target_file, sizeof(out->target_file));
 	memcpy(out->target_hash, p->target_hash, sizeof(out->target_hash));
 	out->target_w = p->target_w;
@@ -76,36 +51,21 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 		out->colours[c].paint_ml = out->colours[c].stroke_mm = 0.0;
 		out->colours[c].strokes = 0;
 	}
+}
 
-	pm_grid_for(&g, p->image_mm);
-	n = (size_t)g.w * g.h;
-	cols = (int)ceil(p->image_mm[2] / p->cell_mm - 1e-9);
-	rows = (int)ceil(p->image_mm[3] / p->cell_mm - 1e-9);
-	lab = malloc(n * 3 * sizeof(float));
-	obs = malloc(n * 3 * sizeof(float));
-	mask = calloc(n, 1);
-	tm = malloc(sizeof(*tm) * (size_t)cols * rows);
-	om = malloc(sizeof(*om) * (size_t)cols * rows);
-	out->unfixable = calloc((size_t)cols * rows, sizeof(*out->unfixable));
-	if (!lab || !obs || !mask || !tm || !om || !out->unfixable) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory correcting");
-		goto out_free;
-	}
-	if ((rc = pm_resample(in->target, &g, lab, err)) || (rc = pm_target_init(&t, &g, lab, err)) ||
-	    (rc = pm_resample(observed, &g, obs, err)))
-		goto out_free;
-	cell_means(&g, t.lab, p->cell_mm, cols, rows, tm);
-	cell_means(&g, obs, p->cell_mm, cols, rows, om);
-
-	/*
-	 * A cell off by more than half the tolerance is open to correction: the
-	 * final figure is the mean over every cell, and most of it lies in cells
-	 * between half the tolerance and the tolerance (a flat painted in streaks,
-	 * the ground showing through); whether a stroke there is worth it is the
-	 * stroke placer's gain, as in planning. A cell beyond the tolerance whose
-	 * nearest colour (as it shows on this canvas, when known) is beyond it too
-	 * is one no colour can fix.
-	 */
+/*
+ * A cell off by more than half the tolerance is open to correction: the
+ * final figure is the mean over every cell, and most of it lies in cells
+ * between half the tolerance and the tolerance (a flat painted in streaks,
+ * the ground showing through); whether a stroke there is worth it is the
+ * stroke placer's gain, as in planning. A cell beyond the tolerance whose
+ * nearest colour (as it shows on this canvas, when known) is beyond it too
+ * is one no colour can fix. An open cell's weight tm[c][3] becomes -1; out
+ * gets the unfixable ones.
+ */
+static void open_cells(const struct plan *p, const struct plan_options *opt, double tol, int cols, int rows,
+		       double (*tm)[4], double (*om)[4], struct plan *out)
+{
 	for (int c = 0; c < cols * rows; c++) {
 		color_lab want = { tm[c][0], tm[c][1], tm[c][2] }, seen = { om[c][0], om[c][1], om[c][2] };
 		double best = INFINITY, off;
@@ -137,6 +97,58 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 		}
 		/* Even an unfixable cell is brought as close as the colours allow. */
 	}
+}
+
+int plan_correct(const struct plan *p, const struct plan_inputs *in,
+		 const struct plan_raster *observed, const struct plan_options *opt,
+		 struct plan *out, bl_err *err)
+{
+	const struct machine *m = in->machine;
+	double tol = m->tolerances.paint_de00;
+	struct pm_grid g;
+	struct pm_target t = { 0 };
+	struct pm_strokes st = { 0 };
+	double (*tm)[4] = NULL, (*om)[4] = NULL;
+	float *obs = NULL, *lab = NULL;
+	unsigned char *mask = NULL;
+	int cols, rows, rc = 0, n_open = 0;
+	size_t n;
+	struct plan_options o = *opt;
+
+	/* The cells were opened by their means, and their means are what the next checkpoint judges. */
+	o.by_cell = 1;
+	o.cell_mm = p->cell_mm;
+	memset(out, 0, sizeof(*out));
+	if (!observed || !observed->px || observed->w < 1 || observed->h < 1)
+		return bl_fail(err, BL_EINVAL, "the observed canvas is empty");
+	if (!in->target || !in->target->px)
+		return bl_fail(err, BL_EINVAL, "the target image is empty");
+	if (p->n_colours < 1)
+		return bl_fail(err, BL_EINVAL, "the plan has no colours to correct with");
+
+	keep_what_was_fixed(p, out);
+
+	pm_grid_for(&g, p->image_mm);
+	n = (size_t)g.w * g.h;
+	cols = (int)ceil(p->image_mm[2] / p->cell_mm - 1e-9);
+	rows = (int)ceil(p->image_mm[3] / p->cell_mm - 1e-9);
+	lab = malloc(n * 3 * sizeof(float));
+	obs = malloc(n * 3 * sizeof(float));
+	mask = calloc(n, 1);
+	tm = malloc(sizeof(*tm) * (size_t)cols * rows);
+	om = malloc(sizeof(*om) * (size_t)cols * rows);
+	out->unfixable = calloc((size_t)cols * rows, sizeof(*out->unfixable));
+	if (!lab || !obs || !mask || !tm || !om || !out->unfixable) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory correcting");
+		goto out_free;
+	}
+	if ((rc = pm_resample(in->target, &g, lab, err)) || (rc = pm_target_init(&t, &g, lab, err)) ||
+	    (rc = pm_resample(observed, &g, obs, err)))
+		goto out_free;
+	cell_means(&g, t.lab, p->cell_mm, cols, rows, tm);
+	cell_means(&g, obs, p->cell_mm, cols, rows, om);
+
+	open_cells(p, opt, tol, cols, rows, tm, om, out);
 	for (int y = 0; y < g.h; y++)
 		for (int x = 0; x < g.w; x++) {
 			mask[(size_t)y * g.w + x] = tm[pm_cell_of(&g, p->cell_mm, cols, rows, x, y)][3] < 0.0;

@@ -212,15 +212,83 @@ void mix_trial_spread_of(double *v, int n, struct mix_trial_spread *out)
 	out->max = n ? v[n - 1] : 0.0;
 }
 
+/* What a trial measured, target by target, for its percentiles. */
+struct trial_samples {
+	double *att;  /* attempts of each reached target */
+	double *unc;  /* uncorrected CIEDE2000 of the baseline, by the camera */
+	double *fin;  /* final CIEDE2000 of each target, by the camera */
+	double *tfin; /* final, by the simulator's truth */
+	double *tunc; /* uncorrected, by the truth */
+	int nu, ntf, ntu;
+};
+
+/* The trial's figures from its samples (sorted here) and its unit counts. */
+static void trial_summary(struct mix_trial_stats *st, const struct mix_limits *lim, struct trial_samples *sm,
+			  int n_targets, int base_units, int used, int discarded, int ideal)
+{
+	double *att = sm->att, *unc = sm->unc, *fin = sm->fin;
+	int nu = sm->nu;
+
+	qsort(att, (size_t)st->reached, sizeof(double), cmp_double);
+	qsort(unc, (size_t)nu, sizeof(double), cmp_double);
+	qsort(fin, (size_t)n_targets, sizeof(double), cmp_double);
+	st->attempts_median = pct(att, st->reached, 0.5);
+	st->attempts_p95 = pct(att, st->reached, 0.95);
+	st->attempts_max = st->reached ? (int)att[st->reached - 1] : 0;
+	st->uncorrected_de00_median = pct(unc, nu, 0.5);
+	st->uncorrected_de00_p95 = pct(unc, nu, 0.95);
+	st->uncorrected_de00_max = nu ? unc[nu - 1] : 0.0;
+	st->uncorrected_ml = base_units * lim->unit_ml;
+	st->final_de00_median = pct(fin, n_targets, 0.5);
+	st->final_de00_p95 = pct(fin, n_targets, 0.95);
+	st->final_de00_max = fin[n_targets - 1];
+	st->used_ml = used * lim->unit_ml;
+	st->discarded_ml = discarded * lim->unit_ml;
+	st->ideal_ml = ideal * lim->unit_ml;
+	mix_trial_spread_of(sm->tfin, sm->ntf, &st->truth_final);
+	mix_trial_spread_of(sm->tunc, sm->ntu, &st->truth_uncorrected);
+}
+
+/* A trial's baseline for target: the solver's recipe dispensed once and measured, uncorrected. */
+static int trial_baseline(const struct mix_model *m, const struct mix_limits *lim, const struct mix_ops *tops,
+			  const struct trial_world *w, const color_lab *target, struct trial_samples *sm,
+			  struct mix_trial_stats *st, struct mix_trial_target *d, int *base_units, bl_err *err)
+{
+	struct mix_solution sol;
+	color_lab meas;
+	int rc;
+
+	rc = mix_solve(m, NULL, target, lim, &sol, err);
+	if (rc == 0)
+		rc = tops->fresh_cell(tops->ctx, err);
+	if (rc == 0)
+		rc = tops->dispense(tops->ctx, sol.recipe.units, err);
+	if (rc == 0)
+		rc = tops->measure(tops->ctx, &meas, err);
+	if (rc)
+		return rc;
+	*base_units += sol.recipe.total;
+	sm->unc[sm->nu] = d->uncorrected_de00 = color_de00(&meas, target);
+	st->uncorrected_unreached += sm->unc[sm->nu] > lim->tol_de00;
+	sm->nu++;
+	if (w->has_last) {
+		sm->tunc[sm->ntu] = d->uncorrected_truth_de00 = color_de00(&w->last_truth, target);
+		st->truth_uncorrected_unreached += sm->tunc[sm->ntu] > lim->tol_de00;
+		sm->ntu++;
+	}
+	return 0;
+}
+
 int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const struct mix_ops *ops,
 	      int n_targets, uint64_t seed, int baseline, struct mix_trial_stats *st, bl_err *err)
 {
 	size_t nt = (size_t)(n_targets > 0 ? n_targets : 1);
 	struct mix_learn *l = malloc(sizeof(*l));
-	double *att = malloc(sizeof(double) * nt), *unc = malloc(sizeof(double) * nt);
-	double *fin = malloc(sizeof(double) * nt), *tfin = malloc(sizeof(double) * nt);
-	double *tunc = malloc(sizeof(double) * nt);
-	int rc = 0, nu = 0, ntf = 0, ntu = 0, discarded = 0, used = 0, ideal = 0, base_units = 0;
+	struct trial_samples sm = { malloc(sizeof(double) * nt), malloc(sizeof(double) * nt),
+				    malloc(sizeof(double) * nt), malloc(sizeof(double) * nt),
+				    malloc(sizeof(double) * nt), 0, 0, 0 };
+	double *att = sm.att, *unc = sm.unc, *fin = sm.fin, *tfin = sm.tfin, *tunc = sm.tunc;
+	int rc = 0, discarded = 0, used = 0, ideal = 0, base_units = 0;
 	struct trial_world w = { 0 };
 	struct mix_ops tops = { 0 };
 	rng r;
@@ -253,29 +321,8 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 		draw_target(m, lim, &r, &target);
 		d.target = target;
 		d.uncorrected_de00 = d.uncorrected_truth_de00 = d.final_truth_de00 = -1.0;
-		if (baseline) {
-			struct mix_solution sol;
-			color_lab meas;
-
-			rc = mix_solve(m, NULL, &target, lim, &sol, err);
-			if (rc == 0)
-				rc = tops.fresh_cell(tops.ctx, err);
-			if (rc == 0)
-				rc = tops.dispense(tops.ctx, sol.recipe.units, err);
-			if (rc == 0)
-				rc = tops.measure(tops.ctx, &meas, err);
-			if (rc)
-				goto out_free;
-			base_units += sol.recipe.total;
-			unc[nu] = d.uncorrected_de00 = color_de00(&meas, &target);
-			st->uncorrected_unreached += unc[nu] > lim->tol_de00;
-			nu++;
-			if (w.has_last) {
-				tunc[ntu] = d.uncorrected_truth_de00 = color_de00(&w.last_truth, &target);
-				st->truth_uncorrected_unreached += tunc[ntu] > lim->tol_de00;
-				ntu++;
-			}
-		}
+		if (baseline && (rc = trial_baseline(m, lim, &tops, &w, &target, &sm, st, &d, &base_units, err)))
+			goto out_free;
 		memset(&job, 0, sizeof(job));
 		w.has_last = 0;
 		rc = mix_run(m, l, &job, &target, lim, &tops, &last, err);
@@ -293,10 +340,10 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 		d.final_de00 = last.measured_de00;
 		if (w.has_last) {
 			/* The truth of the cell the last verdict was about. */
-			tfin[ntf] = d.final_truth_de00 = color_de00(&w.last_truth, &target);
-			if (last.kind == MIX_ACT_DONE && tfin[ntf] > lim->tol_de00)
+			tfin[sm.ntf] = d.final_truth_de00 = color_de00(&w.last_truth, &target);
+			if (last.kind == MIX_ACT_DONE && tfin[sm.ntf] > lim->tol_de00)
 				st->truth_beyond++;
-			ntf++;
+			sm.ntf++;
 		}
 		if (last.kind == MIX_ACT_DONE) {
 			d.reached = 1;
@@ -314,24 +361,7 @@ int mix_trial(const struct mix_model *m, const struct mix_limits *lim, const str
 			st->detail[st->n_detail++] = d;
 	}
 	st->targets = n_targets;
-	qsort(att, (size_t)st->reached, sizeof(double), cmp_double);
-	qsort(unc, (size_t)nu, sizeof(double), cmp_double);
-	qsort(fin, (size_t)n_targets, sizeof(double), cmp_double);
-	st->attempts_median = pct(att, st->reached, 0.5);
-	st->attempts_p95 = pct(att, st->reached, 0.95);
-	st->attempts_max = st->reached ? (int)att[st->reached - 1] : 0;
-	st->uncorrected_de00_median = pct(unc, nu, 0.5);
-	st->uncorrected_de00_p95 = pct(unc, nu, 0.95);
-	st->uncorrected_de00_max = nu ? unc[nu - 1] : 0.0;
-	st->uncorrected_ml = base_units * lim->unit_ml;
-	st->final_de00_median = pct(fin, n_targets, 0.5);
-	st->final_de00_p95 = pct(fin, n_targets, 0.95);
-	st->final_de00_max = fin[n_targets - 1];
-	st->used_ml = used * lim->unit_ml;
-	st->discarded_ml = discarded * lim->unit_ml;
-	st->ideal_ml = ideal * lim->unit_ml;
-	mix_trial_spread_of(tfin, ntf, &st->truth_final);
-	mix_trial_spread_of(tunc, ntu, &st->truth_uncorrected);
+	trial_summary(st, lim, &sm, n_targets, base_units, used, discarded, ideal);
 	mix_trial_spread_of(w.cam_truth, w.n_cam_truth, &st->camera_vs_truth);
 	rc = 0;
 out_free:

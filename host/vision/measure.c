@@ -316,37 +316,33 @@ static void channel_stats(const long hist[256], long n, double *median, double *
 	}
 }
 
-int meas_swatch(const struct img *im, const char *name, const struct meas_roi *roi,
-		const struct meas_profile *p, struct meas_swatch *out, bl_err *err)
+/* One swatch being measured: the region's pixels, their gradients or distances (g), a scratch (d), and which are kept. */
+struct swatch {
+	const struct img *im;
+	const struct meas_roi *roi;
+	long n;
+	float *g, *d;
+	unsigned char *keep;
+	struct meas_swatch *out;
+};
+
+/* Pixel (x, y) of the region, RGB. */
+static const unsigned char *sw_px(const struct swatch *w, int x, int y)
 {
-	const long n = (long)roi->w * roi->h;
-	float *g = NULL, *d = NULL;
-	unsigned char *keep = NULL;
-	long hist[3][256] = { { 0 } }, kept = 0;
-	double med[3], sig[3], sum[3] = { 0 }, cov[9] = { 0 }, thr, trim;
-	int rc = 0;
+	return w->im->px + ((size_t)(w->roi->y + y) * w->im->w + w->roi->x + x) * 3;
+}
 
-	memset(out, 0, sizeof(*out));
-	if (roi->x < 0 || roi->y < 0 || roi->w <= 0 || roi->h <= 0 || roi->x > im->w - roi->w ||
-	    roi->y > im->h - roi->h)
-		return bl_fail(err, BL_EINVAL, "%s: region %d,%d,%d,%d (x,y,w,h) lies outside the "
-			       "%dx%d image", name, roi->x, roi->y, roi->w, roi->h, im->w, im->h);
-	pthread_once(&lut_once, lut_init);
-	out->total = n;
-	g = malloc((size_t)n * sizeof(float));
-	d = malloc((size_t)n * sizeof(float));
-	keep = malloc((size_t)n);
-	if (!g || !d || !keep) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory for a %dx%d region", roi->w, roi->h);
-		goto out_free;
-	}
+/*
+ * 1. Clipped pixels: a channel at the top of its range has lost its
+ * value (a specular highlight, overexposure).
+ * 2. Edges: the local gradient, summed over channels in linear light,
+ * with neighbours taken from the image even beyond the region.
+ */
+static void sw_clipped_and_gradients(struct swatch *w)
+{
+	const struct img *im = w->im;
+	const struct meas_roi *roi = w->roi;
 
-	/*
-	 * 1. Clipped pixels: a channel at the top of its range has lost its
-	 * value (a specular highlight, overexposure).
-	 * 2. Edges: the local gradient, summed over channels in linear light,
-	 * with neighbours taken from the image even beyond the region.
-	 */
 	for (int y = 0; y < roi->h; y++)
 		for (int x = 0; x < roi->w; x++) {
 			int ix = roi->x + x, iy = roi->y + y;
@@ -363,111 +359,125 @@ int meas_swatch(const struct img *im, const char *name, const struct meas_roi *r
 			for (int ch = 0; ch < 3; ch++)
 				gs += fabsf(lin_lut[r[ch]] - lin_lut[l[ch]]) +
 				      fabsf(lin_lut[dn[ch]] - lin_lut[u[ch]]);
-			g[k] = gs;
-			keep[k] = !(c[0] >= 254 || c[1] >= 254 || c[2] >= 254);
-			if (!keep[k])
-				out->clipped++;
+			w->g[k] = gs;
+			w->keep[k] = !(c[0] >= 254 || c[1] >= 254 || c[2] >= 254);
+			if (!w->keep[k])
+				w->out->clipped++;
 		}
 	/*
 	 * A few clipped pixels are highlights and go; a region mostly at the top
 	 * of a channel is a colour at the edge of the camera's range (a pure
 	 * sRGB primary, an overexposed patch): it is kept and flagged.
 	 */
-	if (out->clipped * 2 > n) {
-		memset(keep, 1, (size_t)n);
-		out->clipped = 0;
-		out->saturated = 1;
+	if (w->out->clipped * 2 > w->n) {
+		memset(w->keep, 1, (size_t)w->n);
+		w->out->clipped = 0;
+		w->out->saturated = 1;
 	}
-	memcpy(d, g, (size_t)n * sizeof(float));
-	{
-		float gmed = select_kth(d, (size_t)n, (size_t)n / 2);
-		double level = 0.0, floor_;
-		int code;
+}
 
-		for (long k = 0; k < n; k++)
-			d[k] = fabsf(g[k] - gmed);
-		/* Six robust sigmas above the median: noise passes, a step between two colours does not. */
-		thr = gmed + 6.0 * 1.4826 * select_kth(d, (size_t)n, (size_t)n / 2);
-		/*
-		 * A quantised, nearly flat region has a gradient MAD of 0: never call
-		 * less than two codes in each of the six differences an edge.
-		 */
-		for (int y = 0; y < roi->h; y++)
-			for (int x = 0; x < roi->w; x++) {
-				const unsigned char *c =
-					im->px + ((size_t)(roi->y + y) * im->w + roi->x + x) * 3;
+/* The pixels whose gradient is beyond what the region's noise explains go as edges. */
+static void sw_edges(struct swatch *w)
+{
+	const long n = w->n;
+	float gmed;
+	double level = 0.0, floor_, thr;
+	int code;
 
-				level += c[0] + c[1] + c[2];
-			}
-		code = (int)(level / (3.0 * n));
-		code = code > 253 ? 253 : code;
-		floor_ = 6.0 * 2.0 * (lin_lut[code + 1] - lin_lut[code]);
-		if (thr < floor_)
-			thr = floor_;
-	}
+	memcpy(w->d, w->g, (size_t)n * sizeof(float));
+	gmed = select_kth(w->d, (size_t)n, (size_t)n / 2);
 	for (long k = 0; k < n; k++)
-		if (keep[k] && g[k] > thr) {
-			keep[k] = 0;
-			out->edges++;
+		w->d[k] = fabsf(w->g[k] - gmed);
+	/* Six robust sigmas above the median: noise passes, a step between two colours does not. */
+	thr = gmed + 6.0 * 1.4826 * select_kth(w->d, (size_t)n, (size_t)n / 2);
+	/*
+	 * A quantised, nearly flat region has a gradient MAD of 0: never call
+	 * less than two codes in each of the six differences an edge.
+	 */
+	for (int y = 0; y < w->roi->h; y++)
+		for (int x = 0; x < w->roi->w; x++) {
+			const unsigned char *c = sw_px(w, x, y);
+
+			level += c[0] + c[1] + c[2];
 		}
+	code = (int)(level / (3.0 * n));
+	code = code > 253 ? 253 : code;
+	floor_ = 6.0 * 2.0 * (lin_lut[code + 1] - lin_lut[code]);
+	if (thr < floor_)
+		thr = floor_;
+	for (long k = 0; k < n; k++)
+		if (w->keep[k] && w->g[k] > thr) {
+			w->keep[k] = 0;
+			w->out->edges++;
+		}
+}
 
-	/* 3. Outliers: further than 4 robust sigmas from the median colour in any channel. */
-	for (int y = 0; y < roi->h; y++)
-		for (int x = 0; x < roi->w; x++) {
-			const unsigned char *c = im->px + ((size_t)(roi->y + y) * im->w + roi->x + x) * 3;
+/*
+ * 3. Outliers: further than 4 robust sigmas from the median colour in any
+ * channel go; each kept pixel's distance is left in g. Returns the distance
+ * beyond which 4. the trim takes the 10% furthest (symmetric noise keeps its
+ * mean), or -1 when fewer than 16 were usable (*usable says how many).
+ */
+static double sw_outliers(struct swatch *w, long *usable)
+{
+	long hist[3][256] = { { 0 } }, kept = 0, m = 0;
+	double med[3], sig[3];
 
-			if (!keep[(long)y * roi->w + x])
+	for (int y = 0; y < w->roi->h; y++)
+		for (int x = 0; x < w->roi->w; x++) {
+			const unsigned char *c = sw_px(w, x, y);
+
+			if (!w->keep[(long)y * w->roi->w + x])
 				continue;
 			for (int ch = 0; ch < 3; ch++)
 				hist[ch][c[ch]]++;
 			kept++;
 		}
-	if (kept < 16) {
-		rc = bl_fail(err, BL_EINVAL, "%s: region %d,%d,%d,%d has only %ld usable pixels "
-			     "(%ld clipped, %ld on edges); choose a larger or flatter region", name,
-			     roi->x, roi->y, roi->w, roi->h, kept, out->clipped, out->edges);
-		goto out_free;
-	}
+	*usable = kept;
+	if (kept < 16)
+		return -1.0;
 	for (int ch = 0; ch < 3; ch++)
 		channel_stats(hist[ch], kept, &med[ch], &sig[ch]);
-	{
-		long m = 0;
+	for (int y = 0; y < w->roi->h; y++)
+		for (int x = 0; x < w->roi->w; x++) {
+			const unsigned char *c = sw_px(w, x, y);
+			long k = (long)y * w->roi->w + x;
+			float dist = 0.0f;
 
-		for (int y = 0; y < roi->h; y++)
-			for (int x = 0; x < roi->w; x++) {
-				const unsigned char *c =
-					im->px + ((size_t)(roi->y + y) * im->w + roi->x + x) * 3;
-				long k = (long)y * roi->w + x;
-				float dist = 0.0f;
-
-				if (!keep[k])
-					continue;
-				for (int ch = 0; ch < 3; ch++) {
-					float e = (float)(fabs(lin_lut[c[ch]] - med[ch]) / sig[ch]);
-
-					dist = e > dist ? e : dist;
-				}
-				g[k] = dist;
-				if (dist > 4.0f) {
-					keep[k] = 0;
-					out->outliers++;
-				} else {
-					d[m++] = dist;
-				}
-			}
-		/* 4. Trim: the 10% furthest from the median go, symmetric noise keeps its mean. */
-		trim = m ? select_kth(d, (size_t)m, (size_t)((m - 1) * 9 / 10)) : 0.0;
-	}
-	kept = 0;
-	for (int y = 0; y < roi->h; y++)
-		for (int x = 0; x < roi->w; x++) {
-			const unsigned char *c = im->px + ((size_t)(roi->y + y) * im->w + roi->x + x) * 3;
-			long k = (long)y * roi->w + x;
-
-			if (!keep[k])
+			if (!w->keep[k])
 				continue;
-			if (g[k] > trim) {
-				keep[k] = 0;
+			for (int ch = 0; ch < 3; ch++) {
+				float e = (float)(fabs(lin_lut[c[ch]] - med[ch]) / sig[ch]);
+
+				dist = e > dist ? e : dist;
+			}
+			w->g[k] = dist;
+			if (dist > 4.0f) {
+				w->keep[k] = 0;
+				w->out->outliers++;
+			} else {
+				w->d[m++] = dist;
+			}
+		}
+	return m ? select_kth(w->d, (size_t)m, (size_t)((m - 1) * 9 / 10)) : 0.0;
+}
+
+/* The trim, then the mean and covariance in linear light of what is kept; the count kept. */
+static long sw_mean(struct swatch *w, double trim, double cov[9])
+{
+	struct meas_swatch *out = w->out;
+	double sum[3] = { 0 };
+	long kept = 0;
+
+	for (int y = 0; y < w->roi->h; y++)
+		for (int x = 0; x < w->roi->w; x++) {
+			const unsigned char *c = sw_px(w, x, y);
+			long k = (long)y * w->roi->w + x;
+
+			if (!w->keep[k])
+				continue;
+			if (w->g[k] > trim) {
+				w->keep[k] = 0;
 				out->outliers++;
 				continue;
 			}
@@ -475,20 +485,16 @@ int meas_swatch(const struct img *im, const char *name, const struct meas_roi *r
 				sum[ch] += lin_lut[c[ch]];
 			kept++;
 		}
-	if (kept < 16) {
-		rc = bl_fail(err, BL_EINVAL, "%s: region %d,%d,%d,%d has only %ld pixels left after "
-			     "rejecting outliers; choose a flatter region", name, roi->x, roi->y,
-			     roi->w, roi->h, kept);
-		goto out_free;
-	}
+	if (kept < 16)
+		return kept;
 	for (int ch = 0; ch < 3; ch++)
 		out->rgb_linear[ch] = sum[ch] / kept;
-	for (int y = 0; y < roi->h; y++)
-		for (int x = 0; x < roi->w; x++) {
-			const unsigned char *c = im->px + ((size_t)(roi->y + y) * im->w + roi->x + x) * 3;
+	for (int y = 0; y < w->roi->h; y++)
+		for (int x = 0; x < w->roi->w; x++) {
+			const unsigned char *c = sw_px(w, x, y);
 			double e[3];
 
-			if (!keep[(long)y * roi->w + x])
+			if (!w->keep[(long)y * w->roi->w + x])
 				continue;
 			for (int ch = 0; ch < 3; ch++)
 				e[ch] = lin_lut[c[ch]] - out->rgb_linear[ch];
@@ -501,52 +507,93 @@ int meas_swatch(const struct img *im, const char *name, const struct meas_roi *r
 	for (int ch = 0; ch < 3; ch++)
 		out->rgb_linear_sd[ch] = sqrt(cov[4 * ch]);
 	out->pixels = kept;
+	return kept;
+}
 
-	/* The mean in linear light, re-encoded: the profile applies its own curves to code values. */
-	{
-		double enc[3], J[9];
-		color_lab lo, hi;
+/* The mean in linear light, re-encoded: the profile applies its own curves to code values. */
+static void sw_lab(struct meas_swatch *out, const struct meas_profile *p, const double cov[9])
+{
+	double enc[3], J[9];
+	color_lab lo, hi;
 
-		for (int ch = 0; ch < 3; ch++)
-			enc[ch] = meas_linear_to_srgb(out->rgb_linear[ch]);
-		meas_profile_lab(p, enc, &out->lab);
-		/*
-		 * The spread in Lab by propagating the RGB covariance through the
-		 * transform's Jacobian at the mean: three pairs of conversions, not
-		 * one per pixel.
-		 */
-		for (int ch = 0; ch < 3; ch++) {
-			double h = 1e-3, a[3], b[3], dl, dh;
+	for (int ch = 0; ch < 3; ch++)
+		enc[ch] = meas_linear_to_srgb(out->rgb_linear[ch]);
+	meas_profile_lab(p, enc, &out->lab);
+	/*
+	 * The spread in Lab by propagating the RGB covariance through the
+	 * transform's Jacobian at the mean: three pairs of conversions, not
+	 * one per pixel.
+	 */
+	for (int ch = 0; ch < 3; ch++) {
+		double h = 1e-3, a[3], b[3], dl, dh;
 
-			for (int k = 0; k < 3; k++)
-				a[k] = b[k] = out->rgb_linear[k];
-			dl = a[ch] - h < 0.0 ? a[ch] : h;
-			dh = b[ch] + h > 1.0 ? 1.0 - b[ch] : h;
-			a[ch] -= dl;
-			b[ch] += dh;
-			for (int k = 0; k < 3; k++) {
-				a[k] = meas_linear_to_srgb(a[k]);
-				b[k] = meas_linear_to_srgb(b[k]);
-			}
-			meas_profile_lab(p, a, &lo);
-			meas_profile_lab(p, b, &hi);
-			J[0 + ch] = (hi.L - lo.L) / (dl + dh);
-			J[3 + ch] = (hi.a - lo.a) / (dl + dh);
-			J[6 + ch] = (hi.b - lo.b) / (dl + dh);
+		for (int k = 0; k < 3; k++)
+			a[k] = b[k] = out->rgb_linear[k];
+		dl = a[ch] - h < 0.0 ? a[ch] : h;
+		dh = b[ch] + h > 1.0 ? 1.0 - b[ch] : h;
+		a[ch] -= dl;
+		b[ch] += dh;
+		for (int k = 0; k < 3; k++) {
+			a[k] = meas_linear_to_srgb(a[k]);
+			b[k] = meas_linear_to_srgb(b[k]);
 		}
-		for (int r = 0; r < 3; r++) {
-			double v = 0.0;
-
-			for (int s = 0; s < 3; s++)
-				for (int t = 0; t < 3; t++)
-					v += J[3 * r + s] * cov[3 * s + t] * J[3 * r + t];
-			out->stddev[r] = sqrt(v > 0.0 ? v : 0.0);
-		}
+		meas_profile_lab(p, a, &lo);
+		meas_profile_lab(p, b, &hi);
+		J[0 + ch] = (hi.L - lo.L) / (dl + dh);
+		J[3 + ch] = (hi.a - lo.a) / (dl + dh);
+		J[6 + ch] = (hi.b - lo.b) / (dl + dh);
 	}
+	for (int r = 0; r < 3; r++) {
+		double v = 0.0;
+
+		for (int s = 0; s < 3; s++)
+			for (int t = 0; t < 3; t++)
+				v += J[3 * r + s] * cov[3 * s + t] * J[3 * r + t];
+		out->stddev[r] = sqrt(v > 0.0 ? v : 0.0);
+	}
+}
+
+int meas_swatch(const struct img *im, const char *name, const struct meas_roi *roi,
+		const struct meas_profile *p, struct meas_swatch *out, bl_err *err)
+{
+	struct swatch w = { im, roi, (long)roi->w * roi->h, NULL, NULL, NULL, out };
+	double cov[9] = { 0 }, trim;
+	long kept;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (roi->x < 0 || roi->y < 0 || roi->w <= 0 || roi->h <= 0 || roi->x > im->w - roi->w ||
+	    roi->y > im->h - roi->h)
+		return bl_fail(err, BL_EINVAL, "%s: region %d,%d,%d,%d (x,y,w,h) lies outside the "
+			       "%dx%d image", name, roi->x, roi->y, roi->w, roi->h, im->w, im->h);
+	pthread_once(&lut_once, lut_init);
+	out->total = w.n;
+	w.g = malloc((size_t)w.n * sizeof(float));
+	w.d = malloc((size_t)w.n * sizeof(float));
+	w.keep = malloc((size_t)w.n);
+	if (!w.g || !w.d || !w.keep) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory for a %dx%d region", roi->w, roi->h);
+		goto out_free;
+	}
+	sw_clipped_and_gradients(&w);
+	sw_edges(&w);
+	if ((trim = sw_outliers(&w, &kept)) < 0.0) {
+		rc = bl_fail(err, BL_EINVAL, "%s: region %d,%d,%d,%d has only %ld usable pixels "
+			     "(%ld clipped, %ld on edges); choose a larger or flatter region", name,
+			     roi->x, roi->y, roi->w, roi->h, kept, out->clipped, out->edges);
+		goto out_free;
+	}
+	if ((kept = sw_mean(&w, trim, cov)) < 16) {
+		rc = bl_fail(err, BL_EINVAL, "%s: region %d,%d,%d,%d has only %ld pixels left after "
+			     "rejecting outliers; choose a flatter region", name, roi->x, roi->y,
+			     roi->w, roi->h, kept);
+		goto out_free;
+	}
+	sw_lab(out, p, cov);
 out_free:
-	free(g);
-	free(d);
-	free(keep);
+	free(w.g);
+	free(w.d);
+	free(w.keep);
 	return rc;
 }
 

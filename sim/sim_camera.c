@@ -1397,38 +1397,25 @@ static cJSON *point_json(double u, double v)
 	return cJSON_CreateDoubleArray(p, 2);
 }
 
-int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
+/* The canvas's truth patches: TRUTH_GRID_MM squares, gnx across, gny down. */
+static void truth_grid(const struct machine *m, int *gnx, int *gny)
+{
+	*gnx = (int)ceil(m->canvas.size_mm[0] / TRUTH_GRID_MM - 1e-9);
+	*gny = (int)ceil(m->canvas.size_mm[1] / TRUTH_GRID_MM - 1e-9);
+}
+
+/* The scene's patches of known colour into tp (sized for all it may hold) and the camera sources each owns; their count. */
+static int truth_patches(struct sim *s, enum sim_scene scene, const struct sim_cam *c, struct tpatch *tp,
+			 int *owner)
 {
 	const struct machine *m = &s->m;
-	struct sim_cam *c;
-	struct tpatch *tp = NULL;
 	struct sim_pot tmp[CFG_MAX_CELLS];
-	const struct sim_pot *cells;
-	int *owner = NULL, np = 0, maxp;
-	int gnx = (int)ceil(m->canvas.size_mm[0] / TRUTH_GRID_MM - 1e-9);
-	int gny = (int)ceil(m->canvas.size_mm[1] / TRUTH_GRID_MM - 1e-9);
+	const struct sim_pot *cells = scene_cells(s, scene, tmp);
+	int gnx, gny;
 	double cells_per = TRUTH_GRID_MM / s->w.cell_mm, ceramic = sim_saunderson_inv(SIM_R_CERAMIC);
-	cJSON *root, *patches, *markers;
-	struct vis_markers mk;
-	int rc;
+	int np = 0;
 
-	rc = prepare(s, scene, err);
-	if (rc)
-		return rc;
-	c = s->cam;
-	sim_world_dry(s);
-	arm_mask(s, c);
-	cells = scene_cells(s, scene, tmp);
-	maxp = m->n_wells + m->n_cells + SIM_CHART_N + SIM_CARD_MAX + gnx * gny;
-	tp = calloc((size_t)maxp, sizeof(*tp));
-	owner = malloc((size_t)c->nsrc * sizeof(*owner));
-	if (!tp || !owner) {
-		rc = bl_fail(err, BL_ENOMEM, "sim: out of memory for the truth");
-		goto out_free;
-	}
-	for (int i = 0; i < c->nsrc; i++)
-		owner[i] = -1;
-
+	truth_grid(m, &gnx, &gny);
 	if (scene == SIM_SCENE_SWATCHES) {
 		for (int i = 0; i < m->n_wells; i++) {
 			double r[SIM_NB];
@@ -1485,6 +1472,75 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 				np++;
 			}
 	}
+	return np;
+}
+
+/* The four corner markers as the camera sees them: centre, corners, whether all are in the frame. */
+static cJSON *truth_markers(struct sim *s, const struct sim_cam *c)
+{
+	const struct machine *m = &s->m;
+	cJSON *markers = cJSON_CreateArray();
+	struct vis_markers mk;
+
+	vis_markers_from_machine(m, &mk);
+	for (int id = 0; id < 4; id++) {
+		double mc[2], cc[2], hs = 0.5 * mk.size_mm, z = m->canvas.surface_z_mm;
+		double p[3] = { 0, 0, z }, u, v;
+		static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
+		cJSON *o = cJSON_CreateObject(), *corners;
+		int visible = 1;
+
+		vis_marker_centre(&mk, id, cc);
+		marker_center(s, &mk, id, mc);
+		cJSON_AddNumberToObject(o, "id", id);
+		cJSON_AddStringToObject(o, "corner", marker_names[id]);
+		p[0] = mc[0];
+		p[1] = mc[1];
+		cJSON_AddItemToObject(o, "center_mm", cJSON_CreateDoubleArray(mc, 2));
+		if (project(c, p, &u, &v, NULL))
+			cJSON_AddItemToObject(o, "center", point_json(u, v));
+		corners = cJSON_AddArrayToObject(o, "corners");
+		for (int k = 0; k < 4; k++) {
+			canvas_at(s, cc[0] + sx[k] * hs, cc[1] + sy[k] * hs, p);
+			if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
+			    v >= c->h)
+				visible = 0;
+			else
+				cJSON_AddItemToArray(corners, point_json(u, v));
+		}
+		cJSON_AddBoolToObject(o, "visible", visible);
+		cJSON_AddItemToArray(markers, o);
+	}
+	return markers;
+}
+
+int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
+{
+	const struct machine *m = &s->m;
+	struct sim_cam *c;
+	struct tpatch *tp = NULL;
+	int *owner = NULL, np = 0, maxp, gnx, gny;
+	cJSON *root, *patches;
+	int rc;
+
+	rc = prepare(s, scene, err);
+	if (rc)
+		return rc;
+	c = s->cam;
+	sim_world_dry(s);
+	arm_mask(s, c);
+	truth_grid(m, &gnx, &gny);
+	maxp = m->n_wells + m->n_cells + SIM_CHART_N + SIM_CARD_MAX + gnx * gny;
+	tp = calloc((size_t)maxp, sizeof(*tp));
+	owner = malloc((size_t)c->nsrc * sizeof(*owner));
+	if (!tp || !owner) {
+		rc = bl_fail(err, BL_ENOMEM, "sim: out of memory for the truth");
+		goto out_free;
+	}
+	for (int i = 0; i < c->nsrc; i++)
+		owner[i] = -1;
+
+	np = truth_patches(s, scene, c, tp, owner);
 	for (int i = 0; i < np; i++) {
 		tp[i].x0 = tp[i].y0 = 1 << 30;
 		tp[i].x1 = tp[i].y1 = -1;
@@ -1527,36 +1583,7 @@ int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err)
 		cJSON_AddItemToObject(o, "lab", cJSON_CreateDoubleArray(lab, 3));
 		cJSON_AddItemToArray(patches, o);
 	}
-	markers = cJSON_AddArrayToObject(root, "markers");
-	vis_markers_from_machine(m, &mk);
-	for (int id = 0; id < 4; id++) {
-		double mc[2], cc[2], hs = 0.5 * mk.size_mm, z = m->canvas.surface_z_mm;
-		double p[3] = { 0, 0, z }, u, v;
-		static const int sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
-		cJSON *o = cJSON_CreateObject(), *corners;
-		int visible = 1;
-
-		vis_marker_centre(&mk, id, cc);
-		marker_center(s, &mk, id, mc);
-		cJSON_AddNumberToObject(o, "id", id);
-		cJSON_AddStringToObject(o, "corner", marker_names[id]);
-		p[0] = mc[0];
-		p[1] = mc[1];
-		cJSON_AddItemToObject(o, "center_mm", cJSON_CreateDoubleArray(mc, 2));
-		if (project(c, p, &u, &v, NULL))
-			cJSON_AddItemToObject(o, "center", point_json(u, v));
-		corners = cJSON_AddArrayToObject(o, "corners");
-		for (int k = 0; k < 4; k++) {
-			canvas_at(s, cc[0] + sx[k] * hs, cc[1] + sy[k] * hs, p);
-			if (!project(c, p, &u, &v, NULL) || u < 0 || v < 0 || u >= c->w ||
-			    v >= c->h)
-				visible = 0;
-			else
-				cJSON_AddItemToArray(corners, point_json(u, v));
-		}
-		cJSON_AddBoolToObject(o, "visible", visible);
-		cJSON_AddItemToArray(markers, o);
-	}
+	cJSON_AddItemToObject(root, "markers", truth_markers(s, c));
 	*out = root;
 	rc = 0;
 out_free:

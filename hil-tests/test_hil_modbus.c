@@ -149,7 +149,7 @@ TEST(register_map_by_mbpoll)
 	/* Identity: input registers 0 and 1. */
 	CHECK(mbpoll(&t, "3", "0", "2", NULL, &out) == 0);
 	CHECK_STR_CONTAINS(out, "[0]: \t16972");
-	CHECK_STR_CONTAINS(out, "[1]: \t1");
+	CHECK_STR_CONTAINS(out, "[1]: \t2\n"); /* FW_PROTOCOL_VERSION */
 	free(out);
 	/* Write the watchdog with mbpoll, read it back with libmodbus. */
 	{
@@ -337,11 +337,15 @@ TEST(arm_time_is_motion_time_not_wall_time)
 	CHECK(arm_status(a, &st1, &err) == 0);
 	CHECK_MSG(st1.arm_time_s - st0.arm_time_s < 0.05, "idle 1.5 s counted %.3f s",
 		  st1.arm_time_s - st0.arm_time_s);
-	/* 100 mm at 100 mm/s: a second of motion and the ramps, a poll or two. */
+	/*
+	 * 100 mm at 100 mm/s: a second of motion and the ramps on the firmware's
+	 * clock (FW_IR_MOTION_MS), however long the host or a starved emulator
+	 * takes over its polls.
+	 */
 	CHECK(move_to(a, (arm_point){ m.home_mm[0] + 100, m.home_mm[1], m.home_mm[2] }, 100,
 		      &err) == 0);
 	CHECK(arm_status(a, &st2, &err) == 0);
-	CHECK_MSG(st2.arm_time_s - st1.arm_time_s > 0.9 && st2.arm_time_s - st1.arm_time_s < 2.5,
+	CHECK_MSG(st2.arm_time_s - st1.arm_time_s > 1.0 && st2.arm_time_s - st1.arm_time_s < 1.2,
 		  "a 1 s move counted %.3f s", st2.arm_time_s - st1.arm_time_s);
 	arm_close(a);
 	hil_stop(&t);

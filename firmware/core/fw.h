@@ -69,6 +69,7 @@ struct fw {
 	uint32_t good_frames, crc_errors, exceptions;
 	uint32_t last_seq, done_seq, accepted, done;
 	uint32_t ticks;
+	uint32_t motion_ticks;    /* periods a segment ran in: motion, dwell or a stop's ramp */
 	uint32_t last_rx_ms, wd_trip_ms, wd_last_rx_ms, stopped_ms;
 
 	/* motion queue: ring of segments; the running one is q[q_head] */

@@ -211,6 +211,7 @@ static void step_motion(struct fw *f)
 		start_segment(f); /* resume: a new profile from here to the same target */
 	}
 	f->t_ticks++;
+	f->motion_ticks++;
 	t = (float)f->t_ticks * period_s(f);
 	if (f->stopping) {
 		float tstop = f->stop_v0 / f->a;
@@ -557,8 +558,8 @@ int fw_read_input(struct fw *f, unsigned addr, uint16_t *out)
 			FW_IR_DONE, FW_IR_POS, FW_IR_POS + 2, FW_IR_POS + 4, FW_IR_POS + 6,
 			FW_IR_TIME_MS, FW_IR_TICKS, FW_IR_GOOD_FRAMES, FW_IR_CRC_ERRORS,
 			FW_IR_EXCEPTIONS, FW_IR_LAST_RX_MS, FW_IR_WD_TRIP_MS, FW_IR_STOPPED_MS,
-			FW_IR_WD_LAST_RX_MS };
-		uint32_t vals[17];
+			FW_IR_WD_LAST_RX_MS, FW_IR_MOTION_MS };
+		uint32_t vals[18];
 
 		vals[0] = f->last_seq;
 		vals[1] = f->done_seq;
@@ -575,7 +576,8 @@ int fw_read_input(struct fw *f, unsigned addr, uint16_t *out)
 		vals[14] = f->wd_trip_ms;
 		vals[15] = f->stopped_ms;
 		vals[16] = f->wd_last_rx_ms;
-		for (unsigned i = 0; i < 17; i++)
+		vals[17] = (uint32_t)((uint64_t)f->motion_ticks * f->cfg.period_us / 1000u);
+		for (unsigned i = 0; i < 18; i++)
 			if (addr == base[i] || addr == base[i] + 1) {
 				*out = half(vals[i], addr, base[i]);
 				return 0;

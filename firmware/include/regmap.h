@@ -15,7 +15,7 @@
  */
 
 #define FW_MAGIC 0x424C          /* "BL" */
-#define FW_PROTOCOL_VERSION 1
+#define FW_PROTOCOL_VERSION 2
 #define FW_DEFAULT_ADDRESS 1
 #define FW_JOINTS 4
 #define FW_QUEUE_LEN 32          /* segments the firmware can hold ahead of motion */
@@ -46,6 +46,7 @@
 #define FW_IR_PERIOD_US 41       /* control period, us */
 #define FW_IR_BOARD 42           /* FW_BOARD_* */
 #define FW_IR_WD_LAST_RX_MS 43   /* 32-bit: firmware time of the last frame before the watchdog tripped, ms */
+#define FW_IR_MOTION_MS 45       /* 32-bit: firmware time a segment ran since boot (motion, dwell, stop ramps), ms */
 #define FW_IR_LIMITS 48          /* per joint j (0..3), at FW_IR_LIMITS + 8*j: */
 #define FW_LIM_MIN 0             /*   32-bit signed: lowest position, um */
 #define FW_LIM_MAX 2             /*   32-bit signed: highest position, um */

@@ -52,8 +52,9 @@ struct arm_ops {
 	/*
 	 * Fills st. arm_time_s is motion time: the time the arm has spent
 	 * executing actions since open, on the controller's clock where it has
-	 * one (the firmware's ms, GRBL's planned time, the simulator's); never
-	 * wall time, so an arm standing still while the host waits costs nothing.
+	 * one (the firmware's periods running a segment, GRBL's planned time,
+	 * the simulator's); never wall time, so an arm standing still while the
+	 * host waits costs nothing.
 	 * It never decreases. Cost and the arm-time brake are computed from it.
 	 */
 	int (*status)(struct arm *a, struct arm_status *st, bl_err *err);

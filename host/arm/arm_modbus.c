@@ -17,15 +17,15 @@
 #define MB_ATTEMPTS 3
 /* Time between status polls while motion runs: also the heartbeat. */
 #define MB_POLL_NS 2000000
-/* The status block: input registers FW_IR_STATE .. FW_IR_BOARD in one read. */
+/* The status block: input registers FW_IR_STATE .. FW_IR_MOTION_MS in one read. */
 #define MB_ST_FIRST FW_IR_STATE
-#define MB_ST_COUNT (FW_IR_BOARD - FW_IR_STATE + 1)
+#define MB_ST_COUNT (FW_IR_MOTION_MS + 2 - FW_IR_STATE)
 
 struct mb_status {
 	uint16_t state, sw, fault, detail, refusal, qlen, qfree;
 	uint32_t last_seq, done_seq, done;
 	int32_t pos_um[FW_JOINTS];
-	uint32_t time_ms;
+	uint32_t motion_ms;      /* the firmware's time running segments since boot */
 };
 
 /* One joint-space segment as the firmware takes it. */
@@ -112,7 +112,7 @@ static int read_status(struct mb *p, struct mb_status *s, bl_err *err)
 	s->done = u32(R(FW_IR_DONE));
 	for (int j = 0; j < FW_JOINTS; j++)
 		s->pos_um[j] = (int32_t)u32(R(FW_IR_POS + 2 * j));
-	s->time_ms = u32(R(FW_IR_TIME_MS));
+	s->motion_ms = u32(R(FW_IR_MOTION_MS));
 #undef R
 	p->last = *s;
 	p->have_status = 1;
@@ -457,7 +457,7 @@ static int mb_execute(struct arm *a, const struct arm_action *act, const struct 
 	size_t n = 0, sent = 0;
 	double est = 0.0;
 	int64_t deadline;
-	uint32_t first, t0_ms = 0;
+	uint32_t first, motion0_ms = 0;
 	int rc;
 
 	(void)act;
@@ -481,7 +481,7 @@ static int mb_execute(struct arm *a, const struct arm_action *act, const struct 
 	}
 	p->seq = s.last_seq;
 	first = p->seq + 1;
-	t0_ms = s.time_ms;
+	motion0_ms = s.motion_ms;
 	/* Generous: the planned motion twice over, plus a poll per segment and slack. */
 	deadline = clk_real_ns() + (int64_t)((2.0 * est + 0.02 * (double)n + 3.0) * 1e9);
 	for (;;) {
@@ -531,9 +531,13 @@ static int mb_execute(struct arm *a, const struct arm_action *act, const struct 
 	}
 	rc = 0;
 out_free_segs:
-	/* Motion time on the firmware's clock, from the first segment sent to the last status read. */
+	/*
+	 * Motion time as the firmware counts it: the periods a segment ran in,
+	 * not the wall time between sends and polls, which a slow host or a
+	 * starved emulator stretches (a 1 s move once spanned 5.8 s of polls).
+	 */
 	if (sent && p->have_status)
-		p->motion_ms += p->last.time_ms - t0_ms;
+		p->motion_ms += p->last.motion_ms - motion0_ms;
 	free(segs);
 	return rc;
 }

@@ -768,6 +768,40 @@ TEST(home_while_moving_is_busy)
 	CHECK(in(f, FW_IR_STATE) == FW_STATE_ENABLED);
 }
 
+/*
+ * MOTION_MS counts the periods a segment runs in (docs/register-map.md): the
+ * host's arm_time_s, which must not grow while the arm idles or is held, nor
+ * with the time the host takes between its polls.
+ */
+TEST(motion_time_counts_only_the_periods_a_segment_runs)
+{
+	struct fw *f = boot_homed();
+	uint32_t held;
+
+	run_polled(f, 500);
+	CHECK_MSG(in32(f, FW_IR_MOTION_MS) == 0, "idle counted %u ms", in32(f, FW_IR_MOTION_MS));
+	/* 100 mm at 100 mm/s, 2000 mm/s^2: 1050 ms of profile, however long the host waits. */
+	CHECK(seg(f, 1, 0, 0, 100000, 200000, 100000, 50000, 0) == 0);
+	run_polled(f, 3000);
+	CHECK(in32(f, FW_IR_DONE) == 1);
+	CHECK_MSG(in32(f, FW_IR_MOTION_MS) >= 1050 && in32(f, FW_IR_MOTION_MS) <= 1052,
+		  "a 1050 ms profile counted %u ms", in32(f, FW_IR_MOTION_MS));
+	CHECK(in32(f, FW_IR_TIME_MS) >= 3500);
+	/* Held at rest mid-segment: the hold's ramp counts, the wait does not. */
+	CHECK(seg(f, 2, 0, 0, 100000, 100000, 100000, 50000, 0) == 0);
+	run_polled(f, 300);
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE | FW_CW_HOLD) == 0);
+	run_polled(f, 60);
+	held = in32(f, FW_IR_MOTION_MS);
+	run_polled(f, 500);
+	CHECK_MSG(in32(f, FW_IR_MOTION_MS) == held, "held 500 ms counted %u ms",
+		  in32(f, FW_IR_MOTION_MS) - held);
+	CHECK(wr1(f, FW_HR_CONTROL, FW_CW_READY | FW_CW_ENABLE) == 0);
+	run_polled(f, 1500);
+	CHECK(in32(f, FW_IR_DONE) == 2);
+	CHECK(in32(f, FW_IR_MOTION_MS) > held && in32(f, FW_IR_MOTION_MS) < held + 1500);
+}
+
 TEST_MAIN(T(crc_matches_the_modbus_reference), T(reads_magic_and_version),
 	  T(reads_holding_registers), T(exceptions_illegal_function_address_value),
 	  T(register_writes_past_the_end_are_refused_by_the_drive),
@@ -780,4 +814,5 @@ TEST_MAIN(T(crc_matches_the_modbus_reference), T(reads_magic_and_version),
 	  T(queue_full_is_busy_not_fault), T(hold_decelerates_and_resume_reaches_target),
 	  T(hold_then_resume_while_decelerating_and_dwell_hold), T(stop_drops_the_queue),
 	  T(watchdog_stops_a_silent_host_in_time), T(estop_input_latches_until_cleared),
-	  T(undefined_control_bits_are_refused_and_change_nothing), T(home_while_moving_is_busy))
+	  T(undefined_control_bits_are_refused_and_change_nothing), T(home_while_moving_is_busy),
+	  T(motion_time_counts_only_the_periods_a_segment_runs))

@@ -189,6 +189,49 @@ const char *test_tmpdir(void)
 	return tmp_dir;
 }
 
+/* Eight rotating buffers: a call's result outlives the next seven calls. */
+static char *path_buf(void)
+{
+	static char p[8][4096];
+	static unsigned k;
+
+	return p[k++ % 8];
+}
+
+const char *test_src_path(const char *rel)
+{
+	char *p = path_buf();
+	const char *src = getenv("BRUSHLOOP_SRC");
+
+	snprintf(p, 4096, "%s/%s", src ? src : ".", rel);
+	return p;
+}
+
+const char *test_tmp_path(const char *name)
+{
+	char *p = path_buf();
+
+	snprintf(p, 4096, "%s/%s", test_tmpdir(), name);
+	return p;
+}
+
+int test_journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx)
+{
+	char path[4200], *text, *save = NULL;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	if (!(text = test_read_file(path)))
+		return -1;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+
+		fn(o, ctx);
+		cJSON_Delete(o);
+	}
+	free(text);
+	return 0;
+}
+
 /* One job in a forked child: its exit status is the number of its failed checks (at most 100). */
 static pid_t start_job(int i, void (*job)(int i, void *ctx), void *ctx)
 {

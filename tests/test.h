@@ -93,6 +93,21 @@ int test_spawn(const char *const *argv, const char *in_path, char **out, char **
 /* A fresh temporary directory for this test (removed by the OS, not by us). */
 const char *test_tmpdir(void);
 
+/* The target most whole-run tests paint: a small flat graphic, quick to paint. */
+#define TEST_TARGET "examples/targets/flat-shapes.png"
+
+/* rel under the source tree (BRUSHLOOP_SRC); eight calls' results stay valid at once. */
+const char *test_src_path(const char *rel);
+
+/* name under test_tmpdir(); eight calls' results stay valid at once. */
+const char *test_tmp_path(const char *name);
+
+/*
+ * fn(line, ctx) for each line of dir/journal.jsonl, parsed (NULL for a line
+ * that is not JSON); -1 when the journal cannot be read, else 0.
+ */
+int test_journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx);
+
 /*
  * Runs job(i, ctx) for i from 0 to n - 1, at most at_once at a time, each in a child
  * forked from this test, and waits for them all: for cases made of independent whole

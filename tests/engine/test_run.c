@@ -20,24 +20,6 @@
 /* Small and quick: a flat graphic target, a stroke budget of 24. */
 #define STROKES "24"
 
-static const char *target(void)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/examples/targets/flat-shapes.png", getenv("BRUSHLOOP_SRC"));
-	return p;
-}
-
-static const char *run_dir(const char *name)
-{
-	static char p[4][4096];
-	static int k;
-	char *out = p[k++ % 4];
-
-	snprintf(out, 4096, "%s/%s", test_tmpdir(), name);
-	return out;
-}
-
 static cJSON *status_of(const char *dir)
 {
 	const char *args[] = { "status", dir, "--json", NULL };
@@ -78,22 +60,6 @@ static cJSON *state_of(const char *dir)
 }
 
 /* Each line of the run's journal, parsed (NULL when it does not parse), to fn; -1 without a journal. */
-static int journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx)
-{
-	char *text = run_file(dir, "journal.jsonl"), *save = NULL;
-
-	if (!text)
-		return -1;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cJSON *o = cJSON_Parse(line);
-
-		fn(o, ctx);
-		cJSON_Delete(o);
-	}
-	free(text);
-	return 0;
-}
-
 /* The action of a journal line if it is the gate allowing one, else NULL. */
 static const cJSON *allowed_action(const cJSON *line)
 {
@@ -139,7 +105,7 @@ static int dispenses_repeated(const char *dir, int *n_dispenses)
 	static struct dispenses x;
 
 	memset(&x, 0, sizeof(x));
-	if (journal_each(dir, count_dispense, &x))
+	if (test_journal_each(dir, count_dispense, &x))
 		return -1;
 	*n_dispenses = x.n;
 	return x.rep;
@@ -188,7 +154,7 @@ static int done_subtasks_worked_again(const char *dir)
 
 	memset(&x, 0, sizeof(x));
 	x.dir = dir;
-	return journal_each(dir, check_worked_again, &x) ? -1 : x.again;
+	return test_journal_each(dir, check_worked_again, &x) ? -1 : x.again;
 }
 
 /* How many times pat stands in the run's journal (0 when there is none yet). */
@@ -363,7 +329,7 @@ static int wet_overlaps(const char *dir, double dry_s, int *n_strokes)
 	memset(&x, 0, sizeof(x));
 	x.pend_id = -1;
 	x.l = l = calloc(8192, sizeof(*l));
-	if (!l || journal_each(dir, read_stroke, &x)) {
+	if (!l || test_journal_each(dir, read_stroke, &x)) {
 		free(l);
 		return -1;
 	}
@@ -392,8 +358,8 @@ static double final_mean(const char *dir)
 
 TEST(a_small_run_finishes_with_a_verified_canvas)
 {
-	const char *dir = run_dir("whole");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+	const char *dir = test_tmp_path("whole");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 			       "--accept-nearest", "--quiet", NULL };
 	char path[4200], *out = NULL;
 	struct stat sb;
@@ -459,8 +425,8 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 
 TEST(open_loop_runs_the_same_plan_without_looking)
 {
-	const char *dir = run_dir("open");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+	const char *dir = test_tmp_path("open");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 			       "--open-loop", "--quiet", NULL };
 	char path[4200], *text = NULL;
 
@@ -516,7 +482,7 @@ static void resume_killed(int i, void *ctx)
 	int n = 0, rc;
 
 	snprintf(name, sizeof(name), "kill-%ld", lines);
-	dir = run_dir(name);
+	dir = test_tmp_path(name);
 	{
 		const char *rargs[] = { "resume", dir, "--quiet", NULL };
 
@@ -578,13 +544,13 @@ static int copy_stopped(pid_t pid, const char *dir, const char *dest)
 TEST(kill_9_at_five_moments_then_resume)
 {
 	char dir[4096];
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 			       "--accept-nearest", "--quiet", NULL };
 	struct killed k = { -1.0 };
 	int copied = 0, exited = 0, status = 0;
 	pid_t pid;
 
-	snprintf(dir, sizeof(dir), "%s", run_dir("reference"));
+	snprintf(dir, sizeof(dir), "%s", test_tmp_path("reference"));
 	pid = start(args);
 	CHECK(pid > 0);
 	for (int i = 0; i < N_KILLS && pid > 0 && !exited; i++) {
@@ -600,7 +566,7 @@ TEST(kill_9_at_five_moments_then_resume)
 		snprintf(name, sizeof(name), "kill-%ld", kill_lines[i]);
 		CHECK_MSG(!exited, "the run ended before its journal had %ld lines", kill_lines[i]);
 		if (!exited) {
-			int rc = copy_stopped(pid, dir, run_dir(name));
+			int rc = copy_stopped(pid, dir, test_tmp_path(name));
 
 			CHECK_MSG(rc == 0, "no copy of the run at journal line %ld", kill_lines[i]);
 			copied += rc == 0;
@@ -627,7 +593,7 @@ static void power_loss_then_resume(int i, void *ctx)
 	int n = 0;
 
 	if (i == 0) {
-		const char *args[] = { "run", target(), "--out", run_dir("reference"), "--max-strokes",
+		const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", test_tmp_path("reference"), "--max-strokes",
 				       STROKES, "--accept-nearest", "--quiet", NULL };
 
 		CHECK_MSG(test_brushloop(args, NULL, NULL) == 0, "the uninterrupted run failed");
@@ -635,9 +601,9 @@ static void power_loss_then_resume(int i, void *ctx)
 	}
 	snprintf(name, sizeof(name), "power-%d", power_after[i - 1]);
 	snprintf(fault, sizeof(fault), "power_loss_after=%d", power_after[i - 1]);
-	dir = run_dir(name);
+	dir = test_tmp_path(name);
 	{
-		const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES,
+		const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 				       "--accept-nearest", "--quiet", "--fault", fault, NULL };
 
 		CHECK_MSG(test_brushloop(args, NULL, NULL) == 86, "power loss after %d",
@@ -662,14 +628,14 @@ TEST(power_loss_at_five_moments_then_resume)
 	double ref;
 
 	test_parallel(N_POWER + 1, 2, power_loss_then_resume, NULL);
-	ref = final_mean(run_dir("reference"));
+	ref = final_mean(test_tmp_path("reference"));
 	CHECK_MSG(ref > 0, "no final mean of the uninterrupted run");
 	for (int i = 0; i < N_POWER; i++) {
 		char name[32];
 		double got;
 
 		snprintf(name, sizeof(name), "power-%d", power_after[i]);
-		got = final_mean(run_dir(name));
+		got = final_mean(test_tmp_path(name));
 		CHECK_MSG(got > 0 && fabs(got - ref) < 3.0, "power loss after %d: %.2f vs %.2f",
 			  power_after[i], got, ref);
 	}
@@ -682,8 +648,8 @@ TEST(power_loss_at_five_moments_then_resume)
  */
 TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 {
-	const char *dir = run_dir("open-kill");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--open-loop",
+	const char *dir = test_tmp_path("open-kill");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--open-loop",
 			       "--quiet", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char path[4200];
@@ -780,10 +746,10 @@ static void tight_mixes_accepted_at_tolerance(cJSON *m)
  */
 TEST(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits)
 {
-	const char *dir = run_dir("accept-within");
-	const char *far = run_dir("accept-beyond");
+	const char *dir = test_tmp_path("accept-within");
+	const char *far = test_tmp_path("accept-beyond");
 	char machine[4200], *md;
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--machine", machine, NULL };
 	int rc;
 
@@ -827,7 +793,7 @@ static void stirs_ask(cJSON *m)
 static char *paused_run(const char *dir, const char *machine_name, void (*edit)(cJSON *m))
 {
 	char machine[4200], *md = NULL;
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", "--refill-ok", "--machine", machine, NULL };
 	int rc;
 
@@ -846,9 +812,9 @@ static char *paused_run(const char *dir, const char *machine_name, void (*edit)(
  */
 TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 {
-	const char *dir = run_dir("deferred-kill");
+	const char *dir = test_tmp_path("deferred-kill");
 	char machine[4200];
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--machine", machine, NULL };
 	const char *accept[] = { "resume", dir, "--quiet", "--accept-mix", "all", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
@@ -896,8 +862,8 @@ TEST(a_damaged_state_is_refused_on_resume)
 		{ "\"well\":\t\"w2\"", "\"well\":\t\"w9\"", "wells[1].well" },
 		{ "\"coat\":\t", "\"coat\":\t-", "colours[0].coat" },
 	};
-	const char *dir = run_dir("damaged");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *dir = test_tmp_path("damaged");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--fault", "power_loss_after=40", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char path[4200], *text = NULL, *err = NULL;
@@ -934,8 +900,8 @@ TEST(a_damaged_state_is_refused_on_resume)
  */
 TEST(a_state_from_before_coats_were_learnt_resumes)
 {
-	const char *dir = run_dir("nocoat");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *dir = test_tmp_path("nocoat");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", "--fault", "power_loss_after=60", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char path[4200], *text = NULL, *out = NULL;
@@ -967,7 +933,7 @@ TEST(a_state_from_before_coats_were_learnt_resumes)
 
 TEST(a_mix_action_that_waits_for_the_operator_is_listed)
 {
-	const char *dir = run_dir("stir-asks");
+	const char *dir = test_tmp_path("stir-asks");
 	char path[4200], *md = paused_run(dir, "m-stir.json", stirs_ask);
 	int rc;
 
@@ -1006,9 +972,9 @@ static void small_white_well(cJSON *m)
  */
 TEST(a_run_its_wells_cannot_supply_is_refused_before_it_starts)
 {
-	const char *dir = run_dir("supply");
+	const char *dir = test_tmp_path("supply");
 	char machine[4200], *err = NULL;
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--machine", machine, NULL };
 	struct stat sb;
 	int rc;
@@ -1032,7 +998,7 @@ TEST(a_run_its_wells_cannot_supply_is_refused_before_it_starts)
  */
 TEST(a_well_that_runs_low_pauses_for_a_refill)
 {
-	const char *dir = run_dir("refill");
+	const char *dir = test_tmp_path("refill");
 	char *md = paused_run(dir, "m-small-white.json", small_white_well), *err = NULL;
 	const char *again[] = { "resume", dir, "--quiet", NULL };
 	const char *bad[] = { "resume", dir, "--quiet", "--refilled", "w1,w99", NULL };
@@ -1152,7 +1118,7 @@ static void read_topups(const cJSON *line, void *ctx)
  */
 TEST(a_verified_tint_topped_up_keeps_its_colour)
 {
-	const char *dir = run_dir("tint-topup");
+	const char *dir = test_tmp_path("tint-topup");
 	char tint[4096];
 	const char *args[] = { "run", tint, "--out", dir, "--max-strokes", "60", "--quiet", NULL };
 	struct topups t = { 0 };
@@ -1161,7 +1127,7 @@ TEST(a_verified_tint_topped_up_keeps_its_colour)
 	snprintf(tint, sizeof(tint), "%s/tests/engine/data/pale-tint.png", getenv("BRUSHLOOP_SRC"));
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "the pale tint's run exited %d", rc);
-	CHECK(journal_each(dir, read_topups, &t) == 0);
+	CHECK(test_journal_each(dir, read_topups, &t) == 0);
 	CHECK_MSG(t.topups > 0, "no colour was topped up: the test paints too little");
 	CHECK_MSG(t.kept == t.seen, "%d of %d top-ups changed the verified ratio", t.seen - t.kept,
 		  t.seen);
@@ -1222,8 +1188,8 @@ static void read_substituted(const cJSON *line, void *ctx)
  */
 TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 {
-	const char *dir = run_dir("substitute");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", "60", "--quiet",
+	const char *dir = test_tmp_path("substitute");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", "60", "--quiet",
 			       "--fault", "dry_well=w4", NULL };
 	char spec[64], other[16], name[32], *md, *state0, *journal0, *err = NULL;
 	struct substituted sub = { 0 };
@@ -1347,7 +1313,7 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 		rc = test_brushloop(again, NULL, NULL);
 		CHECK_MSG(rc == 0, "resumed after the kill, the run exited %d", rc);
 	}
-	CHECK(journal_each(dir, read_substituted, &sub) == 0);
+	CHECK(test_journal_each(dir, read_substituted, &sub) == 0);
 	fprintf(stderr, "%s substituted by %s: %d mixes measured against the substitute (%d within "
 		"tolerance), %d against the planned colour\n", waiting, other, sub.aimed_at_lab,
 		sub.passed, sub.aimed_at_plan);
@@ -1386,8 +1352,8 @@ static double cost_of(const cJSON *e, const char *which, const char *key)
 TEST(estimate_gives_every_cost_and_a_bound_above_it)
 {
 	static const char *const keys[] = { "arm_s", "verifications", "planner_calls", "paint_ml" };
-	const char *closed[] = { "estimate", target(), "--max-strokes", STROKES, "--json", NULL };
-	const char *open[] = { "estimate", target(), "--max-strokes", STROKES, "--open-loop", "--json", NULL };
+	const char *closed[] = { "estimate", test_src_path(TEST_TARGET), "--max-strokes", STROKES, "--json", NULL };
+	const char *open[] = { "estimate", test_src_path(TEST_TARGET), "--max-strokes", STROKES, "--open-loop", "--json", NULL };
 	char *out = NULL;
 	cJSON *e, *eo;
 
@@ -1432,9 +1398,9 @@ TEST(estimate_gives_every_cost_and_a_bound_above_it)
  */
 TEST(the_estimate_prices_the_plan_a_run_paints)
 {
-	const char *dir = run_dir("estimate-plan");
-	const char *est[] = { "estimate", target(), "--max-strokes", "60", "--json", NULL };
-	const char *run[] = { "run", target(), "--max-strokes", "60", "--open-loop", "--quiet", "--out", dir,
+	const char *dir = test_tmp_path("estimate-plan");
+	const char *est[] = { "estimate", test_src_path(TEST_TARGET), "--max-strokes", "60", "--json", NULL };
+	const char *run[] = { "run", test_src_path(TEST_TARGET), "--max-strokes", "60", "--open-loop", "--quiet", "--out", dir,
 			      NULL };
 	char *out = NULL;
 	cJSON *e, *p;
@@ -1472,7 +1438,7 @@ out:
 TEST(estimate_names_the_wells_a_run_must_refill)
 {
 	char machine[4200], *out = NULL;
-	const char *args[] = { "estimate", target(), "--max-strokes", STROKES, "--machine", machine, NULL };
+	const char *args[] = { "estimate", test_src_path(TEST_TARGET), "--max-strokes", STROKES, "--machine", machine, NULL };
 
 	CHECK(machine_edited("m-small-white-est.json", small_white_well, machine, sizeof(machine)) == 0);
 	CHECK(test_brushloop(args, &out, NULL) == 0);
@@ -1482,7 +1448,7 @@ TEST(estimate_names_the_wells_a_run_must_refill)
 
 TEST(bad_input_is_refused_with_exit_2)
 {
-	const char *dir = run_dir("bad");
+	const char *dir = test_tmp_path("bad");
 	char *err = NULL;
 
 	{
@@ -1506,7 +1472,7 @@ TEST(bad_input_is_refused_with_exit_2)
 	}
 	{
 		/* --refilled answers a paused run; a new run has nothing to answer. */
-		const char *args[] = { "run", target(), "--refilled", "w1", NULL };
+		const char *args[] = { "run", test_src_path(TEST_TARGET), "--refilled", "w1", NULL };
 
 		CHECK(test_brushloop(args, NULL, &err) == 2);
 		CHECK_STR_CONTAINS(err, "--refilled");
@@ -1521,7 +1487,7 @@ TEST(bad_input_is_refused_with_exit_2)
 	}
 	{
 		/* A run directory with files in it is somebody's run: never painted over. */
-		const char *args[] = { "run", target(), "--out", test_tmpdir(), "--quiet", NULL };
+		const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", test_tmpdir(), "--quiet", NULL };
 
 		test_write_file("something", "x");
 		CHECK(test_brushloop(args, NULL, &err) == 2);
@@ -1529,14 +1495,14 @@ TEST(bad_input_is_refused_with_exit_2)
 		free(err);
 	}
 	{
-		const char *args[] = { "run", target(), "--max-strokes", "0", NULL };
+		const char *args[] = { "run", test_src_path(TEST_TARGET), "--max-strokes", "0", NULL };
 
 		CHECK(test_brushloop(args, NULL, NULL) == 2);
 	}
 	{
 		/* A target that does not decode: refused naming it, and nothing is written. */
 		char bad[4200];
-		const char *out = run_dir("bad-target");
+		const char *out = test_tmp_path("bad-target");
 		const char *args[] = { "run", bad, "--out", out, "--quiet", NULL };
 		struct stat sb;
 
@@ -1554,8 +1520,8 @@ TEST(bad_input_is_refused_with_exit_2)
 		 * nothing written, so the same command works once it is fixed.
 		 */
 		char machine[4200], p[4200], *text = NULL;
-		const char *out = run_dir("no-profile");
-		const char *args[] = { "run", target(), "--out", out, "--quiet", "--machine", machine, NULL };
+		const char *out = test_tmp_path("no-profile");
+		const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", out, "--quiet", "--machine", machine, NULL };
 		struct stat sb;
 
 		snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
@@ -1577,8 +1543,8 @@ TEST(bad_input_is_refused_with_exit_2)
  */
 TEST(two_resumes_at_once_one_runs)
 {
-	const char *dir = run_dir("two-resumes");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *dir = test_tmp_path("two-resumes");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", "--fault", "power_loss_after=40", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char errs[2][4200], want[64], *text;
@@ -1614,8 +1580,8 @@ TEST(two_resumes_at_once_one_runs)
  */
 TEST(a_running_run_owns_its_directory)
 {
-	const char *dir = run_dir("owned");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *dir = test_tmp_path("owned");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	const char *sargs[] = { "status", dir, "--json", NULL };
@@ -1667,8 +1633,8 @@ static void check_state(const char *dir, const char *state, const char *why)
 /* SIGHUP (a closed terminal or ssh session) is a clean pause like SIGTERM; resume finishes. */
 TEST(sighup_pauses_the_run_cleanly)
 {
-	const char *dir = run_dir("sighup");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *dir = test_tmp_path("sighup");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	pid_t pid = start(args);
@@ -1694,8 +1660,8 @@ TEST(sighup_pauses_the_run_cleanly)
  */
 TEST(a_file_size_limit_pauses_the_run_cleanly)
 {
-	const char *dir = run_dir("fsize");
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *dir = test_tmp_path("fsize");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--accept-nearest", NULL };
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char errfile[4200], *text = NULL;

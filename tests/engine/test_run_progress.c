@@ -13,14 +13,6 @@
 /* A few strokes: progress, not painting, is under test. */
 #define STROKES "8"
 
-static const char *target(void)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/examples/targets/flat-shapes.png", getenv("BRUSHLOOP_SRC"));
-	return p;
-}
-
 /* Runs brushloop run with stderr on fd_err (stdout to /dev/null); returns its exit status. */
 static int run_with_stderr(int fd_err, const char *dir, int quiet)
 {
@@ -34,10 +26,10 @@ static int run_with_stderr(int fd_err, const char *dir, int quiet)
 		dup2(null, 1);
 		dup2(fd_err, 2);
 		if (quiet)
-			execl(bin, bin, "run", target(), "--out", dir, "--max-strokes", STROKES,
+			execl(bin, bin, "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 			      "--accept-nearest", "--quiet", (char *)NULL);
 		else
-			execl(bin, bin, "run", target(), "--out", dir, "--max-strokes", STROKES,
+			execl(bin, bin, "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 			      "--accept-nearest", (char *)NULL);
 		_exit(127);
 	}
@@ -131,7 +123,7 @@ TEST(a_live_line_on_a_terminal)
 		close(master);
 		dup2(null, 1);
 		dup2(slave, 2);
-		execl(bin, bin, "run", target(), "--out", dir, "--max-strokes", STROKES,
+		execl(bin, bin, "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES,
 		      "--accept-nearest", (char *)NULL);
 		_exit(127);
 	}

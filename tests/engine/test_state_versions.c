@@ -11,26 +11,10 @@
 #include "engine/run_state.h"
 #include "test.h"
 
-static const char *target(void)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/examples/targets/flat-shapes.png", getenv("BRUSHLOOP_SRC"));
-	return p;
-}
-
-static const char *run_dir(const char *name)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/%s", test_tmpdir(), name);
-	return p;
-}
-
 /* A small run stopped by a simulated power loss, so that it has a state.json to resume. */
 static int stopped_run(const char *dir)
 {
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", "24", "--quiet",
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", "24", "--quiet",
 			       "--accept-nearest", "--fault", "power_loss_after=60", NULL };
 
 	return test_brushloop(args, NULL, NULL);
@@ -113,7 +97,7 @@ TEST(a_version_1_state_is_migrated_on_resume)
 {
 	static const char *const colour_keys[] = { "accepted_within", "recipe", "wasted_ml", "coat",
 						   "coat_weight" };
-	const char *dir = run_dir("v1");
+	const char *dir = test_tmp_path("v1");
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char path[4200];
 	cJSON *st, *c;
@@ -164,7 +148,7 @@ TEST(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume)
 		{ "1.5", "state.json: version: must be an integer, not 1.5" },
 		{ "0", "state.json: version: schema version 0 is not supported (this brushloop reads 1 to 2)" },
 	};
-	const char *dir = run_dir("newer");
+	const char *dir = test_tmp_path("newer");
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
 	char path[4200], *err = NULL;
 	cJSON *st;

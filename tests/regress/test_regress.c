@@ -15,14 +15,6 @@
 extern char **environ;
 
 /* Small and quick: open-loop runs of a flat target with a budget of 6 strokes (a few seconds each). */
-static const char *target(void)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/examples/targets/flat-shapes.png", getenv("BRUSHLOOP_SRC"));
-	return p;
-}
-
 static const char *path_in(const char *name)
 {
 	static char p[8][4096];
@@ -159,7 +151,7 @@ TEST(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target)
 		 "  {\"name\": \"worse\", \"targets\": [\"%s\"],\n"
 		 "   \"thresholds\": {\"worse_than_baseline\": {\"mean_de00\": 0.5}}},\n"
 		 "  {\"name\": \"gone\", \"targets\": [\"no-such-picture.png\"]}]}\n",
-		 target(), target(), target());
+		 test_src_path(TEST_TARGET), test_src_path(TEST_TARGET), test_src_path(TEST_TARGET));
 	spath = strdup(test_write_file("four.json", suite));
 	/* An earlier result where the worse case ended at 1.0 and the pass case is absent. */
 	snprintf(base, sizeof(base),
@@ -242,7 +234,7 @@ TEST(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target)
 		snprintf(one, sizeof(one),
 			 "{\"kind\": \"suite\", \"version\": 1, \"strokes\": [6], \"loops\": [\"open\"],\n"
 			 " \"cases\": [{\"name\": \"pass\", \"targets\": [\"%s\"]}]}\n",
-			 target());
+			 test_src_path(TEST_TARGET));
 		p1 = test_write_file("one.json", one);
 		{
 			const char *a2[] = { "regress", p1, "--out", out, NULL };
@@ -341,7 +333,7 @@ static const char *three_cases(void)
 	snprintf(suite, sizeof(suite),
 		 "{\"kind\": \"suite\", \"version\": 1, \"strokes\": [6], \"loops\": [\"open\"],\n"
 		 " \"seeds\": [1, 2, 3], \"cases\": [{\"targets\": [\"%s\"]}]}\n",
-		 target());
+		 test_src_path(TEST_TARGET));
 	return test_write_file("three.json", suite);
 }
 
@@ -458,7 +450,7 @@ TEST(an_interrupted_suite_pauses_its_runs_and_goes_on_when_started_again)
 	snprintf(suite, sizeof(suite),
 		 "{\"kind\": \"suite\", \"version\": 1, \"strokes\": [6], \"loops\": [\"open\"],\n"
 		 " \"seeds\": [1, 2], \"cases\": [{\"targets\": [\"%s\"]}]}\n",
-		 target());
+		 test_src_path(TEST_TARGET));
 	spath = test_write_file("two.json", suite);
 	argv[2] = spath;
 	snprintf(d1, sizeof(d1), "%s/flat-shapes-s1-n6-open", out);
@@ -542,7 +534,7 @@ TEST(collect_judges_what_the_emitted_job_left)
 		 "{\"kind\": \"suite\", \"version\": 1, \"name\": \"split\", \"strokes\": [6],\n"
 		 " \"loops\": [\"open\"], \"thresholds\": {\"mean_de00\": 60},\n"
 		 " \"cases\": [{\"targets\": [\"%s\", \"it's missing.png\"]}]}\n",
-		 target());
+		 test_src_path(TEST_TARGET));
 	spath = test_write_file("split.json", suite);
 	{
 		const char *args[] = { "regress", spath, "--emit-slurm", dir, "--jobs", "2", NULL };

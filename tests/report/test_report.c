@@ -17,22 +17,6 @@
 static const char *const sections[] = { "run", "final", "checkpoints", "mixes", "wells", "cost",
 					"timeline", "operator", NULL };
 
-static const char *target(void)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/examples/targets/flat-shapes.png", getenv("BRUSHLOOP_SRC"));
-	return p;
-}
-
-static const char *run_dir(const char *name)
-{
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/%s", test_tmpdir(), name);
-	return p;
-}
-
 /* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
 static char *run_file(const char *dir, const char *name)
 {
@@ -83,7 +67,7 @@ static const char *machine(const char *name, void (*edit)(cJSON *m))
 /* A small closed-loop run of the flat target on machine (NULL: the example one); its exit status. */
 static int small_run(const char *dir, const char *mach, int accept_nearest)
 {
-	const char *args[] = { "run", target(), "--out", dir, "--max-strokes", STROKES, "--quiet",
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", STROKES, "--quiet",
 			       "--machine", mach ? mach : machine("m.json", NULL),
 			       accept_nearest ? "--accept-nearest" : NULL, NULL };
 
@@ -190,7 +174,7 @@ static void check_page(const char *dir, const char *html)
 
 TEST(a_finished_run_reports_every_section_with_the_journals_figures)
 {
-	const char *dir = run_dir("whole");
+	const char *dir = test_tmp_path("whole");
 	char *html, *state;
 	cJSON *st;
 
@@ -231,7 +215,7 @@ TEST(a_finished_run_reports_every_section_with_the_journals_figures)
 
 TEST(report_remakes_the_page_and_keeps_the_pictures_it_drew)
 {
-	const char *dir = run_dir("again");
+	const char *dir = test_tmp_path("again");
 	const char *args[] = { "report", dir, "--json", NULL };
 	char *out = NULL, path[4200], *html;
 	cJSON *o;
@@ -297,7 +281,7 @@ static void refused(const char *dir, const char *what, const char *before)
 
 TEST(a_torn_or_missing_file_is_exit_2_naming_it_and_loses_nothing)
 {
-	const char *dir = run_dir("bad");
+	const char *dir = test_tmp_path("bad");
 	char *before, *saved, *state_before, *state_after, path[4200], frame_path[4200];
 	const char *frame;
 	size_t len;
@@ -374,7 +358,7 @@ static void tight_and_asking(cJSON *m)
  */
 TEST(deferrals_accepted_colours_and_answers_are_listed_with_their_reasons)
 {
-	const char *dir = run_dir("asked");
+	const char *dir = test_tmp_path("asked");
 	const char *approve[] = { "approve", dir, "r000001", NULL };
 	const char *grant[] = { "grant", dir, "--kinds", "stir", "--zone", "cell", "--max-speed", "500",
 				"--for", "24h", NULL };
@@ -421,7 +405,7 @@ static void tiny_budget(cJSON *m)
 
 TEST(a_braked_run_reports_its_brake_and_reason)
 {
-	const char *dir = run_dir("braked");
+	const char *dir = test_tmp_path("braked");
 	char *html, *state;
 	cJSON *st;
 	int rc = small_run(dir, machine("m-brake.json", tiny_budget), 1);
@@ -511,7 +495,7 @@ static int have_chromium(void)
 
 TEST(chromium_renders_the_report_with_every_image_loaded)
 {
-	const char *dir = run_dir("browser");
+	const char *dir = test_tmp_path("browser");
 	const char *dump[] = { "--dump-dom", "--virtual-time-budget=20000", NULL };
 	char url[4300], shot[4300], shot_arg[4400], *html, *out = NULL, *probe;
 	struct stat sb;

@@ -712,6 +712,14 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			if ((rc = topup_same_ratio(&x, &lim, ratio, total, k, err)))
 				return rc;
 		} else {
+			/*
+			 * A clean cell replaces the old one, whose paint is lost: it
+			 * holds what the old one held and the top-up (hubble: a 0.5 ml
+			 * top-up mixed fresh for a 1.7 ml batch ran the brush dry, and
+			 * the batch was braked 23.7 from its prediction).
+			 */
+			units = (int)ceil((fmax(col->cell_ml, 0.0) + s->volume_ml) / lim.unit_ml - 1e-9);
+			lim.min_units = units < lim.max_units ? units : lim.max_units;
 			x.fresh = 1;
 		}
 	} else if (col->cell[0] && (col->verified || r->st.open_loop)) {

@@ -285,7 +285,7 @@ static int stroke_footprint(const struct plan *p, const struct machine *m,
 int plan_batch_alpha(const struct plan *p, const struct machine *m, const struct plan_subtask *s,
 		     float *alpha, int w, int h, bl_err *err)
 {
-	struct pm_grid g = { w, h, 1.0, 0.0, 0.0 };
+	struct pm_grid g = { .w = w, .h = h, .px_mm = 1.0, .w_mm = w, .h_mm = h };
 	struct pm_footprint fp;
 	double *xy = NULL;
 	size_t cap = 0;

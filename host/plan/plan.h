@@ -95,6 +95,15 @@ struct plan_options {
 void plan_options_default(struct plan_options *o, const struct machine *m);
 
 /*
+ * The plan's grid of cell_mm cells over the picture's rectangle image_mm:
+ * ceil(w / cell_mm) by ceil(h / cell_mm), the last column and row clipped to
+ * the picture (docs/planner.md). Planner, corrections and admission count
+ * with it; a last column narrower than the planning grid's pixel has none of
+ * its pixels and is judged by no checkpoint.
+ */
+void plan_grid_cells(const double image_mm[4], double cell_mm, int *cols, int *rows);
+
+/*
  * The subtask kinds (HACKING.md "Adding a subtask kind"). Switches on a kind
  * have no default: and list PLAN_SUBTASK_COUNT, so the compiler names every
  * place a new kind has to join.

@@ -491,10 +491,8 @@ static int expect_init(struct expect_grid *e, const struct pm_grid *g, double ce
 		       bl_err *err)
 {
 	size_t n = (size_t)g->w * g->h;
-	double img_w = g->w / g->px_mm, img_h = g->h / g->px_mm;
 
-	e->cols = (int)ceil(img_w / cell_mm - 1e-9);
-	e->rows = (int)ceil(img_h / cell_mm - 1e-9);
+	pm_grid_cells(g, cell_mm, &e->cols, &e->rows);
 	e->cell_of = malloc(n * sizeof(int));
 	e->mark = calloc(n, sizeof(uint32_t));
 	e->cell_px = calloc((size_t)e->cols * e->rows, sizeof(int));
@@ -651,17 +649,22 @@ static int checkpoint_expect(struct plan_subtask *s, const struct expect_grid *e
 	for (size_t i = 0; i < (size_t)g->w * g->h; i++)
 		for (int q = 0; q < 3; q++)
 			sum[e->cell_of[i]][q] += canvas[3 * i + q];
+	s->n_cells = 0;
 	for (size_t c = 0; c < nc; c++) {
+		struct plan_cell *k = &s->cells[s->n_cells];
 		int n = e->cell_px[c];
 
-		s->cells[c].col = (int)(c % e->cols);
-		s->cells[c].row = (int)(c / e->cols);
-		s->cells[c].coverage = 1.0;
-		s->cells[c].lab.L = n ? r2(sum[c][0] / n) : 0;
-		s->cells[c].lab.a = n ? r2(sum[c][1] / n) : 0;
-		s->cells[c].lab.b = n ? r2(sum[c][2] / n) : 0;
+		/* A sliver of a last column or row with no pixel of the grid expects nothing. */
+		if (!n)
+			continue;
+		k->col = (int)(c % e->cols);
+		k->row = (int)(c / e->cols);
+		k->coverage = 1.0;
+		k->lab.L = r2(sum[c][0] / n);
+		k->lab.a = r2(sum[c][1] / n);
+		k->lab.b = r2(sum[c][2] / n);
+		s->n_cells++;
 	}
-	s->n_cells = nc;
 	free(sum);
 	return 0;
 }

@@ -130,8 +130,7 @@ int plan_correct(const struct plan *p, const struct plan_inputs *in,
 
 	pm_grid_for(&g, p->image_mm);
 	n = (size_t)g.w * g.h;
-	cols = (int)ceil(p->image_mm[2] / p->cell_mm - 1e-9);
-	rows = (int)ceil(p->image_mm[3] / p->cell_mm - 1e-9);
+	pm_grid_cells(&g, p->cell_mm, &cols, &rows);
 	lab = malloc(n * 3 * sizeof(float));
 	obs = malloc(n * 3 * sizeof(float));
 	mask = calloc(n, 1);

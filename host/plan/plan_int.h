@@ -12,6 +12,7 @@ struct pm_grid {
 	int w, h;
 	double px_mm;
 	double x0_mm, y0_mm; /* canvas mm of the grid's top-left corner */
+	double w_mm, h_mm;   /* the picture's rectangle the grid is over (its pixels may fall short) */
 };
 
 /* A target at grid resolution, with the CIE94 weights of each pixel precomputed. */
@@ -102,6 +103,9 @@ int pm_resample(const struct plan_raster *src, const struct pm_grid *g, float *o
 
 /* The grid for a plan: the image rectangle at a resolution that keeps planning fast. */
 void pm_grid_for(struct pm_grid *g, const double image_mm[4]);
+
+/* The plan's cells over the grid's rectangle: plan_grid_cells for a grid at hand. */
+void pm_grid_cells(const struct pm_grid *g, double cell_mm, int *cols, int *rows);
 
 /*
  * The expected-result cell (of cell_mm, cols x rows from the grid's top-left

@@ -410,6 +410,19 @@ void pm_grid_for(struct pm_grid *g, const double image_mm[4])
 	g->px_mm = px_mm;
 	g->x0_mm = image_mm[0];
 	g->y0_mm = image_mm[1];
+	g->w_mm = image_mm[2];
+	g->h_mm = image_mm[3];
+}
+
+void plan_grid_cells(const double image_mm[4], double cell_mm, int *cols, int *rows)
+{
+	*cols = (int)ceil(image_mm[2] / cell_mm - 1e-9);
+	*rows = (int)ceil(image_mm[3] / cell_mm - 1e-9);
+}
+
+void pm_grid_cells(const struct pm_grid *g, double cell_mm, int *cols, int *rows)
+{
+	plan_grid_cells((const double[4]){ g->x0_mm, g->y0_mm, g->w_mm, g->h_mm }, cell_mm, cols, rows);
 }
 
 void pm_fit(const struct machine *m, int w, int h, double out[4])

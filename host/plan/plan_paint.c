@@ -262,13 +262,14 @@ static void cell_sums_free(struct cell_sums *c)
 static int cell_sums_new(const struct pm_grid *g, const struct pm_target *t, const float *canvas,
 			 double cell_mm, struct cell_sums **out, bl_err *err)
 {
-	int cols = (int)ceil(g->w / g->px_mm / cell_mm - 1e-9),
-	    rows = (int)ceil(g->h / g->px_mm / cell_mm - 1e-9);
 	struct cell_sums *c = calloc(1, sizeof(*c));
 	double (*tsum)[3] = NULL;
 
+	int cols, rows;
+
 	if (!c)
 		goto out_nomem;
+	pm_grid_cells(g, cell_mm, &cols, &rows);
 	c->n = cols * rows;
 	c->of = malloc((size_t)g->w * g->h * sizeof(*c->of));
 	c->px = calloc((size_t)c->n, sizeof(*c->px));

@@ -74,12 +74,6 @@ static int lab_ok(const color_lab *c)
 }
 
 /* The grid over an image rectangle, as the planner's expectation grid counts it. */
-static void grid_of(const double image_mm[4], double cell_mm, int *cols, int *rows)
-{
-	*cols = (int)ceil(image_mm[2] / cell_mm - 1e-9);
-	*rows = (int)ceil(image_mm[3] / cell_mm - 1e-9);
-}
-
 static int admit_colours(struct admit *x)
 {
 	const struct plan *p = x->p, *base = x->q->painting;
@@ -131,7 +125,7 @@ static int admit_header(struct admit *x)
 		return deny(x, PLANNER_R_HEADER, -1, -1, "cell_mm", "cell_mm: not the grid asked for");
 	if (!finite_in(p->cell_mm, 1.0, 1000.0))
 		return deny(x, PLANNER_R_HEADER, -1, -1, "cell_mm", "cell_mm: not a cell size");
-	grid_of(im, p->cell_mm, &x->cols, &x->rows);
+	plan_grid_cells(im, p->cell_mm, &x->cols, &x->rows);
 	if (p->grid_cols != x->cols || p->grid_rows != x->rows)
 		return deny(x, PLANNER_R_HEADER, -1, -1, "grid", "grid: %d x %d cells, the picture makes %d x %d",
 			    p->grid_cols, p->grid_rows, x->cols, x->rows);

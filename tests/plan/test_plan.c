@@ -476,7 +476,7 @@ static int place_grey(float (*target_l)(int x), float (*start_l)(int x), const d
 		      int n_cols, int by_cell, float *painted, int *strokes)
 {
 	struct machine *m = fixture_machine();
-	struct pm_grid g = { 120, 80, 1.0, 0.0, 0.0 };
+	struct pm_grid g = { .w = 120, .h = 80, .px_mm = 1.0, .w_mm = 120, .h_mm = 80 };
 	struct pm_target t = { 0 };
 	struct pm_strokes st = { 0 };
 	struct pm_footprint fp;

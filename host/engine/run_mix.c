@@ -526,25 +526,71 @@ static int ratio_times(int total, int want, int room)
 }
 
 /*
+ * With no clean cell left and one ratio too big for the room (a 12:1:17
+ * recipe of 30 units over 25 units of room): the ratio scaled to the room in
+ * whole units into u, when the model predicts the cell it makes (what is
+ * held, in the verified ratio, and the addition) within half the tolerance
+ * of the ratio itself; returns the units, 0 when it would not do.
+ */
+static int ratio_scaled(const struct run *r, const struct plan_subtask *s, const int *ratio, int total,
+			double held_units, int room, int *u)
+{
+	double amt[MIX_MAX_PAINTS] = { 0 }, pure[MIX_MAX_PAINTS] = { 0 };
+	color_lab lab, want;
+	int got = 0;
+
+	for (int i = 0; i < MIX_MAX_PAINTS; i++) {
+		u[i] = ratio[i] > 0 ? (int)fmax(1.0, floor((double)ratio[i] * room / total)) : 0;
+		got += u[i];
+		amt[i] = ratio[i] * held_units / total + u[i];
+		pure[i] = ratio[i];
+	}
+	if (got <= 0 || got > room)
+		return 0;
+	/*
+	 * The shift the rounding makes, as the model sees it (its bias on this
+	 * recipe cancels): at most half the tolerance, and the cell is measured
+	 * after as any top-up. A fresh recipe on the old paint, the other way,
+	 * is predicted as if the cell were clean (a 7:20 yellow on a 0.5 ml
+	 * 12:1:17 measured 13.8 off).
+	 */
+	mix_predict(&r->mixer.model, &r->st.learn, amt, &lab);
+	mix_predict(&r->mixer.model, &r->st.learn, pure, &want);
+	return color_de00(&lab, &want) <= 0.5 * s->tolerance_de00 ? got : 0;
+}
+
+/* Whether u is a whole multiple of the ratio (total units). */
+static int same_multiple(const int *ratio, int total, const int *u)
+{
+	int got = 0, k;
+
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		got += u[i];
+	if (total <= 0 || got % total)
+		return 0;
+	k = got / total;
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		if (u[i] != ratio[i] * k)
+			return 0;
+	return 1;
+}
+
+/*
  * Tops up the colour's cell with its own verified ratio, then lets the loop
  * measure it (mix_run finds a dispensed cell). The job holds the cell as
  * the recipe plus the addition, the same ratio, so its prediction is the
  * verified colour's.
  */
 static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, const int *ratio,
-			    int total, int k, bl_err *err)
+			    int total, const int *u, bl_err *err)
 {
 	struct run *r = x->r;
 	struct run_colour *col = &r->st.colours[x->colour];
 	struct mix_job *job = &r->st.job;
 	/* What the cell holds, in whole ratios (its volume, not the first mix's). */
 	int held = (int)lround(fmax(col->cell_ml, 0.0) / lim->unit_ml / total);
-	int u[MIX_MAX_PAINTS] = { 0 };
 	cJSON *dj;
 	int rc;
-
-	for (int i = 0; i < MIX_MAX_PAINTS; i++)
-		u[i] = ratio[i] * k;
 
 	memset(job, 0, sizeof(*job));
 	job->target = x->s->mix.lab;
@@ -562,6 +608,8 @@ static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, con
 	cJSON_AddStringToObject(dj, "cell", col->cell);
 	cJSON_AddItemToObject(dj, "recipe", mix_units_json(&r->mixer.model, col->recipe));
 	cJSON_AddItemToObject(dj, "units", mix_units_json(&r->mixer.model, u));
+	/* Scaled to the room (ratio_scaled) when one ratio did not fit and no clean cell was left. */
+	cJSON_AddBoolToObject(dj, "scaled_to_room", !same_multiple(ratio, total, u));
 	if ((rc = run_event(r, "topup_same_ratio", dj, err)) || (rc = run_state_save(r, err)) ||
 	    (rc = op_dispense(x, u, err)))
 		return rc;
@@ -706,20 +754,28 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 		int room = (int)floor((r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0)) / lim.unit_ml + 1e-9);
 		int ratio[MIX_MAX_PAINTS] = { 0 };
 		int total = ratio_of(col->recipe, r->mixer.model.n_paints, ratio);
-		int k = ratio_times(total, units, room);
+		int k = ratio_times(total, units, room), u[MIX_MAX_PAINTS] = { 0 };
 
-		if (k > 0) {
-			if ((rc = topup_same_ratio(&x, &lim, ratio, total, k, err)))
+		for (int i = 0; i < MIX_MAX_PAINTS; i++)
+			u[i] = ratio[i] * k;
+		if (k > 0 || (free_cell(r, x.colour) < 0 &&
+			      ratio_scaled(r, s, ratio, total, fmax(col->cell_ml, 0.0) / lim.unit_ml, room, u))) {
+			if ((rc = topup_same_ratio(&x, &lim, ratio, total, u, err)))
 				return rc;
 		} else {
 			/*
 			 * A clean cell replaces the old one, whose paint is lost: it
 			 * holds what the old one held and the top-up (hubble: a 0.5 ml
 			 * top-up mixed fresh for a 1.7 ml batch ran the brush dry, and
-			 * the batch was braked 23.7 from its prediction).
+			 * the batch was braked 23.7 from its prediction). With no clean
+			 * cell left (and no scaled ratio that keeps the colour) the mix
+			 * goes on in the old one, on its paint: the top-up's volume is
+			 * all there is room for.
 			 */
-			units = (int)ceil((fmax(col->cell_ml, 0.0) + s->volume_ml) / lim.unit_ml - 1e-9);
-			lim.min_units = units < lim.max_units ? units : lim.max_units;
+			if (free_cell(r, x.colour) >= 0) {
+				units = (int)ceil((fmax(col->cell_ml, 0.0) + s->volume_ml) / lim.unit_ml - 1e-9);
+				lim.min_units = units < lim.max_units ? units : lim.max_units;
+			}
 			x.fresh = 1;
 		}
 	} else if (col->cell[0] && (col->verified || r->st.open_loop)) {

@@ -215,6 +215,21 @@ const char *test_tmp_path(const char *name)
 	return p;
 }
 
+cJSON *test_status(const char *dir, int *rc)
+{
+	const char *args[] = { "status", dir, "--json", NULL };
+	char *out = NULL;
+	cJSON *o = NULL;
+	int r = test_brushloop(args, &out, NULL);
+
+	if (rc)
+		*rc = r;
+	if (out)
+		o = cJSON_Parse(out);
+	free(out);
+	return o;
+}
+
 int test_journal_each(const char *dir, void (*fn)(const cJSON *line, void *ctx), void *ctx)
 {
 	char path[4200], *text, *save = NULL;

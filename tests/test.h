@@ -102,6 +102,9 @@ const char *test_src_path(const char *rel);
 /* name under test_tmpdir(); eight calls' results stay valid at once. */
 const char *test_tmp_path(const char *name);
 
+/* `brushloop status DIR --json`, parsed (NULL when it printed no JSON); *rc its exit status when rc is given. */
+cJSON *test_status(const char *dir, int *rc);
+
 /*
  * fn(line, ctx) for each line of dir/journal.jsonl, parsed (NULL for a line
  * that is not JSON); -1 when the journal cannot be read, else 0.

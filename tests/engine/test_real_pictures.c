@@ -35,18 +35,6 @@ static int run_default(const char *name, const char *dir, char **err)
 	return test_brushloop(args, NULL, err);
 }
 
-static cJSON *status_of(const char *dir)
-{
-	const char *args[] = { "status", dir, "--json", NULL };
-	char *out = NULL;
-	cJSON *o = NULL;
-
-	if (test_brushloop(args, &out, NULL) == 0 && out)
-		o = cJSON_Parse(out);
-	free(out);
-	return o;
-}
-
 static void finish_one(int i, void *ctx)
 {
 	const char *dir = test_tmp_path(pictures[i]);
@@ -59,7 +47,7 @@ static void finish_one(int i, void *ctx)
 	rc = run_default(pictures[i], dir, &err);
 	CHECK_MSG(rc == 0, "%s at default settings exited %d: %s", pictures[i], rc, err ? err : "");
 	free(err);
-	st = status_of(dir);
+	st = test_status(dir, NULL);
 	CHECK_MSG(st != NULL, "%s: no status", pictures[i]);
 	state = cJSON_GetStringValue(cJSON_GetObjectItem(st, "state"));
 	CHECK_MSG(state && !strcmp(state, "finished"), "%s: state %s", pictures[i],

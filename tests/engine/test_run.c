@@ -20,18 +20,6 @@
 /* Small and quick: a flat graphic target, a stroke budget of 24. */
 #define STROKES "24"
 
-static cJSON *status_of(const char *dir)
-{
-	const char *args[] = { "status", dir, "--json", NULL };
-	char *out = NULL;
-	cJSON *o = NULL;
-
-	if (test_brushloop(args, &out, NULL) == 0 && out)
-		o = cJSON_Parse(out);
-	free(out);
-	return o;
-}
-
 /* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
 static char *run_file(const char *dir, const char *name)
 {
@@ -348,7 +336,7 @@ static int wet_overlaps(const char *dir, double dry_s, int *n_strokes)
 
 static double final_mean(const char *dir)
 {
-	cJSON *st = status_of(dir);
+	cJSON *st = test_status(dir, NULL);
 	const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "canvas"), "mean_de00");
 	double v = cJSON_IsNumber(m) ? m->valuedouble : -1.0;
 
@@ -369,7 +357,7 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 	CHECK(test_brushloop(args, &out, NULL) == 0);
 	CHECK_STR_CONTAINS(out, "final-canvas.png");
 	free(out);
-	st = status_of(dir);
+	st = test_status(dir, NULL);
 	CHECK(st != NULL);
 	CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "canvas"), "verified")));
@@ -495,7 +483,7 @@ static void resume_killed(int i, void *ctx)
 		  "line %ld", lines);
 	{
 		/* A stroke that ran before the kill is counted once, not again by the resume. */
-		cJSON *st = status_of(dir);
+		cJSON *st = test_status(dir, NULL);
 		const cJSON *done = cJSON_GetObjectItem(st, "strokes_done");
 		const cJSON *total = cJSON_GetObjectItem(st, "strokes_total");
 
@@ -926,7 +914,7 @@ TEST(a_state_from_before_coats_were_learnt_resumes)
 	free(text);
 	CHECK(test_brushloop(rargs, &out, NULL) == 0);
 	free(out);
-	st = status_of(dir);
+	st = test_status(dir, NULL);
 	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
 	cJSON_Delete(st);
 }
@@ -1009,7 +997,7 @@ TEST(a_well_that_runs_low_pauses_for_a_refill)
 	CHECK_STR_CONTAINS(md, "- well w1 (white) is nearly empty");
 	CHECK_STR_CONTAINS(md, "--refilled w1");
 	free(md);
-	st = status_of(dir);
+	st = test_status(dir, NULL);
 	{
 		const cJSON *w1 = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "wells"), 0);
 		const cJSON *left = cJSON_GetObjectItem(w1, "left_ml");
@@ -1029,7 +1017,7 @@ TEST(a_well_that_runs_low_pauses_for_a_refill)
 	CHECK_MSG(rc == 0, "resumed after the refill, the run exited %d", rc);
 	CHECK(journal_count(dir, "\"event\":\"refilled\"") == 1);
 	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
-	st = status_of(dir);
+	st = test_status(dir, NULL);
 	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
 	cJSON_Delete(st);
 }
@@ -1322,7 +1310,7 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 	CHECK_MSG(sub.passed >= 1, "no mix of the substitute was verified");
 	CHECK_MSG(sub.aimed_at_plan == 0, "%d mixes still aimed at the planned colour", sub.aimed_at_plan);
 	cJSON_Delete(st);
-	st = status_of(dir);
+	st = test_status(dir, NULL);
 	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
 	{
 		const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "mixes"), k);

@@ -121,21 +121,6 @@ static const char *machine_with(const char *name, const char *const *edits)
 	return path;
 }
 
-static cJSON *status_of(const char *dir, int *rc)
-{
-	const char *args[] = { "status", dir, "--json", NULL };
-	char *out = NULL;
-	cJSON *o = NULL;
-	int r = test_brushloop(args, &out, NULL);
-
-	if (rc)
-		*rc = r;
-	if (out)
-		o = cJSON_Parse(out);
-	free(out);
-	return o;
-}
-
 static char *status_md(const char *dir)
 {
 	char p[4200], *text = NULL;
@@ -169,7 +154,7 @@ static const char *expect_brake(const char *name, const char *machine, const cha
 	args[n] = NULL;
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 4, "%s: exit %d, expected 4 (brake %s)", name, rc, brake);
-	st = status_of(dir, NULL);
+	st = test_status(dir, NULL);
 	CHECK_MSG(st != NULL, "%s: no status", name);
 	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "braked");
 	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(st, "brake")), brake);
@@ -242,7 +227,7 @@ TEST(camera_and_arm_errors_in_a_row_open_the_breaker)
 		cJSON *st;
 
 		CHECK(test_brushloop(args, NULL, NULL) == 0);
-		st = status_of(dir, NULL);
+		st = test_status(dir, NULL);
 		CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
 		cJSON_Delete(st);
 	}
@@ -264,7 +249,7 @@ TEST(modest_camera_and_arm_faults_never_crash_a_run)
 	args[n] = NULL;
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "exit %d", rc);
-	st = status_of(dir, NULL);
+	st = test_status(dir, NULL);
 	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
 	cJSON_Delete(st);
 	/* The faults happened and were retried. */
@@ -331,7 +316,7 @@ TEST(status_calls_a_silent_run_stale_with_exit_4)
 		CHECK_STR_CONTAINS(out, "STALE");
 		free(out);
 	}
-	st = status_of(dir, &rc);
+	st = test_status(dir, &rc);
 	CHECK(rc == 4);
 	CHECK(st && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "heartbeat"), "stale")));
 	cJSON_Delete(st);

@@ -727,14 +727,9 @@ void sim_cam_forget_map(struct sim *s)
 	}
 }
 
-static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
+/* The table under everything, and the room beyond it where no ray meets the table. */
+static void map_table(struct sim *s, struct sim_cam *c)
 {
-	const struct machine *m = &s->m;
-	const double *cs = m->canvas.size_mm, cz = m->canvas.surface_z_mm;
-	double lo[2] = { INFINITY, INFINITY }, hi[2] = { -INFINITY, -INFINITY };
-	struct bbox b;
-
-	c->gain_max = 0.0f;
 	for (int v = 0; v < c->h; v++)
 		for (int u = 0; u < c->w; u++) {
 			double p[3];
@@ -746,10 +741,14 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 				c->gain[(size_t)v * c->w + u] = 0.05f; /* the room beyond the table */
 			}
 		}
-	map_stations(s, c, m->wells, m->n_wells, (uint32_t)c->well0, 0, 0);
-	map_stations(s, c, m->cells, m->n_cells, (uint32_t)c->cell0, 1, 0);
-	map_stations(s, c, &m->water, 1, 0, 0, (uint32_t)(c->ncell + SRC_WATER));
-	map_stations(s, c, &m->wipe, 1, 0, 0, (uint32_t)(c->ncell + SRC_PAD));
+}
+
+/* The canvas where it truly lies (its placement unknown to the machine file), cell by cell. */
+static void map_canvas(struct sim *s, struct sim_cam *c)
+{
+	const double *cs = s->m.canvas.size_mm, cz = s->m.canvas.surface_z_mm;
+	double lo[2] = { INFINITY, INFINITY }, hi[2] = { -INFINITY, -INFINITY };
+	struct bbox b;
 
 	for (int k = 0; k < 4; k++) {
 		double q[2];
@@ -780,73 +779,102 @@ static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
 				iy = s->w.ny - 1;
 			set_px(s, c, u, v, (uint32_t)iy * s->w.nx + ix, p);
 		}
+}
 
-	{
-		struct vis_markers mk;
+/* The canvas's four corner markers, their patterns along its edges. */
+static void map_markers(struct sim *s, struct sim_cam *c)
+{
+	const double cz = s->m.canvas.surface_z_mm;
+	struct vis_markers mk;
 
-		vis_markers_from_machine(m, &mk);
-		for (int id = 0; id < 4; id++) {
-			/* The square's bounding box however the canvas is turned (sqrt 2 of its half side). */
-			double mc[2], cc[2], hs = vis_marker_reach_mm(&mk) * M_SQRT2;
+	vis_markers_from_machine(&s->m, &mk);
+	for (int id = 0; id < 4; id++) {
+		/* The square's bounding box however the canvas is turned (sqrt 2 of its half side). */
+		double mc[2], cc[2], hs = vis_marker_reach_mm(&mk) * M_SQRT2;
+		struct bbox b;
 
-			vis_marker_centre(&mk, id, cc);
-			marker_center(s, &mk, id, mc);
-			b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);
-			for (int v = b.y0; v <= b.y1; v++)
-				for (int u = b.x0; u <= b.x1; u++) {
-					double p[3];
-					struct canvas_pt q;
-					int k;
-
-					if (!hit(c, u + 0.5, v + 0.5, cz, p))
-						continue;
-					/* The pattern lies along the canvas's edges. */
-					q = xform_to_canvas(&s->canvas_xf, (struct machine_pt){ p[0], p[1] });
-					k = vis_marker_pattern(id, q.x - cc[0], q.y - cc[1], mk.size_mm);
-					if (k >= 0)
-						set_px(s, c, u, v,
-						       (uint32_t)(c->ncell + (k ? SRC_INK : SRC_PAPER)), p);
-				}
-		}
-	}
-
-	if (scene == SIM_SCENE_CHART && m->sim.has_chart) {
-		double x0, y1, w, h, z = cz + 1.0;
-
-		chart_geometry(m, &x0, &y1, &w, &h);
-		b = bbox_rect(c, x0, y1 - h, x0 + w, y1, z, z);
+		vis_marker_centre(&mk, id, cc);
+		marker_center(s, &mk, id, mc);
+		b = bbox_rect(c, mc[0] - hs, mc[1] - hs, mc[0] + hs, mc[1] + hs, cz, cz);
 		for (int v = b.y0; v <= b.y1; v++)
 			for (int u = b.x0; u <= b.x1; u++) {
-				double p[3], rc[4];
-				uint32_t src = (uint32_t)(c->ncell + SRC_FRAME);
-
-				if (!hit(c, u + 0.5, v + 0.5, z, p) || p[0] < x0 || p[0] > x0 + w ||
-				    p[1] < y1 - h || p[1] > y1)
-					continue;
-				for (int k = 0; k < SIM_CHART_N; k++) {
-					chart_patch_rect(m, k, rc);
-					if (p[0] >= rc[0] && p[0] < rc[2] && p[1] >= rc[1] && p[1] < rc[3]) {
-						src = (uint32_t)(c->chart0 + k);
-						break;
-					}
-				}
-				set_px(s, c, u, v, src, p);
-			}
-	}
-	if (scene == SIM_SCENE_CARD && s->has_card)
-		card_map(s, c, cz + 0.5);
-	if (scene == SIM_SCENE_FLAT) {
-		/* One card of the markers' white paper over the whole work area, 1 mm above the canvas. */
-		for (int v = 0; v < c->h; v++)
-			for (int u = 0; u < c->w; u++) {
 				double p[3];
+				struct canvas_pt q;
+				int k;
 
-				if (hit(c, u + 0.5, v + 0.5, cz + 1.0, p) && p[0] >= m->work_min_mm[0] &&
-				    p[0] <= m->work_max_mm[0] && p[1] >= m->work_min_mm[1] &&
-				    p[1] <= m->work_max_mm[1])
-					set_px(s, c, u, v, (uint32_t)(c->ncell + SRC_PAPER), p);
+				if (!hit(c, u + 0.5, v + 0.5, cz, p))
+					continue;
+				q = xform_to_canvas(&s->canvas_xf, (struct machine_pt){ p[0], p[1] });
+				k = vis_marker_pattern(id, q.x - cc[0], q.y - cc[1], mk.size_mm);
+				if (k >= 0)
+					set_px(s, c, u, v, (uint32_t)(c->ncell + (k ? SRC_INK : SRC_PAPER)), p);
 			}
 	}
+}
+
+/* The colour chart, 1 mm above the canvas: its frame and patches. */
+static void map_chart(struct sim *s, struct sim_cam *c)
+{
+	const struct machine *m = &s->m;
+	double x0, y1, w, h, z = m->canvas.surface_z_mm + 1.0;
+	struct bbox b;
+
+	chart_geometry(m, &x0, &y1, &w, &h);
+	b = bbox_rect(c, x0, y1 - h, x0 + w, y1, z, z);
+	for (int v = b.y0; v <= b.y1; v++)
+		for (int u = b.x0; u <= b.x1; u++) {
+			double p[3], rc[4];
+			uint32_t src = (uint32_t)(c->ncell + SRC_FRAME);
+
+			if (!hit(c, u + 0.5, v + 0.5, z, p) || p[0] < x0 || p[0] > x0 + w || p[1] < y1 - h ||
+			    p[1] > y1)
+				continue;
+			for (int k = 0; k < SIM_CHART_N; k++) {
+				chart_patch_rect(m, k, rc);
+				if (p[0] >= rc[0] && p[0] < rc[2] && p[1] >= rc[1] && p[1] < rc[3]) {
+					src = (uint32_t)(c->chart0 + k);
+					break;
+				}
+			}
+			set_px(s, c, u, v, src, p);
+		}
+}
+
+/* One card of the markers' white paper over the whole work area, 1 mm above the canvas. */
+static void map_flat(struct sim *s, struct sim_cam *c)
+{
+	const struct machine *m = &s->m;
+
+	for (int v = 0; v < c->h; v++)
+		for (int u = 0; u < c->w; u++) {
+			double p[3];
+
+			if (hit(c, u + 0.5, v + 0.5, m->canvas.surface_z_mm + 1.0, p) &&
+			    p[0] >= m->work_min_mm[0] && p[0] <= m->work_max_mm[0] &&
+			    p[1] >= m->work_min_mm[1] && p[1] <= m->work_max_mm[1])
+				set_px(s, c, u, v, (uint32_t)(c->ncell + SRC_PAPER), p);
+		}
+}
+
+/* Which source each pixel sees in the scene, nearest last: table, stations, canvas, markers, the scene's own. */
+static void build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene)
+{
+	const struct machine *m = &s->m;
+
+	c->gain_max = 0.0f;
+	map_table(s, c);
+	map_stations(s, c, m->wells, m->n_wells, (uint32_t)c->well0, 0, 0);
+	map_stations(s, c, m->cells, m->n_cells, (uint32_t)c->cell0, 1, 0);
+	map_stations(s, c, &m->water, 1, 0, 0, (uint32_t)(c->ncell + SRC_WATER));
+	map_stations(s, c, &m->wipe, 1, 0, 0, (uint32_t)(c->ncell + SRC_PAD));
+	map_canvas(s, c);
+	map_markers(s, c);
+	if (scene == SIM_SCENE_CHART && m->sim.has_chart)
+		map_chart(s, c);
+	if (scene == SIM_SCENE_CARD && s->has_card)
+		card_map(s, c, m->canvas.surface_z_mm + 0.5);
+	if (scene == SIM_SCENE_FLAT)
+		map_flat(s, c);
 	for (size_t i = 0; i < (size_t)c->w * c->h; i++)
 		if (c->gain[i] > c->gain_max)
 			c->gain_max = c->gain[i];

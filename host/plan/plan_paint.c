@@ -580,198 +580,251 @@ static struct hent heap_pop(struct heap *h)
 	return top;
 }
 
+/*
+ * The queue of a pass: the grid in square cells of about a brush width, each
+ * queued by the gain of its best stroke when last evaluated, or a guess from
+ * its error before that.
+ */
+struct placer {
+	int cs, ncx, ncy;   /* cell side, px; cells across and down */
+	unsigned *ver;      /* per cell: strokes that changed it */
+	unsigned char *tries;
+	unsigned *touch;    /* per cell: the stamp of the last stroke that changed it */
+	unsigned stamp;
+	struct heap h;
+	float guess;        /* gain per unit of a cell's error, before a cell is evaluated */
+	double ratio_sum;   /* gains seen against the error of the cells they started from */
+	long ratio_n, evals;
+};
+
+/* The best stroke found from a cell. */
+struct best_stroke {
+	int k, n;           /* colour, points (kept at the scratch buffer's third part) */
+	double gain, len;
+};
+
+static int queue(struct placer *pl, float key, int cell, int guessed, bl_err *err)
+{
+	if (heap_push(&pl->h, (struct hent){ key, cell, pl->ver[cell], guessed }))
+		return bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+	return 0;
+}
+
+/* The error a stroke could fix in cell (cx, cy), over the mask; *best_px its worst pixel (-1: none). */
+static float cell_fixable(const struct pass *p, const struct placer *pl, int cx, int cy, int masked,
+			  int *best_px)
+{
+	const struct pm_grid *g = p->g;
+	float s = 0.0f, emax = -1.0f;
+
+	*best_px = -1;
+	for (int y = cy * pl->cs; y < (cy + 1) * pl->cs && y < g->h; y++)
+		for (int x = cx * pl->cs; x < (cx + 1) * pl->cs && x < g->w; x++) {
+			size_t i = (size_t)y * g->w + x;
+
+			if (masked && p->mask && !p->mask[i])
+				continue;
+			s += fixable(p, i);
+			if (fixable(p, i) > emax) {
+				emax = fixable(p, i);
+				*best_px = (int)i;
+			}
+		}
+	return s;
+}
+
+static void placer_free(struct placer *pl)
+{
+	free(pl->ver);
+	free(pl->tries);
+	free(pl->touch);
+	free(pl->h.e);
+}
+
+/* Every cell queued at a guess from its error: a stroke from a cell spans several cells. */
+static int placer_init(struct placer *pl, const struct pass *p, bl_err *err)
+{
+	const struct pm_grid *g = p->g;
+	size_t nc;
+	int px, rc;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->cs = (int)fmax(2.0, round(p->w_mm * g->px_mm));
+	pl->ncx = (g->w + pl->cs - 1) / pl->cs;
+	pl->ncy = (g->h + pl->cs - 1) / pl->cs;
+	pl->guess = (float)fmax(1.0, 0.5 * p->lmax_mm / p->w_mm);
+	nc = (size_t)pl->ncx * pl->ncy;
+	pl->ver = calloc(nc, sizeof(unsigned));
+	pl->tries = calloc(nc, 1);
+	pl->touch = calloc(nc, sizeof(unsigned));
+	if (!pl->ver || !pl->tries || !pl->touch)
+		return bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+	for (int cy = 0; cy < pl->ncy; cy++)
+		for (int cx = 0; cx < pl->ncx; cx++)
+			if ((rc = queue(pl, cell_fixable(p, pl, cx, cy, 0, &px) * pl->guess, cy * pl->ncx + cx, 1,
+					err)))
+				return rc;
+	return 0;
+}
+
+/* The two colours closest to the target at pixel bi, at the brush's scale (-1 when fewer). */
+static void closest_two(const struct pass *p, int bi, int *c1, int *c2)
+{
+	const float *ref = p->tb + 3 * (size_t)bi;
+	float d1 = 1e30f, d2 = 1e30f;
+
+	*c1 = *c2 = -1;
+	for (int k = 0; k < p->nc; k++) {
+		float d = pm_dist_ref(ref, p->col[k]);
+
+		if (d < d1) {
+			d2 = d1;
+			*c2 = *c1;
+			d1 = d;
+			*c1 = k;
+		} else if (d < d2) {
+			d2 = d;
+			*c2 = k;
+		}
+	}
+}
+
+/* The better of the strokes from (sx, sy) in the two colours closest to the target at pixel bi. */
+static int best_from(struct pass *p, struct placer *pl, int bi, double sx, double sy, struct best_stroke *b,
+		     bl_err *err)
+{
+	int c[2], rc;
+
+	memset(b, 0, sizeof(*b));
+	b->k = -1;
+	closest_two(p, bi, &c[0], &c[1]);
+	for (int q = 0; q < 2; q++) {
+		double len, gn;
+		int n;
+
+		if (c[q] < 0)
+			continue;
+		n = make_stroke(p, sx, sy, c[q], &len);
+		pl->evals++;
+		if ((rc = pm_fp_stroke(&p->fp, p->g, p->buf, n, p->w_mm, p->op[c[q]], err)))
+			return rc;
+		gn = gain_of(p, c[q]);
+		if (gn > b->gain) {
+			*b = (struct best_stroke){ c[q], n, gn, len };
+			memcpy(p->buf + 8 * (size_t)p->bufcap, p->buf, (size_t)n * 2 * sizeof(double));
+		}
+	}
+	return 0;
+}
+
+/* Lays the best stroke: into out, onto the canvas, the cells it changed marked. */
+static int lay_stroke(struct pass *p, struct placer *pl, const struct best_stroke *b, int pass_no,
+		      struct pm_strokes *out, bl_err *err)
+{
+	const struct pm_grid *g = p->g;
+	struct pm_stroke st = { b->k, p->brush, pass_no, b->n, NULL, b->len, -1 };
+	int rc;
+
+	st.xy = malloc((size_t)b->n * 2 * sizeof(double));
+	if (!st.xy)
+		return bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
+	memcpy(st.xy, p->buf + 8 * (size_t)p->bufcap, (size_t)b->n * 2 * sizeof(double));
+	if ((rc = pm_strokes_push(out, &st, err))) {
+		free(st.xy);
+		return rc;
+	}
+	if ((rc = pm_fp_stroke(&p->fp, g, st.xy, st.n, p->w_mm, p->op[b->k], err)))
+		return rc;
+	if (p->cells) {
+		int nt = cell_deltas(p, b->k);
+
+		for (int q = 0; q < nt; q++) {
+			int cc = p->cells->touched[q];
+
+			p->cells->err[cc] = cell_err_after(p->cells, cc);
+			for (int r = 0; r < 3; r++)
+				p->cells->sum[cc][r] += p->cells->delta[cc][r];
+		}
+	}
+	pm_fp_apply(&p->fp, p->canvas, p->col[b->k]);
+	pl->stamp++;
+	for (int j = 0; j < p->fp.n; j++) {
+		size_t i = (size_t)p->fp.idx[j];
+		int c = (int)((i / g->w) / pl->cs) * pl->ncx + (int)((i % g->w) / pl->cs);
+
+		p->err[i] = pm_dist(p->t, i, p->canvas + 3 * i);
+		if (pl->touch[c] != pl->stamp) {
+			pl->touch[c] = pl->stamp;
+			pl->ver[c]++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One queued cell: its best stroke laid (1), queued again or passed over (0),
+ * or < 0. Lazy greedy: gains only shrink as the canvas improves, so a fresh
+ * gain that still beats every other cell's last known gain is the best stroke.
+ */
+static int place_from(struct pass *p, struct placer *pl, struct hent e, int pass_no, double min_gain,
+		      struct pm_strokes *out, bl_err *err)
+{
+	const struct pm_grid *g = p->g;
+	int cx = e.cell % pl->ncx, cy = e.cell / pl->ncx, bi, rc;
+	float s = cell_fixable(p, pl, cx, cy, 1, &bi);
+	struct best_stroke b;
+	double sx, sy;
+
+	if (bi < 0 || s < 1.5f * pl->cs * pl->cs * 0.25f)
+		return 0;
+	if (e.guessed && s * pl->guess < 0.99f * e.key)
+		/* The guess has been learnt since this cell was queued: queue it again at the better guess. */
+		return queue(pl, s * pl->guess, e.cell, 1, err);
+	if (pl->tries[e.cell] >= 2)
+		return 0;
+	sx = pm_clamp(g->x0_mm + ((bi % g->w) + 0.5) / g->px_mm, p->xlo, p->xhi);
+	sy = pm_clamp(g->y0_mm + ((bi / g->w) + 0.5) / g->px_mm, p->ylo, p->yhi);
+	if ((rc = best_from(p, pl, bi, sx, sy, &b, err)))
+		return rc;
+	/* Learn the guess: gains seen so far against the error of the cells they started from. */
+	pl->ratio_sum += b.gain / (s > 1e-3f ? s : 1e-3f);
+	pl->ratio_n++;
+	if (pl->ratio_n >= 16)
+		pl->guess = (float)fmax(0.5, 1.5 * pl->ratio_sum / pl->ratio_n);
+	if (b.k < 0 || b.gain < min_gain) {
+		pl->tries[e.cell]++;
+		return queue(pl, (float)b.gain * 0.5f, e.cell, 0, err);
+	}
+	if (pl->h.n > 0 && (float)b.gain < pl->h.e[0].key)
+		return queue(pl, (float)b.gain, e.cell, 0, err);
+	if ((rc = lay_stroke(p, pl, &b, pass_no, out, err)))
+		return rc;
+	/* The start cell goes back in the queue: it may want a second stroke. */
+	pl->tries[e.cell] = 0;
+	return (rc = queue(pl, (float)b.gain, e.cell, 0, err)) ? rc : 1;
+}
+
 /* One pass of one brush: up to budget strokes, each where the error is largest. Returns strokes placed or < 0. */
 static int run_pass(struct pass *p, int pass_no, int budget, double min_gain_px,
 		    struct pm_strokes *out, bl_err *err)
 {
-	const struct pm_grid *g = p->g;
-	int cs = (int)fmax(2.0, round(p->w_mm * g->px_mm)), ncx = (g->w + cs - 1) / cs,
-	    ncy = (g->h + cs - 1) / cs, placed = 0, fails = 0, rc = 0;
-	long evals = 0, max_evals = 40L * budget + 20000, ratio_n = 0;
-	double ratio_sum = 0.0;
-	unsigned *ver = calloc((size_t)ncx * ncy, sizeof(unsigned));
-	unsigned char *tries = calloc((size_t)ncx * ncy, 1);
-	unsigned *touch = calloc((size_t)ncx * ncy, sizeof(unsigned));
-	unsigned stamp = 0;
-	struct heap h = { 0 };
-	double min_gain = min_gain_px * (p->w_mm * g->px_mm) * (p->w_mm * g->px_mm);
-	/* A stroke from a cell spans several cells: before its first evaluation a cell's gain is guessed from its error. */
-	float guess = (float)fmax(1.0, 0.5 * p->lmax_mm / p->w_mm);
+	double side = p->w_mm * p->g->px_mm, min_gain = min_gain_px * side * side;
+	long max_evals = 40L * budget + 20000;
+	struct placer pl;
+	int placed = 0, rc;
 
-	if (!ver || !tries || !touch) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+	if ((rc = placer_init(&pl, p, err)))
 		goto out_free;
-	}
-
-	for (int cy = 0; cy < ncy; cy++)
-		for (int cx = 0; cx < ncx; cx++) {
-			float s = 0.0f;
-
-			for (int y = cy * cs; y < (cy + 1) * cs && y < g->h; y++)
-				for (int x = cx * cs; x < (cx + 1) * cs && x < g->w; x++)
-					s += fixable(p, (size_t)y * g->w + x);
-			if (heap_push(&h, (struct hent){ s * guess, cy * ncx + cx, 0, 1 })) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
-				goto out_free;
-			}
-		}
-
 	/* Ends when the best remaining gain is too small to be worth a stroke; the cap only bounds a pathological image. */
-	while (placed < budget && h.n > 0 && h.e[0].key >= min_gain && evals < max_evals) {
-		struct hent e = heap_pop(&h);
-		int cx = e.cell % ncx, cy = e.cell / ncx, best_k = -1, bi = -1, n, best_n = 0;
-		float s = 0.0f, emax = -1.0f;
-		double best_gain = 0.0, best_len = 0.0, len, sx, sy;
-
-		for (int y = cy * cs; y < (cy + 1) * cs && y < g->h; y++)
-			for (int x = cx * cs; x < (cx + 1) * cs && x < g->w; x++) {
-				size_t i = (size_t)y * g->w + x;
-
-				if (p->mask && !p->mask[i])
-					continue;
-				s += fixable(p, i);
-				if (fixable(p, i) > emax) {
-					emax = fixable(p, i);
-					bi = (int)i;
-				}
-			}
-		if (bi < 0 || s < 1.5f * cs * cs * 0.25f)
-			continue;
-		if (e.guessed && s * guess < 0.99f * e.key) {
-			/* The guess has been learnt since this cell was queued: queue it again at the better guess. */
-			if (heap_push(&h, (struct hent){ s * guess, e.cell, ver[e.cell], 1 })) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
-				goto out_free;
-			}
-			continue;
-		}
-		if (tries[e.cell] >= 2)
-			continue;
-		sx = g->x0_mm + ((bi % g->w) + 0.5) / g->px_mm;
-		sy = g->y0_mm + ((bi / g->w) + 0.5) / g->px_mm;
-		sx = pm_clamp(sx, p->xlo, p->xhi);
-		sy = pm_clamp(sy, p->ylo, p->yhi);
-		{
-			/* Candidate colours: the two closest to the target here, at the brush's scale. */
-			const float *ref = p->tb + 3 * (size_t)bi;
-			int c1 = -1, c2 = -1;
-			float d1 = 1e30f, dd2 = 1e30f;
-
-			for (int k = 0; k < p->nc; k++) {
-				float d = pm_dist_ref(ref, p->col[k]);
-
-				if (d < d1) {
-					dd2 = d1;
-					c2 = c1;
-					d1 = d;
-					c1 = k;
-				} else if (d < dd2) {
-					dd2 = d;
-					c2 = k;
-				}
-			}
-			for (int q = 0; q < 2; q++) {
-				int k = q ? c2 : c1;
-				double gn;
-
-				if (k < 0)
-					continue;
-				n = make_stroke(p, sx, sy, k, &len);
-				evals++;
-				if ((rc = pm_fp_stroke(&p->fp, g, p->buf, n, p->w_mm, p->op[k], err)))
-					goto out_free;
-				gn = gain_of(p, k);
-				if (gn > best_gain) {
-					best_gain = gn;
-					best_k = k;
-					best_n = n;
-					best_len = len;
-					memcpy(p->buf + 4 * (size_t)p->bufcap + 4 * (size_t)p->bufcap, p->buf,
-					       (size_t)n * 2 * sizeof(double));
-				}
-			}
-		}
-		/* Learn the guess: gains seen so far against the error of the cells they started from. */
-		ratio_sum += best_gain / (s > 1e-3f ? s : 1e-3f);
-		ratio_n++;
-		if (ratio_n >= 16)
-			guess = (float)fmax(0.5, 1.5 * ratio_sum / ratio_n);
-		if (best_k < 0 || best_gain < min_gain) {
-			tries[e.cell]++;
-			fails++;
-			if (heap_push(&h, (struct hent){ (float)best_gain * 0.5f, e.cell, ver[e.cell], 0 })) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
-				goto out_free;
-			}
-			continue;
-		}
-		/*
-		 * Lazy greedy: gains only shrink as the canvas improves, so a fresh gain
-		 * that still beats every other cell's last known gain is the best stroke.
-		 */
-		if (h.n > 0 && (float)best_gain < h.e[0].key) {
-			if (heap_push(&h, (struct hent){ (float)best_gain, e.cell, ver[e.cell], 0 })) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
-				goto out_free;
-			}
-			continue;
-		}
-		fails = 0;
-		{
-			struct pm_stroke st = { best_k, p->brush, pass_no, best_n, NULL, best_len, -1 };
-			const double *saved = p->buf + 8 * (size_t)p->bufcap;
-
-			st.xy = malloc((size_t)best_n * 2 * sizeof(double));
-			if (!st.xy) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
-				goto out_free;
-			}
-			memcpy(st.xy, saved, (size_t)best_n * 2 * sizeof(double));
-			if ((rc = pm_strokes_push(out, &st, err))) {
-				free(st.xy);
-				goto out_free;
-			}
-			if ((rc = pm_fp_stroke(&p->fp, g, st.xy, st.n, p->w_mm, p->op[best_k], err)))
-				goto out_free;
-		}
-		if (p->cells) {
-			int nt = cell_deltas(p, best_k);
-
-			for (int q = 0; q < nt; q++) {
-				int cc = p->cells->touched[q];
-
-				p->cells->err[cc] = cell_err_after(p->cells, cc);
-				for (int r = 0; r < 3; r++)
-					p->cells->sum[cc][r] += p->cells->delta[cc][r];
-			}
-		}
-		pm_fp_apply(&p->fp, p->canvas, p->col[best_k]);
-		stamp++;
-		for (int j = 0; j < p->fp.n; j++) {
-			size_t i = (size_t)p->fp.idx[j];
-			int c = (int)((i / g->w) / cs) * ncx + (int)((i % g->w) / cs);
-
-			p->err[i] = pm_dist(p->t, i, p->canvas + 3 * i);
-			if (touch[c] != stamp) {
-				touch[c] = stamp;
-				ver[c]++;
-			}
-		}
-		/* The start cell goes back in the queue: it may want a second stroke. */
-		tries[e.cell] = 0;
-		if (heap_push(&h, (struct hent){ (float)best_gain, e.cell, ver[e.cell], 0 })) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+	while (placed < budget && pl.h.n > 0 && pl.h.e[0].key >= min_gain && pl.evals < max_evals) {
+		if ((rc = place_from(p, &pl, heap_pop(&pl.h), pass_no, min_gain, out, err)) < 0)
 			goto out_free;
-		}
-		placed++;
+		placed += rc;
 	}
 	rc = placed;
 
 out_free:
-	free(ver);
-	free(tries);
-	free(touch);
-	free(h.e);
+	placer_free(&pl);
 	return rc;
 }
 

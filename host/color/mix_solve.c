@@ -414,216 +414,254 @@ static int same_set(const struct subset *a, const int *idx, int n)
 	return 1;
 }
 
+/* The subsets of paints tried for one target, size by size. */
+struct search {
+	struct solver s;
+	struct subset *subs;
+	int ns, np, maxp;
+	int pair_at[MIX_MAX_PAINTS][MIX_MAX_PAINTS]; /* where pair (i, j), i < j, was solved; -1 not */
+	double vmax;
+	int level_start, level_end; /* the subsets of the size last solved */
+};
+
+/* Every allowed paint alone; 0, or -1 when the palette has none allowed. */
+static int search_singles(struct search *x)
+{
+	for (int i = 0; i < x->np; i++) {
+		if (!allowed(&x->s, i))
+			continue;
+		x->subs[x->ns] = (struct subset){ .n = 1, .idx = { i } };
+		solve_subset(&x->s, &x->subs[x->ns], NULL, x->vmax);
+		x->ns++;
+	}
+	return x->ns ? 0 : -1;
+}
+
+/* Every pair, each started from the best of 7 ratios. */
+static void search_pairs(struct search *x)
+{
+	for (int i = 0; i < x->np; i++)
+		for (int j = i + 1; j < x->np; j++) {
+			struct subset *ss = &x->subs[x->ns];
+			double st[2] = { 1.0, 1.0 }, bc = INFINITY;
+
+			if (!allowed(&x->s, i) || !allowed(&x->s, j) || x->ns == MAX_SUBSETS)
+				continue;
+			*ss = (struct subset){ .n = 2, .idx = { i, j } };
+			for (int k = -3; k <= 3; k++) {
+				double lab[3], c[2] = { 1.0, pow(3.0, k) }, cost;
+
+				eval_c(&x->s, 2, ss->idx, c, lab, NULL);
+				cost = metric_cost(&x->s, lab, NULL);
+				if (cost < bc) {
+					bc = cost;
+					st[1] = c[1];
+				}
+			}
+			solve_subset(&x->s, ss, st, x->vmax);
+			x->pair_at[i][j] = x->ns++;
+		}
+}
+
+/* Triple (i, j, k) started from its best pair with the third paint at a tenth. */
+static void search_triple(struct search *x, int i, int j, int k)
+{
+	const int tri[3] = { i, j, k };
+	const struct subset *bp = NULL;
+	struct subset *ss = &x->subs[x->ns];
+	double st[3];
+
+	for (int d = 0; d < 3; d++) {
+		int a = tri[d == 0 ? 1 : 0], b = tri[d == 2 ? 1 : 2];
+		const struct subset *p = &x->subs[x->pair_at[a][b]];
+
+		if (!bp || p->cost < bp->cost)
+			bp = p;
+	}
+	*ss = (struct subset){ .n = 3, .idx = { i, j, k } };
+	for (int d = 0; d < 3; d++) {
+		double psum = bp->c[0] + bp->c[1];
+
+		st[d] = tri[d] == bp->idx[0] ? bp->c[0] / psum : tri[d] == bp->idx[1] ? bp->c[1] / psum : 0.1;
+	}
+	solve_subset(&x->s, ss, st, x->vmax);
+	x->ns++;
+}
+
+static void search_triples(struct search *x)
+{
+	x->level_start = x->ns;
+	for (int i = 0; i < x->np; i++)
+		for (int j = i + 1; j < x->np; j++)
+			for (int k = j + 1; k < x->np; k++)
+				if (allowed(&x->s, i) && allowed(&x->s, j) && allowed(&x->s, k) &&
+				    x->ns < MAX_SUBSETS && x->pair_at[i][j] >= 0 && x->pair_at[i][k] >= 0 &&
+				    x->pair_at[j][k] >= 0)
+					search_triple(x, i, j, k);
+	x->level_end = x->ns;
+}
+
+/* Subset t grown by paint add, unless another parent grew the same set: sorted indices. */
+static void search_grow(struct search *x, const struct subset *t, int add)
+{
+	int idx[MIX_RECIPE_MAX], n = 0, dup = 0, in = 0;
+	double st[MIX_RECIPE_MAX], psum = 0.0;
+
+	for (int j = 0; j < t->n; j++)
+		in |= t->idx[j] == add;
+	if (in || !allowed(&x->s, add))
+		return;
+	for (int j = 0; j < t->n; j++)
+		psum += t->c[j];
+	for (int j = 0, placed = 0; j <= t->n; j++) {
+		if (!placed && (j == t->n || add < t->idx[j])) {
+			idx[n] = add;
+			st[n++] = 0.1;
+			placed = 1;
+		}
+		if (j < t->n) {
+			idx[n] = t->idx[j];
+			st[n++] = t->c[j] / psum;
+		}
+	}
+	for (int q = x->level_start; q < x->ns && !dup; q++)
+		dup = same_set(&x->subs[q], idx, n);
+	if (dup)
+		return;
+	x->subs[x->ns] = (struct subset){ .n = n };
+	memcpy(x->subs[x->ns].idx, idx, sizeof(idx));
+	solve_subset(&x->s, &x->subs[x->ns], st, x->vmax);
+	x->ns++;
+}
+
+/* Four paints and more: the best subsets of the size below, each grown by one paint. */
+static void search_larger(struct search *x)
+{
+	for (int size = 4; size <= x->maxp && size <= x->np; size++) {
+		struct subset top[GROW_SUBSETS];
+		int span = x->level_end - x->level_start, nt = span < GROW_SUBSETS ? span : GROW_SUBSETS;
+
+		qsort(&x->subs[x->level_start], (size_t)span, sizeof(x->subs[0]), cmp_cost);
+		memcpy(top, &x->subs[x->level_start], sizeof(top[0]) * (size_t)nt);
+		x->level_start = x->ns;
+		for (int t = 0; t < nt; t++)
+			for (int add = 0; add < x->np && x->ns < MAX_SUBSETS; add++)
+				search_grow(x, &top[t], add);
+		x->level_end = x->ns;
+	}
+}
+
+/*
+ * The metric is CIEDE2000 near the target only. Far from it (out of gamut)
+ * the best ntop subsets are solved again with the metric taken halfway to
+ * their prediction, twice, so the nearest colour is nearest in CIEDE2000 and
+ * not in a stretched Lab.
+ */
+static void search_far(struct search *x, int ntop)
+{
+	struct solver *s = &x->s;
+	double u0[3][3];
+
+	memcpy(u0, s->u, sizeof(u0));
+	for (int t = 0; t < ntop; t++) {
+		struct subset *ss = &x->subs[t];
+
+		for (int pass = 0; pass < 2; pass++) {
+			color_lab mid = { 0.5 * (s->target.L + ss->lab[0] + s->bias[0]),
+					  0.5 * (s->target.a + ss->lab[1] + s->bias[1]),
+					  0.5 * (s->target.b + ss->lab[2] + s->bias[2]) };
+
+			mix_de00_metric(&mid, s->u);
+			s->best_cost = INFINITY;
+			lm_solve(s, ss, 0, NULL, x->vmax, 0.0);
+		}
+		ss->cost = true_de(s, ss->lab);
+	}
+	memcpy(s->u, u0, sizeof(u0));
+}
+
+/* The answer: the nearest reachable colour (continuous) and the best recipe in whole units. */
+static void search_answer(struct search *x, const struct best *best, struct mix_solution *out)
+{
+	const struct subset *b0 = &x->subs[0];
+	const double *bias = x->s.bias;
+	struct mix_recipe *r = &out->recipe;
+	double psum = 0.0;
+
+	out->nearest = (color_lab){ b0->lab[0] + bias[0], b0->lab[1] + bias[1], b0->lab[2] + bias[2] };
+	out->nearest_de00 = b0->cost;
+	for (int j = 0; j < b0->n; j++)
+		psum += b0->c[j];
+	for (int j = 0; j < b0->n; j++)
+		out->proportions[b0->idx[j]] = b0->c[j] / psum;
+	for (int j = 0; j < best->n; j++) {
+		r->units[best->idx[j]] = best->units[j];
+		r->total += best->units[j];
+		r->n_used += best->units[j] > 0;
+	}
+	r->predicted = (color_lab){ best->lab[0] + bias[0], best->lab[1] + bias[1], best->lab[2] + bias[2] };
+	r->de00 = best->de;
+	/* Whole units can land nearer than the continuous optimum of a metric that is exact only near the target. */
+	if (best->have && best->de < out->nearest_de00) {
+		out->nearest = r->predicted;
+		out->nearest_de00 = best->de;
+		memset(out->proportions, 0, sizeof(out->proportions));
+		for (int i = 0; i < x->np; i++)
+			out->proportions[i] = (double)r->units[i] / r->total;
+	}
+}
+
 int mix_solve_bias(const struct mix_model *m, const struct mix_learn *l, const color_lab *target,
 		   const color_lab *bias, const struct mix_limits *lim, struct mix_solution *out,
 		   bl_err *err)
 {
-	struct subset *subs;
-	struct solver s;
+	struct search x;
 	struct best best = { 0 };
-	int np = m->n_paints, ns = 0, maxp = lim->max_paints, pair_at[MIX_MAX_PAINTS][MIX_MAX_PAINTS];
-	/* Proportions finer than one unit in the largest cell cannot be dispensed. */
-	double vmax = log(lim->max_units > 2 ? lim->max_units : 2);
-	int level_start, level_end, ntop;
+	int ntop;
 
 	memset(out, 0, sizeof(*out));
 	if (!isfinite(target->L) || !isfinite(target->a) || !isfinite(target->b))
 		return bl_fail(err, BL_EINVAL, "target colour is not finite");
-	if (lim->min_units < 1 || lim->max_units < lim->min_units || maxp < 1 ||
-	    maxp > MIX_RECIPE_MAX)
+	if (lim->min_units < 1 || lim->max_units < lim->min_units || lim->max_paints < 1 ||
+	    lim->max_paints > MIX_RECIPE_MAX)
 		return bl_fail(err, BL_EINVAL,
 			       "mixing limits: %d..%d units, %d paints (need 1 <= min <= max, 1..%d paints)",
-			       lim->min_units, lim->max_units, maxp, MIX_RECIPE_MAX);
-	subs = malloc(sizeof(*subs) * MAX_SUBSETS);
-	if (!subs)
+			       lim->min_units, lim->max_units, lim->max_paints, MIX_RECIPE_MAX);
+	memset(&x, 0, sizeof(x));
+	x.np = m->n_paints;
+	x.maxp = lim->max_paints;
+	/* Proportions finer than one unit in the largest cell cannot be dispensed. */
+	x.vmax = log(lim->max_units > 2 ? lim->max_units : 2);
+	memset(x.pair_at, -1, sizeof(x.pair_at));
+	if (!(x.subs = malloc(sizeof(*x.subs) * MAX_SUBSETS)))
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	solver_init(&s, m, l, target, bias, lim);
-
-	/* Singles, then every pair from the best of 7 ratios. */
-	for (int i = 0; i < np; i++) {
-		if (!allowed(&s, i))
-			continue;
-		subs[ns] = (struct subset){ .n = 1, .idx = { i } };
-		solve_subset(&s, &subs[ns], NULL, vmax);
-		ns++;
-	}
-	if (ns == 0) {
-		free(subs);
+	solver_init(&x.s, m, l, target, bias, lim);
+	if (search_singles(&x)) {
+		free(x.subs);
 		return bl_fail(err, BL_EINVAL, "every paint of the palette is excluded");
 	}
-	memset(pair_at, -1, sizeof(pair_at));
-	if (maxp >= 2) {
-		for (int i = 0; i < np; i++) {
-			for (int j = i + 1; j < np; j++) {
-				struct subset *ss = &subs[ns];
-				double st[2] = { 1.0, 1.0 }, bc = INFINITY;
+	if (x.maxp >= 2)
+		search_pairs(&x);
+	x.level_start = x.ns;
+	if (x.maxp >= 3)
+		search_triples(&x);
+	x.level_end = x.ns;
+	search_larger(&x);
 
-				if (!allowed(&s, i) || !allowed(&s, j) || ns == MAX_SUBSETS)
-					continue;
-				*ss = (struct subset){ .n = 2, .idx = { i, j } };
-				for (int k = -3; k <= 3; k++) {
-					double lab[3], c[2] = { 1.0, pow(3.0, k) }, cost;
-
-					eval_c(&s, 2, ss->idx, c, lab, NULL);
-					cost = metric_cost(&s, lab, NULL);
-					if (cost < bc) {
-						bc = cost;
-						st[1] = c[1];
-					}
-				}
-				solve_subset(&s, ss, st, vmax);
-				pair_at[i][j] = ns++;
-			}
-		}
-	}
-	/* Triples, each started from its best pair with the third paint at a tenth. */
-	level_start = ns;
-	if (maxp >= 3) {
-		for (int i = 0; i < np; i++)
-			for (int j = i + 1; j < np; j++)
-				for (int k = j + 1; k < np; k++) {
-					const int tri[3] = { i, j, k };
-					const struct subset *bp = NULL;
-					struct subset *ss = &subs[ns];
-					double st[3];
-
-					if (!allowed(&s, i) || !allowed(&s, j) || !allowed(&s, k) ||
-					    ns == MAX_SUBSETS || pair_at[i][j] < 0 || pair_at[i][k] < 0 ||
-					    pair_at[j][k] < 0)
-						continue;
-					for (int d = 0; d < 3; d++) {
-						int a = tri[d == 0 ? 1 : 0], b = tri[d == 2 ? 1 : 2];
-						const struct subset *p = &subs[pair_at[a][b]];
-
-						if (!bp || p->cost < bp->cost)
-							bp = p;
-					}
-					*ss = (struct subset){ .n = 3, .idx = { i, j, k } };
-					for (int d = 0; d < 3; d++) {
-						double psum = bp->c[0] + bp->c[1];
-
-						st[d] = tri[d] == bp->idx[0]   ? bp->c[0] / psum
-							: tri[d] == bp->idx[1] ? bp->c[1] / psum
-									       : 0.1;
-					}
-					solve_subset(&s, ss, st, vmax);
-					ns++;
-				}
-	}
-	level_end = ns;
-	/* Four paints and more: grow the best subsets of the size below by one paint. */
-	for (int size = 4; size <= maxp && size <= np; size++) {
-		struct subset top[GROW_SUBSETS];
-		int nt = level_end - level_start < GROW_SUBSETS ? level_end - level_start
-								  : GROW_SUBSETS;
-
-		qsort(&subs[level_start], (size_t)(level_end - level_start), sizeof(subs[0]),
-		      cmp_cost);
-		memcpy(top, &subs[level_start], sizeof(top[0]) * (size_t)nt);
-		level_start = ns;
-		for (int t = 0; t < nt; t++) {
-			for (int add = 0; add < np && ns < MAX_SUBSETS; add++) {
-				int idx[MIX_RECIPE_MAX], n = 0, dup = 0, in = 0;
-				double st[MIX_RECIPE_MAX], psum = 0.0;
-
-				for (int j = 0; j < top[t].n; j++)
-					in |= top[t].idx[j] == add;
-				if (in || !allowed(&s, add))
-					continue;
-				for (int j = 0; j < top[t].n; j++)
-					psum += top[t].c[j];
-				/* Sorted indices, so the same set grown from two parents is seen once. */
-				for (int j = 0, placed = 0; j <= top[t].n; j++) {
-					if (!placed && (j == top[t].n || add < top[t].idx[j])) {
-						idx[n] = add;
-						st[n++] = 0.1;
-						placed = 1;
-					}
-					if (j < top[t].n) {
-						idx[n] = top[t].idx[j];
-						st[n++] = top[t].c[j] / psum;
-					}
-				}
-				for (int q = level_start; q < ns && !dup; q++)
-					dup = same_set(&subs[q], idx, n);
-				if (dup)
-					continue;
-				subs[ns] = (struct subset){ .n = n };
-				memcpy(subs[ns].idx, idx, sizeof(idx));
-				solve_subset(&s, &subs[ns], st, vmax);
-				ns++;
-			}
-		}
-		level_end = ns;
-	}
-
-	qsort(subs, (size_t)ns, sizeof(subs[0]), cmp_cost);
-	out->subsets = ns;
-	ntop = ns < TOP_SUBSETS ? ns : TOP_SUBSETS;
+	qsort(x.subs, (size_t)x.ns, sizeof(x.subs[0]), cmp_cost);
+	out->subsets = x.ns;
+	ntop = x.ns < TOP_SUBSETS ? x.ns : TOP_SUBSETS;
 	for (int t = 0; t < ntop; t++)
-		subs[t].cost = true_de(&s, subs[t].lab);
-	/*
-	 * The metric is CIEDE2000 near the target only. Far from it (out of
-	 * gamut) the best subsets are solved again with the metric taken halfway
-	 * to their prediction, twice, so the nearest colour is nearest in
-	 * CIEDE2000 and not in a stretched Lab.
-	 */
-	if (subs[0].cost > lim->tol_de00) {
-		double u0[3][3];
-
-		memcpy(u0, s.u, sizeof(u0));
-		for (int t = 0; t < ntop; t++) {
-			for (int pass = 0; pass < 2; pass++) {
-				color_lab mid = { 0.5 * (s.target.L + subs[t].lab[0] + s.bias[0]),
-						  0.5 * (s.target.a + subs[t].lab[1] + s.bias[1]),
-						  0.5 * (s.target.b + subs[t].lab[2] + s.bias[2]) };
-
-				mix_de00_metric(&mid, s.u);
-				s.best_cost = INFINITY;
-				lm_solve(&s, &subs[t], 0, NULL, vmax, 0.0);
-			}
-			subs[t].cost = true_de(&s, subs[t].lab);
-		}
-		memcpy(s.u, u0, sizeof(u0));
-	}
-	qsort(subs, (size_t)ntop, sizeof(subs[0]), cmp_cost);
-	/* The nearest reachable colour: the best continuous prediction. */
-	{
-		double psum = 0.0;
-
-		out->nearest = (color_lab){ subs[0].lab[0] + s.bias[0], subs[0].lab[1] + s.bias[1],
-					    subs[0].lab[2] + s.bias[2] };
-		out->nearest_de00 = subs[0].cost;
-		for (int j = 0; j < subs[0].n; j++)
-			psum += subs[0].c[j];
-		for (int j = 0; j < subs[0].n; j++)
-			out->proportions[subs[0].idx[j]] = subs[0].c[j] / psum;
-	}
+		x.subs[t].cost = true_de(&x.s, x.subs[t].lab);
+	if (x.subs[0].cost > lim->tol_de00)
+		search_far(&x, ntop);
+	qsort(x.subs, (size_t)ntop, sizeof(x.subs[0]), cmp_cost);
 	for (int t = 0; t < ntop; t++)
-		round_fresh(&s, &subs[t], &best);
-	{
-		struct mix_recipe *r = &out->recipe;
-
-		for (int j = 0; j < best.n; j++) {
-			r->units[best.idx[j]] = best.units[j];
-			r->total += best.units[j];
-			r->n_used += best.units[j] > 0;
-		}
-		r->predicted = (color_lab){ best.lab[0] + s.bias[0], best.lab[1] + s.bias[1],
-					    best.lab[2] + s.bias[2] };
-		r->de00 = best.de;
-	}
-	/* Whole units can land nearer than the continuous optimum of a metric that is exact only near the target. */
-	if (best.have && best.de < out->nearest_de00) {
-		out->nearest = out->recipe.predicted;
-		out->nearest_de00 = best.de;
-		memset(out->proportions, 0, sizeof(out->proportions));
-		for (int i = 0; i < m->n_paints; i++)
-			out->proportions[i] = (double)out->recipe.units[i] / out->recipe.total;
-	}
+		round_fresh(&x.s, &x.subs[t], &best);
+	search_answer(&x, &best, out);
 	out->in_gamut = out->nearest_de00 <= lim->tol_de00;
-	out->evals = s.evals;
-	free(subs);
+	out->evals = x.s.evals;
+	free(x.subs);
 	return 0;
 }
 

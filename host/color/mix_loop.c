@@ -319,33 +319,47 @@ int mix_begin(const struct mix_model *m, const struct mix_learn *l, struct mix_j
 	return 0;
 }
 
-int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
-	     const color_lab *measured, struct mix_action *act, bl_err *err)
+/* An addition to the cell as the action. */
+static void fill_add(const struct mix_model *m, const struct mix_job *job, const struct mix_recipe *add,
+		     struct mix_action *act)
 {
-	struct mix_solution fresh;
-	struct mix_recipe add;
-	color_lab pred;
-	double amt[MIX_MAX_PAINTS], de, waste_add = -1.0;
-	int have_total = units_total(m, job->have), add_units = 0, add_ok, fresh_ok, rc;
+	act->kind = MIX_ACT_ADD;
+	memcpy(act->units, add->units, sizeof(act->units));
+	for (int i = 0; i < m->n_paints; i++)
+		act->cell_units[i] = job->have[i] + add->units[i];
+	act->total_after = add->total;
+	act->predicted = add->predicted;
+	act->predicted_de00 = add->de00;
+}
 
-	memset(act, 0, sizeof(*act));
-	act->add_de00 = -1.0;
-	act->waste_add_ml = -1.0;
-	act->waste_fresh_ml = -1.0;
-	act->measured_de00 = -1.0;
+/* A measurement of the cell the loop can take: finite, in range, of a job under way that holds paint. */
+static int step_check(const struct mix_model *m, const struct mix_job *job, const color_lab *measured,
+		      bl_err *err)
+{
 	if (!isfinite(measured->L) || !isfinite(measured->a) || !isfinite(measured->b))
 		return bl_fail(err, BL_EINVAL, "measured colour is not finite");
 	if (measured->L < 0.0 || measured->L > 100.0)
 		return bl_fail(err, BL_EINVAL, "measured L=%g is outside 0..100", measured->L);
 	if (job->finished)
 		return bl_fail(err, BL_EINVAL, "this mix has already finished");
-	rc = check_limits(&job->lim, err);
+	int rc = check_limits(&job->lim, err);
+
 	if (rc)
 		return rc;
-	if (have_total == 0)
+	if (units_total(m, job->have) == 0)
 		return bl_fail(err, BL_EINVAL, "the cell is empty: dispense before measuring");
-	rc = mix_learn_observe(m, l, job->have, measured, err);
-	if (rc)
+	return 0;
+}
+
+/* What the measurement teaches: the model's learning, the cell's offset from its prediction. */
+static int step_observe(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
+			const color_lab *measured, struct mix_action *act, bl_err *err)
+{
+	double amt[MIX_MAX_PAINTS];
+	color_lab pred;
+	int rc;
+
+	if ((rc = mix_learn_observe(m, l, job->have, measured, err)))
 		return rc;
 	job->attempts++;
 	for (int i = 0; i < m->n_paints; i++)
@@ -353,17 +367,79 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 	mix_predict(m, l, amt, &pred);
 	job->bias = (color_lab){ measured->L - pred.L, measured->a - pred.a, measured->b - pred.b };
 	job->has_bias = 1;
-	de = color_de00(measured, &job->target);
-	act->measured_de00 = de;
+	act->measured_de00 = color_de00(measured, &job->target);
 	memcpy(act->cell_units, job->have, sizeof(act->cell_units));
-	act->total_after = have_total;
+	act->total_after = units_total(m, job->have);
 	act->predicted = *measured;
-	act->predicted_de00 = de;
+	act->predicted_de00 = act->measured_de00;
+	return 0;
+}
+
+/* Both ways on, the offset going with both: add to this cell, or discard it and mix afresh; their waste. */
+static int step_ways(const struct mix_model *m, const struct mix_learn *l, struct mix_job *job,
+		     struct mix_action *act, struct mix_recipe *add, int *add_units, struct mix_solution *fresh,
+		     bl_err *err)
+{
+	int have_total = units_total(m, job->have), rc;
+
+	rc = mix_solve_add(m, l, &job->target, &job->lim, job->have, &job->bias, add, err);
+	if (rc == 0)
+		rc = mix_solve_bias(m, l, &job->target, &job->bias, &job->lim, fresh, err);
+	if (rc)
+		return rc;
+	*add_units = 0;
+	for (int i = 0; i < m->n_paints; i++)
+		*add_units += add->units[i];
+	if (*add_units > 0) {
+		act->waste_add_ml = fmax(0.0, (add->total - job->lim.min_units) * job->lim.unit_ml);
+		act->add_de00 = add->de00;
+	}
+	act->waste_fresh_ml = (have_total + fresh->recipe.total - job->lim.min_units) * job->lim.unit_ml;
+	act->add_reaches = *add_units > 0 && add->de00 <= job->lim.tol_de00;
+	return 0;
+}
+
+/* Nothing does better than the cell: out of gamut, or no addition or fresh mix predicted closer. */
+static void step_give_up(struct mix_job *job, const struct mix_solution *fresh, double de,
+			 struct mix_action *act)
+{
+	act->kind = MIX_ACT_GIVE_UP;
+	if (!fresh->in_gamut) {
+		act->predicted = fresh->nearest;
+		act->predicted_de00 = fresh->nearest_de00;
+		snprintf(act->reason, sizeof(act->reason),
+			 "out of gamut with these paints as measured: the nearest reachable colour "
+			 "is lab:%.2f,%.2f,%.2f, %.2f CIEDE2000 from the target; the cell is %.2f off",
+			 fresh->nearest.L, fresh->nearest.a, fresh->nearest.b, fresh->nearest_de00, de);
+	} else {
+		snprintf(act->reason, sizeof(act->reason),
+			 "measured %.2f CIEDE2000 off and no addition or fresh mix is predicted "
+			 "closer (whole units of %g ml, at most %d)",
+			 de, job->lim.unit_ml, job->lim.max_units);
+	}
+	job->finished = 1;
+}
+
+int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
+	     const color_lab *measured, struct mix_action *act, bl_err *err)
+{
+	struct mix_solution fresh;
+	struct mix_recipe add;
+	double de;
+	int add_units, rc;
+
+	memset(act, 0, sizeof(*act));
+	act->add_de00 = -1.0;
+	act->waste_add_ml = -1.0;
+	act->waste_fresh_ml = -1.0;
+	act->measured_de00 = -1.0;
+	if ((rc = step_check(m, job, measured, err)) || (rc = step_observe(m, l, job, measured, act, err)))
+		return rc;
+	de = act->measured_de00;
 	if (de <= job->lim.tol_de00) {
 		act->kind = MIX_ACT_DONE;
 		snprintf(act->reason, sizeof(act->reason),
-			 "measured %.2f CIEDE2000 from the target, within %.2f", de,
-			 job->lim.tol_de00);
+			 "measured %.2f CIEDE2000 from the target, within %.2f", de, job->lim.tol_de00);
 		job->finished = 1;
 		return 0;
 	}
@@ -376,48 +452,21 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 		job->finished = 1;
 		return 0;
 	}
-
-	/* Both ways on: add to this cell, or discard it and mix afresh; the offset goes with both. */
-	rc = mix_solve_add(m, l, &job->target, &job->lim, job->have, &job->bias, &add, err);
-	if (rc == 0)
-		rc = mix_solve_bias(m, l, &job->target, &job->bias, &job->lim, &fresh, err);
-	if (rc)
+	if ((rc = step_ways(m, l, job, act, &add, &add_units, &fresh, err)))
 		return rc;
-	for (int i = 0; i < m->n_paints; i++)
-		add_units += add.units[i];
-	if (add_units > 0) {
-		waste_add = (add.total - job->lim.min_units) * job->lim.unit_ml;
-		if (waste_add < 0.0)
-			waste_add = 0.0;
-		act->add_de00 = add.de00;
-	}
-	act->waste_add_ml = waste_add;
-	act->waste_fresh_ml = (have_total + fresh.recipe.total - job->lim.min_units) *
-			      job->lim.unit_ml;
-	add_ok = add_units > 0 && add.de00 <= job->lim.tol_de00;
-	fresh_ok = fresh.recipe.total > 0 && fresh.recipe.de00 <= job->lim.tol_de00;
-	act->add_reaches = add_ok;
-
 	/*
 	 * Adding wins whenever it is predicted to reach the tolerance: the cell's
 	 * measured offset makes its prediction the better founded one, and a
 	 * fresh cell would start with a guess again. The waste of both ways is
 	 * reported so the caller can see what the choice costs.
 	 */
-	if (add_ok) {
-		act->kind = MIX_ACT_ADD;
-		memcpy(act->units, add.units, sizeof(act->units));
-		for (int i = 0; i < m->n_paints; i++)
-			act->cell_units[i] = job->have[i] + add.units[i];
-		act->total_after = add.total;
-		act->predicted = add.predicted;
-		act->predicted_de00 = add.de00;
+	if (act->add_reaches) {
+		fill_add(m, job, &add, act);
 		snprintf(act->reason, sizeof(act->reason),
-			 "measured %.2f CIEDE2000 off; adding is predicted to reach %.2f", de,
-			 add.de00);
+			 "measured %.2f CIEDE2000 off; adding is predicted to reach %.2f", de, add.de00);
 		return 0;
 	}
-	if (fresh_ok) {
+	if (fresh.recipe.total > 0 && fresh.recipe.de00 <= job->lim.tol_de00) {
 		fill_fresh(m, job, &fresh, act);
 		snprintf(act->reason, sizeof(act->reason),
 			 "measured %.2f CIEDE2000 off; the target cannot be reached by adding "
@@ -432,13 +481,7 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 	 * more than noise, and give up only when nothing does.
 	 */
 	if (add_units && add.de00 <= fresh.recipe.de00 && add.de00 < de - 0.1) {
-		act->kind = MIX_ACT_ADD;
-		memcpy(act->units, add.units, sizeof(act->units));
-		for (int i = 0; i < m->n_paints; i++)
-			act->cell_units[i] = job->have[i] + add.units[i];
-		act->total_after = add.total;
-		act->predicted = add.predicted;
-		act->predicted_de00 = add.de00;
+		fill_add(m, job, &add, act);
 		snprintf(act->reason, sizeof(act->reason),
 			 "measured %.2f CIEDE2000 off; nothing is predicted within %.2f, adding "
 			 "comes closest (%.2f)",
@@ -453,21 +496,7 @@ int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job
 			 de, job->lim.tol_de00, fresh.recipe.de00);
 		return 0;
 	}
-	act->kind = MIX_ACT_GIVE_UP;
-	if (!fresh.in_gamut) {
-		act->predicted = fresh.nearest;
-		act->predicted_de00 = fresh.nearest_de00;
-		snprintf(act->reason, sizeof(act->reason),
-			 "out of gamut with these paints as measured: the nearest reachable colour "
-			 "is lab:%.2f,%.2f,%.2f, %.2f CIEDE2000 from the target; the cell is %.2f off",
-			 fresh.nearest.L, fresh.nearest.a, fresh.nearest.b, fresh.nearest_de00, de);
-	} else {
-		snprintf(act->reason, sizeof(act->reason),
-			 "measured %.2f CIEDE2000 off and no addition or fresh mix is predicted "
-			 "closer (whole units of %g ml, at most %d)",
-			 de, job->lim.unit_ml, job->lim.max_units);
-	}
-	job->finished = 1;
+	step_give_up(job, &fresh, de, act);
 	return 0;
 }
 

@@ -76,128 +76,165 @@ static double learn_cost(const struct mix_model *m, const struct mix_learn *l,
 	return cost;
 }
 
+/* The unknowns of a refit: each used paint's strength (white's is the reference) and balance. */
+struct refit {
+	int vp[2 * MIX_MAX_PAINTS], vt[2 * MIX_MAX_PAINTS], nv; /* unknown v: paint vp[v], strength (vt 0) or balance (1) */
+	int col_g[MIX_MAX_PAINTS], col_h[MIX_MAX_PAINTS];       /* each paint's unknowns, -1 none */
+	int used[MIX_MAX_PAINTS];
+};
+
+/* Only paints that were ever in a cell have data; the rest keep their prior (0). */
+static void refit_unknowns(const struct mix_model *m, const struct mix_learn *l, struct refit *f)
+{
+	memset(f, 0, sizeof(*f));
+	for (int k = 0; k < l->n_obs; k++)
+		for (int j = 0; j < l->obs[k].n; j++)
+			f->used[l->obs[k].idx[j]] = 1;
+	for (int i = 0; i < m->n_paints; i++) {
+		f->col_g[i] = f->col_h[i] = -1;
+		if (!f->used[i])
+			continue;
+		if (i != m->white) {
+			f->col_g[i] = f->nv;
+			f->vp[f->nv] = i;
+			f->vt[f->nv++] = 0;
+		}
+		f->col_h[i] = f->nv;
+		f->vp[f->nv] = i;
+		f->vt[f->nv++] = 1;
+	}
+}
+
+/* Observation o's rows of the normal equations a x = g, its residual in metric u. */
+static void refit_obs(const struct mix_model *m, const struct mix_learn *l, const struct mix_obs *o,
+		      double u[3][3], const struct refit *f, double *a, double *g)
+{
+	double lab[3], d[3], r[3], ck[MIX_RECIPE_MAX], cs[MIX_RECIPE_MAX];
+	double jk[3][MIX_RECIPE_MAX], js[3][MIX_RECIPE_MAX], jr[3][2 * MIX_RECIPE_MAX];
+	int col[2 * MIX_RECIPE_MAX], nc = 0, nv = f->nv;
+
+	obs_predict(m, l, o, lab, jk, js, ck, cs);
+	d[0] = (lab[0] - o->measured.L) / SIGMA_MEAS;
+	d[1] = (lab[1] - o->measured.a) / SIGMA_MEAS;
+	d[2] = (lab[2] - o->measured.b) / SIGMA_MEAS;
+	mix_metric_apply(u, d, r);
+	for (int j = 0; j < o->n; j++) {
+		double dk[3], ds[3], dg[3], dh[3], tg[3], th[3];
+		int i = o->idx[j];
+
+		for (int c = 0; c < 3; c++) {
+			/* d/d log gain = concentration times d/d concentration. */
+			dk[c] = ck[j] * jk[c][j] / SIGMA_MEAS;
+			ds[c] = cs[j] * js[c][j] / SIGMA_MEAS;
+			dg[c] = dk[c] + ds[c];
+			dh[c] = dk[c] - ds[c];
+		}
+		mix_metric_apply(u, dg, tg);
+		mix_metric_apply(u, dh, th);
+		if (f->col_g[i] >= 0) {
+			for (int c = 0; c < 3; c++)
+				jr[c][nc] = tg[c];
+			col[nc++] = f->col_g[i];
+		}
+		for (int c = 0; c < 3; c++)
+			jr[c][nc] = th[c];
+		col[nc++] = f->col_h[i];
+	}
+	for (int x = 0; x < nc; x++) {
+		for (int c = 0; c < 3; c++)
+			g[col[x]] -= jr[c][x] * r[c];
+		for (int y = 0; y < nc; y++)
+			for (int c = 0; c < 3; c++)
+				a[col[x] * nv + col[y]] += jr[c][x] * jr[c][y];
+	}
+}
+
+/* The prior's rows: strengths within PRIOR_G, balances within PRIOR_H of the data. */
+static void refit_prior(const struct mix_learn *l, const struct refit *f, double *a, double *g)
+{
+	for (int v = 0; v < f->nv; v++) {
+		int i = f->vp[v];
+		double w = f->vt[v] ? 1.0 / (PRIOR_H * PRIOR_H) : 1.0 / (PRIOR_G * PRIOR_G);
+		double cur = f->vt[v] ? 0.5 * (l->log_k[i] - l->log_s[i]) : 0.5 * (l->log_k[i] + l->log_s[i]);
+
+		a[v * f->nv + v] += w;
+		g[v] -= w * cur;
+	}
+}
+
+/* The step x applied to the gains, each kept within its bounds. */
+static void refit_apply(const struct mix_model *m, struct mix_learn *l, const struct refit *f, const double *x)
+{
+	for (int i = 0; i < m->n_paints; i++) {
+		double gi = 0.5 * (l->log_k[i] + l->log_s[i]), hi = 0.5 * (l->log_k[i] - l->log_s[i]);
+
+		if (!f->used[i])
+			continue;
+		if (f->col_g[i] >= 0)
+			gi = fmax(-MIX_LEARN_STRENGTH_MAX, fmin(MIX_LEARN_STRENGTH_MAX, gi + x[f->col_g[i]]));
+		hi = fmax(-MIX_LEARN_BALANCE_MAX, fmin(MIX_LEARN_BALANCE_MAX, hi + x[f->col_h[i]]));
+		l->log_k[i] = gi + hi;
+		l->log_s[i] = gi - hi;
+	}
+}
+
+/*
+ * One damped step on a x = g: the damping raised until the cost falls.
+ * Returns 1 for a step that lowered the cost by more than rounding, 2 for
+ * one by less, 0 when the damping ran out first.
+ */
+static int refit_step(const struct mix_model *m, struct mix_learn *l, double u[][3][3], const struct refit *f,
+		      const double *a, const double *g, double *mu, double *cost)
+{
+	int nv = f->nv;
+
+	while (*mu < 1e8) {
+		double aa[4 * MIX_MAX_PAINTS * MIX_MAX_PAINTS], gg[2 * MIX_MAX_PAINTS];
+		double save_k[MIX_MAX_PAINTS], save_s[MIX_MAX_PAINTS], cn;
+
+		memcpy(aa, a, sizeof(double) * (size_t)(nv * nv));
+		memcpy(gg, g, sizeof(double) * (size_t)nv);
+		for (int x = 0; x < nv; x++)
+			aa[x * nv + x] *= 1.0 + *mu;
+		if (mix_spd_solve(aa, gg, nv) != 0) {
+			*mu *= 10.0;
+			continue;
+		}
+		memcpy(save_k, l->log_k, sizeof(save_k));
+		memcpy(save_s, l->log_s, sizeof(save_s));
+		refit_apply(m, l, f, gg);
+		cn = learn_cost(m, l, u);
+		if (cn < *cost) {
+			int accepted = *cost - cn > 1e-9 * (1.0 + *cost) ? 1 : 2;
+
+			*cost = cn;
+			*mu = fmax(*mu * 0.3, 1e-9);
+			return accepted;
+		}
+		memcpy(l->log_k, save_k, sizeof(save_k));
+		memcpy(l->log_s, save_s, sizeof(save_s));
+		*mu *= 10.0;
+	}
+	return 0;
+}
+
 static int learn_refit(const struct mix_model *m, struct mix_learn *l, bl_err *err)
 {
 	static _Thread_local double u[MIX_LEARN_MAX_OBS][3][3];
-	/* Unknown v is paint vp[v]'s strength (vt 0) or balance (vt 1). */
-	int vp[2 * MIX_MAX_PAINTS], vt[2 * MIX_MAX_PAINTS], nv = 0;
-	int col_g[MIX_MAX_PAINTS], col_h[MIX_MAX_PAINTS], used[MIX_MAX_PAINTS] = { 0 };
+	struct refit f;
 	double mu = 1e-3, cost;
 
-	/* Only paints that were ever in a cell have data; the rest keep their prior (0). */
-	for (int k = 0; k < l->n_obs; k++)
-		for (int j = 0; j < l->obs[k].n; j++)
-			used[l->obs[k].idx[j]] = 1;
-	for (int i = 0; i < m->n_paints; i++) {
-		col_g[i] = col_h[i] = -1;
-		if (!used[i])
-			continue;
-		if (i != m->white) {
-			col_g[i] = nv;
-			vp[nv] = i;
-			vt[nv++] = 0;
-		}
-		col_h[i] = nv;
-		vp[nv] = i;
-		vt[nv++] = 1;
-	}
+	refit_unknowns(m, l, &f);
 	for (int k = 0; k < l->n_obs; k++)
 		mix_de00_metric(&l->obs[k].measured, u[k]);
 	cost = learn_cost(m, l, u);
-	for (int it = 0; it < LEARN_ITERS && nv > 0; it++) {
+	for (int it = 0; it < LEARN_ITERS && f.nv > 0; it++) {
 		double a[4 * MIX_MAX_PAINTS * MIX_MAX_PAINTS] = { 0 }, g[2 * MIX_MAX_PAINTS] = { 0 };
-		int accepted = 0;
 
-		for (int k = 0; k < l->n_obs; k++) {
-			const struct mix_obs *o = &l->obs[k];
-			double lab[3], d[3], r[3], ck[MIX_RECIPE_MAX], cs[MIX_RECIPE_MAX];
-			double jk[3][MIX_RECIPE_MAX], js[3][MIX_RECIPE_MAX];
-			double jr[3][2 * MIX_RECIPE_MAX];
-			int col[2 * MIX_RECIPE_MAX], nc = 0;
-
-			obs_predict(m, l, o, lab, jk, js, ck, cs);
-			d[0] = (lab[0] - o->measured.L) / SIGMA_MEAS;
-			d[1] = (lab[1] - o->measured.a) / SIGMA_MEAS;
-			d[2] = (lab[2] - o->measured.b) / SIGMA_MEAS;
-			mix_metric_apply(u[k], d, r);
-			for (int j = 0; j < o->n; j++) {
-				double dk[3], ds[3], dg[3], dh[3], tg[3], th[3];
-				int i = o->idx[j];
-
-				for (int c = 0; c < 3; c++) {
-					/* d/d log gain = concentration times d/d concentration. */
-					dk[c] = ck[j] * jk[c][j] / SIGMA_MEAS;
-					ds[c] = cs[j] * js[c][j] / SIGMA_MEAS;
-					dg[c] = dk[c] + ds[c];
-					dh[c] = dk[c] - ds[c];
-				}
-				mix_metric_apply(u[k], dg, tg);
-				mix_metric_apply(u[k], dh, th);
-				if (col_g[i] >= 0) {
-					for (int c = 0; c < 3; c++)
-						jr[c][nc] = tg[c];
-					col[nc++] = col_g[i];
-				}
-				for (int c = 0; c < 3; c++)
-					jr[c][nc] = th[c];
-				col[nc++] = col_h[i];
-			}
-			for (int x = 0; x < nc; x++) {
-				for (int c = 0; c < 3; c++)
-					g[col[x]] -= jr[c][x] * r[c];
-				for (int y = 0; y < nc; y++)
-					for (int c = 0; c < 3; c++)
-						a[col[x] * nv + col[y]] += jr[c][x] * jr[c][y];
-			}
-		}
-		for (int v = 0; v < nv; v++) {
-			int i = vp[v];
-			double w = vt[v] ? 1.0 / (PRIOR_H * PRIOR_H) : 1.0 / (PRIOR_G * PRIOR_G);
-			double cur = vt[v] ? 0.5 * (l->log_k[i] - l->log_s[i])
-					   : 0.5 * (l->log_k[i] + l->log_s[i]);
-
-			a[v * nv + v] += w;
-			g[v] -= w * cur;
-		}
-		while (mu < 1e8 && !accepted) {
-			double aa[4 * MIX_MAX_PAINTS * MIX_MAX_PAINTS], gg[2 * MIX_MAX_PAINTS];
-			double save_k[MIX_MAX_PAINTS], save_s[MIX_MAX_PAINTS], cn;
-
-			memcpy(aa, a, sizeof(double) * (size_t)(nv * nv));
-			memcpy(gg, g, sizeof(double) * (size_t)nv);
-			for (int x = 0; x < nv; x++)
-				aa[x * nv + x] *= 1.0 + mu;
-			if (mix_spd_solve(aa, gg, nv) != 0) {
-				mu *= 10.0;
-				continue;
-			}
-			memcpy(save_k, l->log_k, sizeof(save_k));
-			memcpy(save_s, l->log_s, sizeof(save_s));
-			for (int i = 0; i < m->n_paints; i++) {
-				double gi = 0.5 * (l->log_k[i] + l->log_s[i]);
-				double hi = 0.5 * (l->log_k[i] - l->log_s[i]);
-
-				if (!used[i])
-					continue;
-				if (col_g[i] >= 0)
-					gi = fmax(-MIX_LEARN_STRENGTH_MAX,
-						  fmin(MIX_LEARN_STRENGTH_MAX, gi + gg[col_g[i]]));
-				hi = fmax(-MIX_LEARN_BALANCE_MAX, fmin(MIX_LEARN_BALANCE_MAX, hi + gg[col_h[i]]));
-				l->log_k[i] = gi + hi;
-				l->log_s[i] = gi - hi;
-			}
-			cn = learn_cost(m, l, u);
-			if (cn < cost) {
-				accepted = cost - cn > 1e-9 * (1.0 + cost) ? 1 : 2;
-				cost = cn;
-				mu = fmax(mu * 0.3, 1e-9);
-			} else {
-				memcpy(l->log_k, save_k, sizeof(save_k));
-				memcpy(l->log_s, save_s, sizeof(save_s));
-				mu *= 10.0;
-			}
-		}
-		if (accepted != 1)
+		for (int k = 0; k < l->n_obs; k++)
+			refit_obs(m, l, &l->obs[k], u[k], &f, a, g);
+		refit_prior(l, &f, a, g);
+		if (refit_step(m, l, u, &f, a, g, &mu, &cost) != 1)
 			break;
 	}
 	if (!isfinite(cost))

@@ -270,138 +270,180 @@ static int seg_hits_box(const struct arm_segment *s, const double lo[3], const d
 	       clip_axis(s->from.z, s->to.z - s->from.z, lo[2], hi[2], &t0, &t1);
 }
 
-/* The zones segment i enters, its floors, keep-out boxes and the work area. */
-static void check_segment_space(const struct machine *m, const struct arm_action *a,
-				const struct arm_path *p, const size_t *pt, size_t i,
-				const struct region *rg, int nrg, struct gate_decision *d)
-{
-	const struct arm_segment *s = &p->seg[i];
-	const double travel_floor = m->limits.z_floor.travel_mm;
-	const double blo[3] = { a->bounds_min.x, a->bounds_min.y, a->bounds_min.z };
-	const double bhi[3] = { a->bounds_max.x, a->bounds_max.y, a->bounds_max.z };
-	double iv[MAX_REGIONS][2];
-	unsigned entered = 0;
-	int niv = 0;
+/* One segment as its space checks see it: the action it is part of, and how findings name it. */
+struct seg_view {
+	const struct machine *m;
+	const struct arm_action *a;
+	const struct arm_segment *s;
+	size_t i;
 	char field[GATE_FIELD_MAX], where[GATE_FIELD_MAX + 24];
+	struct gate_decision *d;
+};
+
+static void seg_work_area(const struct seg_view *v)
+{
+	const struct machine *m = v->m;
+	const struct arm_segment *s = v->s;
+	const arm_point *q;
 	struct gate_finding *f;
 
-	seg_field(a, p, pt, i, field, sizeof(field));
-	seg_where(field, i, where, sizeof(where));
+	if (in_box(&s->from, m->work_min_mm, m->work_max_mm) && in_box(&s->to, m->work_min_mm, m->work_max_mm))
+		return;
+	q = in_box(&s->from, m->work_min_mm, m->work_max_mm) ? &s->to : &s->from;
+	if (!(f = finding(v->d, GATE_R_OUTSIDE_WORK_AREA, v->field, (long)v->i)))
+		return;
+	snprintf(f->message, sizeof(f->message), "%s reaches (%g, %g, %g) mm, outside the work area", v->where,
+		 q->x, q->y, q->z);
+	snprintf(f->detail, sizeof(f->detail),
+		 "%s reaches (%g, %g, %g) mm; work_area is x %g..%g, y %g..%g, z %g..%g mm", v->where, q->x, q->y,
+		 q->z, m->work_min_mm[0], m->work_max_mm[0], m->work_min_mm[1], m->work_max_mm[1],
+		 m->work_min_mm[2], m->work_max_mm[2]);
+}
 
-	if (!in_box(&s->from, m->work_min_mm, m->work_max_mm) ||
-	    !in_box(&s->to, m->work_min_mm, m->work_max_mm)) {
-		const arm_point *q = in_box(&s->from, m->work_min_mm, m->work_max_mm) ? &s->to
-										    : &s->from;
+/* The first keep-out box the segment enters. */
+static void seg_keep_out(const struct seg_view *v)
+{
+	const struct arm_segment *s = v->s;
+	struct gate_finding *f;
 
-		if ((f = finding(d, GATE_R_OUTSIDE_WORK_AREA, field, (long)i))) {
-			snprintf(f->message, sizeof(f->message),
-				 "%s reaches (%g, %g, %g) mm, outside the work area", where,
-				 q->x, q->y, q->z);
-			snprintf(f->detail, sizeof(f->detail),
-				 "%s reaches (%g, %g, %g) mm; work_area is x %g..%g, y %g..%g, z %g..%g mm",
-				 where, q->x, q->y, q->z, m->work_min_mm[0], m->work_max_mm[0],
-				 m->work_min_mm[1], m->work_max_mm[1], m->work_min_mm[2],
-				 m->work_max_mm[2]);
-		}
-	}
-
-	for (int k = 0; k < m->n_keep_out; k++) {
-		const struct machine_box *b = &m->keep_out[k];
+	for (int k = 0; k < v->m->n_keep_out; k++) {
+		const struct machine_box *b = &v->m->keep_out[k];
 
 		if (!seg_hits_box(s, b->min_mm, b->max_mm))
 			continue;
-		if ((f = finding(d, GATE_R_KEEP_OUT, field, (long)i))) {
+		if ((f = finding(v->d, GATE_R_KEEP_OUT, v->field, (long)v->i))) {
 			snprintf(f->message, sizeof(f->message),
 				 "%s from (%g, %g, %g) to (%g, %g, %g) mm enters keep-out zone '%s'",
-				 where, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y,
-				 s->to.z, b->name);
+				 v->where, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y, s->to.z, b->name);
 			snprintf(f->detail, sizeof(f->detail),
 				 "%s from (%g, %g, %g) to (%g, %g, %g) mm enters zones.keep_out '%s' (%g, %g, %g)..(%g, %g, %g) mm",
-				 where, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y,
-				 s->to.z, b->name, b->min_mm[0], b->min_mm[1], b->min_mm[2],
-				 b->max_mm[0], b->max_mm[1], b->max_mm[2]);
+				 v->where, s->from.x, s->from.y, s->from.z, s->to.x, s->to.y, s->to.z, b->name,
+				 b->min_mm[0], b->min_mm[1], b->min_mm[2], b->max_mm[0], b->max_mm[1], b->max_mm[2]);
 		}
-		break;
+		return;
 	}
+}
 
-	/* Zones: where the footprint lies in a zone below the travel floor, the zone is entered. */
+/*
+ * Zones: where the footprint lies in a zone below the travel floor, the zone
+ * is entered; below the zone's own floor is a finding. iv gets the parameter
+ * interval of each zone the segment crosses (*niv of them).
+ */
+static unsigned seg_zones(const struct seg_view *v, const struct region *rg, int nrg, double iv[][2], int *niv)
+{
+	const struct arm_segment *s = v->s;
+	double travel_floor = v->m->limits.z_floor.travel_mm;
+	unsigned entered = 0;
+	struct gate_finding *f;
+
+	*niv = 0;
 	for (int r = 0; r < nrg; r++) {
 		double t0, t1, zmin;
 
 		if (!region_interval(&rg[r], s, &t0, &t1))
 			continue;
-		iv[niv][0] = t0;
-		iv[niv][1] = t1;
-		niv++;
+		iv[*niv][0] = t0;
+		iv[*niv][1] = t1;
+		(*niv)++;
 		zmin = fmin(z_at(s, t0), z_at(s, t1));
 		if (zmin < travel_floor)
 			entered |= ZB(rg[r].zone);
-		if (zmin < rg[r].floor_mm - EPS_MM &&
-		    (f = finding(d, GATE_R_BELOW_FLOOR, field, (long)i))) {
+		if (zmin < rg[r].floor_mm - EPS_MM && (f = finding(v->d, GATE_R_BELOW_FLOOR, v->field, (long)v->i))) {
 			snprintf(f->message, sizeof(f->message),
-				 "%s goes down to z %g mm in the %s zone (%s), below its floor",
-				 where, zmin, zone_name(rg[r].zone), rg[r].name);
+				 "%s goes down to z %g mm in the %s zone (%s), below its floor", v->where, zmin,
+				 zone_name(rg[r].zone), rg[r].name);
 			snprintf(f->detail, sizeof(f->detail),
-				 "%s goes down to z %g mm in the %s zone (%s); limits.z_floor_mm.%s is %g mm",
-				 where, zmin, zone_name(rg[r].zone), rg[r].name, rg[r].floor_key,
-				 rg[r].floor_mm);
+				 "%s goes down to z %g mm in the %s zone (%s); limits.z_floor_mm.%s is %g mm", v->where,
+				 zmin, zone_name(rg[r].zone), rg[r].name, rg[r].floor_key, rg[r].floor_mm);
 			figures(f, zmin, rg[r].floor_mm);
 		}
 	}
-	/* Outside every zone footprint, the travel floor holds. */
-	{
-		double prev = 0.0;
-		int any_gap = 0;
+	return entered;
+}
 
-		qsort(iv, (size_t)niv, sizeof(iv[0]), cmp_interval);
-		for (int k = 0; k <= niv; k++) {
-			double g0 = prev, g1 = k < niv ? iv[k][0] : 1.0;
+/* Outside every zone footprint (the gaps between the niv intervals), the travel floor holds. */
+static unsigned seg_travel(const struct seg_view *v, double iv[][2], int niv)
+{
+	const struct arm_segment *s = v->s;
+	double travel_floor = v->m->limits.z_floor.travel_mm, prev = 0.0;
+	struct gate_finding *f;
+	int any_gap = 0;
 
-			if (g1 - g0 > 1e-12) {
-				double zmin = fmin(z_at(s, g0), z_at(s, g1));
+	qsort(iv, (size_t)niv, sizeof(iv[0]), cmp_interval);
+	for (int k = 0; k <= niv; k++) {
+		double g0 = prev, g1 = k < niv ? iv[k][0] : 1.0;
 
-				any_gap = 1;
-				if (zmin < travel_floor - EPS_MM &&
-				    (f = finding(d, GATE_R_BELOW_FLOOR, field, (long)i))) {
-					snprintf(f->message, sizeof(f->message),
-						 "%s goes down to z %g mm outside every zone, below the travel floor",
-						 where, zmin);
-					snprintf(f->detail, sizeof(f->detail),
-						 "%s goes down to z %g mm outside every zone; limits.z_floor_mm.travel is %g mm",
-						 where, zmin, travel_floor);
-					figures(f, zmin, travel_floor);
-				}
+		if (g1 - g0 > 1e-12) {
+			double zmin = fmin(z_at(s, g0), z_at(s, g1));
+
+			any_gap = 1;
+			if (zmin < travel_floor - EPS_MM &&
+			    (f = finding(v->d, GATE_R_BELOW_FLOOR, v->field, (long)v->i))) {
+				snprintf(f->message, sizeof(f->message),
+					 "%s goes down to z %g mm outside every zone, below the travel floor", v->where,
+					 zmin);
+				snprintf(f->detail, sizeof(f->detail),
+					 "%s goes down to z %g mm outside every zone; limits.z_floor_mm.travel is %g mm",
+					 v->where, zmin, travel_floor);
+				figures(f, zmin, travel_floor);
 			}
-			if (k < niv && iv[k][1] > prev)
-				prev = iv[k][1];
 		}
-		if (any_gap || fmax(s->from.z, s->to.z) >= travel_floor)
-			entered |= ZB(ARM_ZONE_TRAVEL);
+		if (k < niv && iv[k][1] > prev)
+			prev = iv[k][1];
 	}
-	d->zones_entered |= entered;
+	return any_gap || fmax(s->from.z, s->to.z) >= travel_floor ? ZB(ARM_ZONE_TRAVEL) : 0;
+}
+
+/* A zone entered that the action does not declare (the first such), and the declared bounds. */
+static void seg_declared(const struct seg_view *v, unsigned entered)
+{
+	const struct arm_action *a = v->a;
+	const double blo[3] = { a->bounds_min.x, a->bounds_min.y, a->bounds_min.z };
+	const double bhi[3] = { a->bounds_max.x, a->bounds_max.y, a->bounds_max.z };
+	struct gate_finding *f;
+
 	if (entered & ~a->zones) {
 		int z = 0;
 
 		while (!((entered & ~a->zones) & ZB(z)))
 			z++;
-		if ((f = finding(d, GATE_R_UNDECLARED_ZONE, "zones", (long)i))) {
+		if ((f = finding(v->d, GATE_R_UNDECLARED_ZONE, "zones", (long)v->i))) {
 			snprintf(f->message, sizeof(f->message),
 				 "zones: path[%zu] (from %s) enters the %s zone, which the action does not declare",
-				 i, field, zone_name((enum arm_zone)z));
+				 v->i, v->field, zone_name((enum arm_zone)z));
 			memcpy(f->detail, f->message, sizeof(f->detail));
 		}
 	}
+	if (a->has_bounds && (!in_box(&v->s->from, blo, bhi) || !in_box(&v->s->to, blo, bhi))) {
+		const arm_point *q = in_box(&v->s->from, blo, bhi) ? &v->s->to : &v->s->from;
 
-	if (a->has_bounds && (!in_box(&s->from, blo, bhi) || !in_box(&s->to, blo, bhi))) {
-		const arm_point *q = in_box(&s->from, blo, bhi) ? &s->to : &s->from;
-
-		if ((f = finding(d, GATE_R_OUTSIDE_BOUNDS, "bounds_mm", (long)i))) {
+		if ((f = finding(v->d, GATE_R_OUTSIDE_BOUNDS, "bounds_mm", (long)v->i))) {
 			snprintf(f->message, sizeof(f->message),
 				 "bounds_mm: path[%zu] (from %s) reaches (%g, %g, %g) mm, outside the declared bounds",
-				 i, field, q->x, q->y, q->z);
+				 v->i, v->field, q->x, q->y, q->z);
 			memcpy(f->detail, f->message, sizeof(f->detail));
 		}
 	}
+}
+
+/* The zones segment i enters, its floors, keep-out boxes and the work area. */
+static void check_segment_space(const struct machine *m, const struct arm_action *a,
+				const struct arm_path *p, const size_t *pt, size_t i,
+				const struct region *rg, int nrg, struct gate_decision *d)
+{
+	struct seg_view v = { .m = m, .a = a, .s = &p->seg[i], .i = i, .d = d };
+	double iv[MAX_REGIONS][2];
+	unsigned entered;
+	int niv;
+
+	seg_field(a, p, pt, i, v.field, sizeof(v.field));
+	seg_where(v.field, i, v.where, sizeof(v.where));
+	seg_work_area(&v);
+	seg_keep_out(&v);
+	entered = seg_zones(&v, rg, nrg, iv, &niv);
+	entered |= seg_travel(&v, iv, niv);
+	d->zones_entered |= entered;
+	seg_declared(&v, entered);
 }
 
 static void check_paint_segment(const struct machine *m, const struct arm_action *a,

@@ -28,11 +28,15 @@ struct spectra_file {
 	struct patch p[MIX_MAX_PAINTS];
 };
 
+/* Frees the repeats; the file is left empty, so a second call (after a failed load) does nothing. */
 static void spectra_free(struct spectra_file *f)
 {
-	for (int i = 0; i < f->n; i++)
+	for (int i = 0; i < f->n; i++) {
 		for (int j = 0; j < f->p[i].n; j++)
 			free(f->p[i].r[j]);
+		f->p[i].n = 0;
+	}
+	f->n = 0;
 }
 
 /* Reads an array of finite numbers within [lo, hi] into out (at most max). */
@@ -397,193 +401,235 @@ void mix_derive_defaults(struct mix_derive_opts *o)
 /* Weight kept by bands where the instrument's light was weak. */
 #define WEAK_END_WEIGHT 0.1
 
-int mix_derive_kimera(const char *masstone_path, const char *tints_path,
-		      const struct mix_derive_opts *o, struct palette *out,
-		      struct mix_derive_report *report, bl_err *err)
-{
-	struct spectra_file *ms = NULL, *tf = NULL;
-	struct mix_model *m = NULL;
+/* What a derivation works on: the band grid, both files of spectra, the white's K. */
+struct derive {
+	const struct mix_derive_opts *o;
+	const char *masstone_path, *tints_path;
+	struct spectra_file *ms, *tf;
+	struct mix_model *m;
 	double wl_b[MIX_MAX_BANDS], kw[MIX_MAX_BANDS], sew[MIX_MAX_BANDS];
-	const char *white = "white";
-	int nb, wi = -1, rc;
+	int nb, wi;
+};
 
-	memset(out, 0, sizeof(*out));
-	if (report)
-		memset(report, 0, sizeof(*report));
+static const char *const derive_white = "white";
+
+/* The band grid of the options: 3 to MIX_MAX_BANDS bands. */
+static int derive_grid(struct derive *x, bl_err *err)
+{
+	const struct mix_derive_opts *o = x->o;
+
 	if (!(o->step_nm > 0.0) || !(o->wl_max_nm > o->wl_min_nm))
 		return bl_fail(err, BL_EINVAL, "band grid %g..%g nm step %g is empty", o->wl_min_nm,
 			       o->wl_max_nm, o->step_nm);
-	nb = (int)floor((o->wl_max_nm - o->wl_min_nm) / o->step_nm + 1e-9) + 1;
-	if (nb < 3 || nb > MIX_MAX_BANDS)
+	x->nb = (int)floor((o->wl_max_nm - o->wl_min_nm) / o->step_nm + 1e-9) + 1;
+	if (x->nb < 3 || x->nb > MIX_MAX_BANDS)
 		return bl_fail(err, BL_EINVAL, "band grid %g..%g nm step %g gives %d bands (3..%d)",
-			       o->wl_min_nm, o->wl_max_nm, o->step_nm, nb, MIX_MAX_BANDS);
-	for (int b = 0; b < nb; b++)
-		wl_b[b] = o->wl_min_nm + b * o->step_nm;
-	ms = calloc(1, sizeof(*ms));
-	tf = calloc(1, sizeof(*tf));
-	m = calloc(1, sizeof(*m));
-	if (!ms || !tf || !m) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	m->n_bands = nb;
-	memcpy(m->wl_nm, wl_b, sizeof(double) * (size_t)nb);
-	mix_model_weights(m);
-	rc = spectra_load(masstone_path, "masstone", white, ms, err);
-	if (rc)
-		goto out_free;
-	rc = spectra_load(tints_path, "mix", white, tf, err);
-	if (rc) {
-		spectra_free(ms);
-		goto out_free;
-	}
+			       o->wl_min_nm, o->wl_max_nm, o->step_nm, x->nb, MIX_MAX_BANDS);
+	for (int b = 0; b < x->nb; b++)
+		x->wl_b[b] = o->wl_min_nm + b * o->step_nm;
+	return 0;
+}
+
+/* Both files of spectra, loaded (freed by the caller on error too), with a white covering the bands. */
+static int derive_load(struct derive *x, bl_err *err)
+{
+	const struct mix_derive_opts *o = x->o;
+	const struct spectra_file *ms, *tf;
+	int rc;
+
+	x->m->n_bands = x->nb;
+	memcpy(x->m->wl_nm, x->wl_b, sizeof(double) * (size_t)x->nb);
+	mix_model_weights(x->m);
+	if ((rc = spectra_load(x->masstone_path, "masstone", derive_white, x->ms, err)) ||
+	    (rc = spectra_load(x->tints_path, "mix", derive_white, x->tf, err)))
+		return rc;
+	ms = x->ms;
+	tf = x->tf;
+	x->wi = -1;
 	for (int i = 0; i < ms->n; i++)
-		if (strcmp(ms->name[i], white) == 0)
-			wi = i;
-	if (wi < 0) {
-		rc = bl_fail(err, BL_EINVAL, "%s: no masstone of '%s', the paint tints are mixed with",
-			     masstone_path, white);
-		goto out_spectra;
-	}
-	if (ms->wl[0] > o->wl_min_nm || ms->wl[ms->n_wl - 1] < o->wl_max_nm ||
-	    tf->wl[0] > o->wl_min_nm || tf->wl[tf->n_wl - 1] < o->wl_max_nm) {
-		rc = bl_fail(err, BL_EINVAL,
-			     "the measurements (%g..%g nm) do not cover the bands %g..%g nm",
-			     ms->wl[0], ms->wl[ms->n_wl - 1], o->wl_min_nm, o->wl_max_nm);
-		goto out_spectra;
-	}
+		if (strcmp(ms->name[i], derive_white) == 0)
+			x->wi = i;
+	if (x->wi < 0)
+		return bl_fail(err, BL_EINVAL, "%s: no masstone of '%s', the paint tints are mixed with",
+			       x->masstone_path, derive_white);
+	if (ms->wl[0] > o->wl_min_nm || ms->wl[ms->n_wl - 1] < o->wl_max_nm || tf->wl[0] > o->wl_min_nm ||
+	    tf->wl[tf->n_wl - 1] < o->wl_max_nm)
+		return bl_fail(err, BL_EINVAL, "the measurements (%g..%g nm) do not cover the bands %g..%g nm",
+			       ms->wl[0], ms->wl[ms->n_wl - 1], o->wl_min_nm, o->wl_max_nm);
+	return 0;
+}
 
-	snprintf(out->name, sizeof(out->name), "%s", o->name);
-	snprintf(out->notice, sizeof(out->notice), "%s", o->notice);
-	snprintf(out->white, sizeof(out->white), "%s", white);
-	out->n_bands = nb;
-	memcpy(out->wavelengths_nm, wl_b, sizeof(double) * (size_t)nb);
-	out->n_paints = ms->n;
+/* The tint of paint i with the white: its entry in the tints file, exactly one. */
+static int derive_tint_of(const struct derive *x, int i, int *t, bl_err *err)
+{
+	*t = -1;
+	for (int j = 0; j < x->tf->n; j++)
+		if (strcmp(x->tf->name[j], x->ms->name[i]) == 0) {
+			if (*t >= 0)
+				return bl_fail(err, BL_EINVAL, "%s: '%s' is tinted at two ratios; give one",
+					       x->tints_path, x->ms->name[i]);
+			*t = j;
+		}
+	if (*t < 0)
+		return bl_fail(err, BL_EINVAL, "%s: no tint of '%s' with %s: its S cannot be told",
+			       x->tints_path, x->ms->name[i], derive_white);
+	return 0;
+}
 
-	/* The white: S = 1 by definition of the scale, K from its masstone. */
-	patch_ratio(ms, wi, m, o->step_nm, kw, sew);
+/*
+ * Paint i's K and S from its masstone and tint t. Per band, the tint's K/S
+ * is (cp Kp + cw Kw) / (cp Sp + cw), and Kp = qp Sp from the masstone, so
+ * Sp = cw (qt - Kw) / cp (qp - qt), smoothed across bands by its weights.
+ */
+static int derive_paint(const struct derive *x, int i, int t, struct palette_paint *pp, bl_err *err)
+{
+	double qp[MIX_MAX_BANDS], sep[MIX_MAX_BANDS], qt[MIX_MAX_BANDS], set[MIX_MAX_BANDS];
+	double d[MIX_MAX_BANDS], w[MIX_MAX_BANDS], y[MIX_MAX_BANDS];
+	double cp = x->tf->frac[t], cw = 1.0 - cp;
+
+	patch_ratio(x->ms, i, x->m, x->o->step_nm, qp, sep);
+	patch_ratio(x->tf, t, x->m, x->o->step_nm, qt, set);
+	for (int b = 0; b < x->nb; b++) {
+		double num = qt[b] - x->kw[b], den = qp[b] - qt[b], rel;
+
+		if (num <= 0.0 || den <= 0.0) {
+			d[b] = 0.0;
+			w[b] = 0.0;
+			continue;
+		}
+		d[b] = log(cw * num / (cp * den));
+		rel = (set[b] * set[b] + x->sew[b] * x->sew[b]) / (num * num) +
+		      (sep[b] * sep[b] + set[b] * set[b]) / (den * den) + S_REL_FLOOR * S_REL_FLOOR;
+		w[b] = 1.0 / rel;
+		if (x->wl_b[b] < x->o->reliable_min_nm || x->wl_b[b] > x->o->reliable_max_nm)
+			w[b] *= WEAK_END_WEIGHT;
+	}
+	if (smooth_log(d, w, x->nb, S_SMOOTH, y) < 0)
+		return bl_fail(err, BL_EINVAL, "'%s': its tint is no lighter than its masstone at any band",
+			       x->ms->name[i]);
+	for (int b = 0; b < x->nb; b++) {
+		pp->s[b] = exp(y[b]);
+		pp->k[b] = qp[b] * pp->s[b];
+	}
+	return 0;
+}
+
+/* Every paint: the white S = 1 by definition of the scale, K from its masstone; the others from their tints. */
+static int derive_paints(struct derive *x, struct palette *out, struct mix_derive_report *report, bl_err *err)
+{
+	const struct spectra_file *ms = x->ms;
+	int rc;
+
+	patch_ratio(ms, x->wi, x->m, x->o->step_nm, x->kw, x->sew);
 	for (int i = 0; i < ms->n; i++) {
 		struct palette_paint *pp = &out->paints[i];
-		double qp[MIX_MAX_BANDS], sep[MIX_MAX_BANDS], qt[MIX_MAX_BANDS], set[MIX_MAX_BANDS];
-		double d[MIX_MAX_BANDS], w[MIX_MAX_BANDS], y[MIX_MAX_BANDS], cp, cw;
-		int t = -1;
+		int t;
 
 		snprintf(pp->name, sizeof(pp->name), "%s", ms->name[i]);
-		snprintf(pp->well, sizeof(pp->well), "%s%d", o->well_prefix, i + 1);
+		snprintf(pp->well, sizeof(pp->well), "%s%d", x->o->well_prefix, i + 1);
 		pp->has_spectral = 1;
-		if (i == wi) {
-			for (int b = 0; b < nb; b++) {
-				pp->k[b] = kw[b];
+		if (i == x->wi) {
+			for (int b = 0; b < x->nb; b++) {
+				pp->k[b] = x->kw[b];
 				pp->s[b] = 1.0;
 			}
 			continue;
 		}
-		for (int j = 0; j < tf->n; j++)
-			if (strcmp(tf->name[j], ms->name[i]) == 0) {
-				if (t >= 0) {
-					rc = bl_fail(err, BL_EINVAL,
-						     "%s: '%s' is tinted at two ratios; give one",
-						     tints_path, ms->name[i]);
-					goto out_spectra;
-				}
-				t = j;
-			}
-		if (t < 0) {
-			rc = bl_fail(err, BL_EINVAL, "%s: no tint of '%s' with %s: its S cannot be told",
-				     tints_path, ms->name[i], white);
-			goto out_spectra;
-		}
-		patch_ratio(ms, i, m, o->step_nm, qp, sep);
-		patch_ratio(tf, t, m, o->step_nm, qt, set);
-		cp = tf->frac[t];
-		cw = 1.0 - cp;
-		/*
-		 * Per band, the tint's K/S is (cp Kp + cw Kw) / (cp Sp + cw), and
-		 * Kp = qp Sp from the masstone, so Sp = cw (qt - Kw) / cp (qp - qt).
-		 */
-		for (int b = 0; b < nb; b++) {
-			double num = qt[b] - kw[b], den = qp[b] - qt[b];
-			double rel;
-
-			if (num <= 0.0 || den <= 0.0) {
-				d[b] = 0.0;
-				w[b] = 0.0;
-				continue;
-			}
-			d[b] = log(cw * num / (cp * den));
-			rel = (set[b] * set[b] + sew[b] * sew[b]) / (num * num) +
-			      (sep[b] * sep[b] + set[b] * set[b]) / (den * den) +
-			      S_REL_FLOOR * S_REL_FLOOR;
-			w[b] = 1.0 / rel;
-			if (wl_b[b] < o->reliable_min_nm || wl_b[b] > o->reliable_max_nm)
-				w[b] *= WEAK_END_WEIGHT;
-		}
-		if (smooth_log(d, w, nb, S_SMOOTH, y) < 0) {
-			rc = bl_fail(err, BL_EINVAL,
-				     "'%s': its tint is no lighter than its masstone at any band",
-				     ms->name[i]);
-			goto out_spectra;
-		}
-		for (int b = 0; b < nb; b++) {
-			pp->s[b] = exp(y[b]);
-			pp->k[b] = qp[b] * pp->s[b];
-		}
+		if ((rc = derive_tint_of(x, i, &t, err)) || (rc = derive_paint(x, i, t, pp, err)))
+			return rc;
 		if (report) {
 			double avg[MAX_SAMPLES];
 
-			patch_mean(tf, t, avg);
-			spectrum_lab(tf, avg, report->tint_lab[i]);
-			report->tint_fraction[i] = cp;
+			patch_mean(x->tf, t, avg);
+			spectrum_lab(x->tf, avg, report->tint_lab[i]);
+			report->tint_fraction[i] = x->tf->frac[t];
 		}
 	}
+	return 0;
+}
 
-	if (report) {
-		struct palette *p = out;
+/* How closely the derived model reproduces each masstone and tint, and how far its repeats spread. */
+static int derive_report(struct derive *x, const struct palette *p, struct mix_derive_report *report,
+			 bl_err *err)
+{
+	const struct spectra_file *ms = x->ms;
+	int rc = mix_model_from_palette(p, x->m, err);
 
-		rc = mix_model_from_palette(p, m, err);
-		if (rc)
-			goto out_spectra;
-		report->n_paints = ms->n;
-		for (int i = 0; i < ms->n; i++) {
-			double avg[MAX_SAMPLES], amt[2];
-			int idx[2] = { i, wi };
-			color_lab pred, meas;
+	if (rc)
+		return rc;
+	report->n_paints = ms->n;
+	for (int i = 0; i < ms->n; i++) {
+		double avg[MAX_SAMPLES], amt[2];
+		int idx[2] = { i, x->wi };
+		color_lab pred, meas;
 
-			snprintf(report->name[i], CFG_NAME_MAX, "%s", ms->name[i]);
-			patch_mean(ms, i, avg);
-			spectrum_lab(ms, avg, report->masstone_lab[i]);
-			amt[0] = 1.0;
-			mix_predict_sparse(m, NULL, 1, idx, amt, &pred, NULL);
-			meas = (color_lab){ report->masstone_lab[i][0], report->masstone_lab[i][1],
-					    report->masstone_lab[i][2] };
-			report->masstone_de00[i] = color_de00(&pred, &meas);
-			for (int r = 0; r < ms->p[i].n; r++) {
-				double lab[3];
-				color_lab x;
+		snprintf(report->name[i], CFG_NAME_MAX, "%s", ms->name[i]);
+		patch_mean(ms, i, avg);
+		spectrum_lab(ms, avg, report->masstone_lab[i]);
+		amt[0] = 1.0;
+		mix_predict_sparse(x->m, NULL, 1, idx, amt, &pred, NULL);
+		meas = (color_lab){ report->masstone_lab[i][0], report->masstone_lab[i][1],
+				    report->masstone_lab[i][2] };
+		report->masstone_de00[i] = color_de00(&pred, &meas);
+		for (int r = 0; r < ms->p[i].n; r++) {
+			double lab[3];
+			color_lab c;
 
-				spectrum_lab(ms, ms->p[i].r[r], lab);
-				x = (color_lab){ lab[0], lab[1], lab[2] };
-				if (color_de00(&x, &meas) > report->repeat_de00[i])
-					report->repeat_de00[i] = color_de00(&x, &meas);
-			}
-			if (i == wi)
-				continue;
-			amt[0] = report->tint_fraction[i];
-			amt[1] = 1.0 - amt[0];
-			mix_predict_sparse(m, NULL, 2, idx, amt, &pred, NULL);
-			meas = (color_lab){ report->tint_lab[i][0], report->tint_lab[i][1],
-					    report->tint_lab[i][2] };
-			report->tint_de00[i] = color_de00(&pred, &meas);
+			spectrum_lab(ms, ms->p[i].r[r], lab);
+			c = (color_lab){ lab[0], lab[1], lab[2] };
+			if (color_de00(&c, &meas) > report->repeat_de00[i])
+				report->repeat_de00[i] = color_de00(&c, &meas);
 		}
+		if (i == x->wi)
+			continue;
+		amt[0] = report->tint_fraction[i];
+		amt[1] = 1.0 - amt[0];
+		mix_predict_sparse(x->m, NULL, 2, idx, amt, &pred, NULL);
+		meas = (color_lab){ report->tint_lab[i][0], report->tint_lab[i][1], report->tint_lab[i][2] };
+		report->tint_de00[i] = color_de00(&pred, &meas);
 	}
+	return 0;
+}
+
+int mix_derive_kimera(const char *masstone_path, const char *tints_path,
+		      const struct mix_derive_opts *o, struct palette *out,
+		      struct mix_derive_report *report, bl_err *err)
+{
+	struct derive x = { .o = o, .masstone_path = masstone_path, .tints_path = tints_path };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (report)
+		memset(report, 0, sizeof(*report));
+	if ((rc = derive_grid(&x, err)))
+		return rc;
+	x.ms = calloc(1, sizeof(*x.ms));
+	x.tf = calloc(1, sizeof(*x.tf));
+	x.m = calloc(1, sizeof(*x.m));
+	if (!x.ms || !x.tf || !x.m) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if ((rc = derive_load(&x, err)))
+		goto out_spectra;
+	snprintf(out->name, sizeof(out->name), "%s", o->name);
+	snprintf(out->notice, sizeof(out->notice), "%s", o->notice);
+	snprintf(out->white, sizeof(out->white), "%s", derive_white);
+	out->n_bands = x.nb;
+	memcpy(out->wavelengths_nm, x.wl_b, sizeof(double) * (size_t)x.nb);
+	out->n_paints = x.ms->n;
+	if ((rc = derive_paints(&x, out, report, err)))
+		goto out_spectra;
+	if (report && (rc = derive_report(&x, out, report, err)))
+		goto out_spectra;
 	rc = 0;
 out_spectra:
-	spectra_free(ms);
-	spectra_free(tf);
+	spectra_free(x.ms);
+	spectra_free(x.tf);
 out_free:
-	free(ms);
-	free(tf);
-	free(m);
+	free(x.ms);
+	free(x.tf);
+	free(x.m);
 	return rc;
 }
 

@@ -119,31 +119,165 @@ static double true_de(const struct solver *s, const double lab[3])
  * c[0] = 1 and c[j] = exp(v[j-1]), v bounded by +-vmax. mode 1: additions to
  * base[], c[j] = base[j] + v[j], 0 <= v[j] and sum v <= room.
  */
+struct lm {
+	struct solver *s;
+	struct subset *ss;
+	int mode, n, nv;
+	const double *base;
+	double vmax, room;
+};
+
+/* The concentrations of variables v. */
+static void lm_conc(const struct lm *x, const double *v, double *c)
+{
+	for (int j = 0; j < x->n; j++)
+		c[j] = x->mode == 0 ? (j == 0 ? 1.0 : exp(v[j - 1])) : x->base[j] + v[j];
+}
+
+/* The residual Jacobian U * dLab/dv at concentrations c (jac: dLab/dc). */
+static void lm_jacobian(const struct lm *x, const double *c, double jac[3][MIX_RECIPE_MAX],
+			double jr[3][MIX_RECIPE_MAX])
+{
+	for (int j = 0; j < x->nv; j++) {
+		int cj = x->mode == 0 ? j + 1 : j;
+		double dc = x->mode == 0 ? c[cj] : 1.0;
+		double dl[3] = { jac[0][cj] * dc, jac[1][cj] * dc, jac[2][cj] * dc }, t[3];
+
+		mix_metric_apply(x->s->u, dl, t);
+		for (int k = 0; k < 3; k++)
+			jr[k][j] = t[k];
+	}
+}
+
+/* The variables free to move: a bound that the descent direction pushes against holds its variable. */
+static int lm_free(const struct lm *x, const double *v, double jr[3][MIX_RECIPE_MAX], const double *r,
+		   int *free_idx)
+{
+	int nf = 0;
+
+	for (int j = 0; j < x->nv; j++) {
+		double gj = 0.0;
+		int fixed = 0;
+
+		for (int k = 0; k < 3; k++)
+			gj += jr[k][j] * r[k];
+		if (x->mode == 1 && v[j] <= 0.0 && gj > 0.0)
+			fixed = 1;
+		if (x->mode == 0 && ((v[j] >= x->vmax && gj < 0.0) || (v[j] <= -x->vmax && gj > 0.0)))
+			fixed = 1;
+		if (!fixed)
+			free_idx[nf++] = j;
+	}
+	return nf;
+}
+
+/* The damped normal equations a d = g over the nf free variables. */
+static void lm_normal(int nf, const int *free_idx, double jr[3][MIX_RECIPE_MAX], const double *r, double mu,
+		      double *a, double *g)
+{
+	for (int p = 0; p < nf; p++) {
+		int jp = free_idx[p];
+
+		g[p] = 0.0;
+		for (int k = 0; k < 3; k++)
+			g[p] -= jr[k][jp] * r[k];
+		for (int q = 0; q < nf; q++) {
+			int jq = free_idx[q];
+			double t = 0.0;
+
+			for (int k = 0; k < 3; k++)
+				t += jr[k][jp] * jr[k][jq];
+			a[p * nf + q] = t;
+		}
+		a[p * nf + p] = a[p * nf + p] * (1.0 + mu) + 1e-12;
+	}
+}
+
+/* vn: v moved by the step d of the free variables, within the bounds (and the room, mode 1). */
+static void lm_move(const struct lm *x, const double *v, const double *d, int nf, const int *free_idx,
+		    double *vn)
+{
+	double sum = 0.0;
+
+	memcpy(vn, v, sizeof(double) * (size_t)x->nv);
+	for (int p = 0; p < nf; p++) {
+		int jp = free_idx[p];
+		double dp = d[p];
+
+		/* Log-ratios move at most 2 (a factor 7) a step: the model bends. */
+		if (x->mode == 0 && fabs(dp) > 2.0)
+			dp = dp > 0 ? 2.0 : -2.0;
+		vn[jp] += dp;
+		if (x->mode == 0) {
+			if (vn[jp] > x->vmax)
+				vn[jp] = x->vmax;
+			if (vn[jp] < -x->vmax)
+				vn[jp] = -x->vmax;
+		} else if (vn[jp] < 0.0) {
+			vn[jp] = 0.0;
+		}
+	}
+	if (x->mode == 1) {
+		for (int j = 0; j < x->nv; j++)
+			sum += vn[j];
+		if (sum > x->room)
+			for (int j = 0; j < x->nv; j++)
+				vn[j] *= x->room / sum;
+	}
+}
+
+/*
+ * One accepted step from v (its cost, residual r and Jacobian jr), the
+ * damping raised until the cost falls: 1 and *step the largest move (0 when
+ * the fall is no longer worth a step), or 0 when the damping ran out.
+ */
+static int lm_step(const struct lm *x, double *v, double jr[3][MIX_RECIPE_MAX], const double *r,
+		   const int *free_idx, int nf, double cost, double *mu, double *step)
+{
+	double a[MIX_RECIPE_MAX * MIX_RECIPE_MAX], g[MIX_RECIPE_MAX];
+
+	*step = 0.0;
+	while (*mu < 1e10) {
+		double vn[MIX_RECIPE_MAX], cn[MIX_RECIPE_MAX], labn[3], costn;
+
+		lm_normal(nf, free_idx, jr, r, *mu, a, g);
+		if (mix_spd_solve(a, g, nf) != 0) {
+			*mu *= 10.0;
+			continue;
+		}
+		lm_move(x, v, g, nf, free_idx, vn);
+		lm_conc(x, vn, cn);
+		eval_c(x->s, x->n, x->ss->idx, cn, labn, NULL);
+		costn = metric_cost(x->s, labn, NULL);
+		if (costn < cost) {
+			for (int j = 0; j < x->nv; j++)
+				*step = fmax(*step, fabs(vn[j] - v[j]));
+			if (costn > cost * (1.0 - 1e-4))
+				*step = 0.0; /* no longer worth a step */
+			memcpy(v, vn, sizeof(double) * (size_t)x->nv);
+			*mu = fmax(*mu * 0.2, 1e-7);
+			return 1;
+		}
+		*mu *= 8.0;
+	}
+	return 0;
+}
+
 static void lm_solve(struct solver *s, struct subset *ss, int mode, const double *base,
 		     double vmax, double room)
 {
-	int n = ss->n, nv = mode == 0 ? n - 1 : n;
+	struct lm x = { s, ss, mode, ss->n, mode == 0 ? ss->n - 1 : ss->n, base, vmax, room };
 	double v[MIX_RECIPE_MAX], c[MIX_RECIPE_MAX], lab[3], jac[3][MIX_RECIPE_MAX], r[3];
 	double mu = 1e-3, cost;
 
-	if (nv == 0) {
-		ss->c[0] = 1.0;
-		eval_c(s, n, ss->idx, ss->c, ss->lab, NULL);
-		ss->cost = metric_cost(s, ss->lab, NULL);
-		if (ss->cost < s->best_cost)
-			s->best_cost = ss->cost;
-		return;
-	}
-	for (int j = 0; j < nv; j++)
+	for (int j = 0; j < x.nv; j++)
 		v[j] = mode == 0 ? log(ss->c[j + 1] / ss->c[0]) : ss->c[j] - base[j];
-	for (int it = 0; it < LM_ITERS; it++) {
-		double jr[3][MIX_RECIPE_MAX], a[MIX_RECIPE_MAX * MIX_RECIPE_MAX], g[MIX_RECIPE_MAX];
-		int fixed[MIX_RECIPE_MAX] = { 0 }, free_idx[MIX_RECIPE_MAX], nf = 0, accepted = 0;
-		double step = 0.0;
+	for (int it = 0; it < LM_ITERS && x.nv > 0; it++) {
+		double jr[3][MIX_RECIPE_MAX], step;
+		int free_idx[MIX_RECIPE_MAX], nf;
 
-		for (int j = 0; j < n; j++)
-			c[j] = mode == 0 ? (j == 0 ? 1.0 : exp(v[j - 1])) : base[j] + v[j];
-		eval_c(s, n, ss->idx, c, lab, jac);
+		lm_conc(&x, v, c);
+		eval_c(s, x.n, ss->idx, c, lab, jac);
 		cost = metric_cost(s, lab, r);
 		/* Converged (0.003 CIEDE2000 is far below what a unit can change), or hopeless:
 		 * a subset still 5 CIEDE2000 behind the best after three steps will not win. */
@@ -151,101 +285,15 @@ static void lm_solve(struct solver *s, struct subset *ss, int mode, const double
 			break;
 		if (it >= 3 && sqrt(cost) > sqrt(s->best_cost) + 5.0)
 			break;
-		/* Residual Jacobian U * dLab/dv. */
-		for (int j = 0; j < nv; j++) {
-			int cj = mode == 0 ? j + 1 : j;
-			double dc = mode == 0 ? c[cj] : 1.0;
-			double dl[3] = { jac[0][cj] * dc, jac[1][cj] * dc, jac[2][cj] * dc }, t[3];
-
-			mix_metric_apply(s->u, dl, t);
-			for (int k = 0; k < 3; k++)
-				jr[k][j] = t[k];
-		}
-		for (int j = 0; j < nv; j++) {
-			double gj = 0.0;
-
-			for (int k = 0; k < 3; k++)
-				gj += jr[k][j] * r[k];
-			/* A bound that the descent direction pushes against holds that variable. */
-			if (mode == 1 && v[j] <= 0.0 && gj > 0.0)
-				fixed[j] = 1;
-			if (mode == 0 && ((v[j] >= vmax && gj < 0.0) || (v[j] <= -vmax && gj > 0.0)))
-				fixed[j] = 1;
-			if (!fixed[j])
-				free_idx[nf++] = j;
-		}
-		if (nf == 0)
+		lm_jacobian(&x, c, jac, jr);
+		if (!(nf = lm_free(&x, v, jr, r, free_idx)))
 			break;
-		while (mu < 1e10) {
-			double vn[MIX_RECIPE_MAX], cn[MIX_RECIPE_MAX], labn[3], costn, sum = 0.0;
-
-			for (int p = 0; p < nf; p++) {
-				int jp = free_idx[p];
-
-				g[p] = 0.0;
-				for (int k = 0; k < 3; k++)
-					g[p] -= jr[k][jp] * r[k];
-				for (int q = 0; q < nf; q++) {
-					int jq = free_idx[q];
-					double t = 0.0;
-
-					for (int k = 0; k < 3; k++)
-						t += jr[k][jp] * jr[k][jq];
-					a[p * nf + q] = t;
-				}
-				a[p * nf + p] = a[p * nf + p] * (1.0 + mu) + 1e-12;
-			}
-			if (mix_spd_solve(a, g, nf) != 0) {
-				mu *= 10.0;
-				continue;
-			}
-			memcpy(vn, v, sizeof(double) * (size_t)nv);
-			for (int p = 0; p < nf; p++) {
-				int jp = free_idx[p];
-				double d = g[p];
-
-				/* Log-ratios move at most 2 (a factor 7) a step: the model bends. */
-				if (mode == 0 && fabs(d) > 2.0)
-					d = d > 0 ? 2.0 : -2.0;
-				vn[jp] += d;
-				if (mode == 0) {
-					if (vn[jp] > vmax)
-						vn[jp] = vmax;
-					if (vn[jp] < -vmax)
-						vn[jp] = -vmax;
-				} else if (vn[jp] < 0.0) {
-					vn[jp] = 0.0;
-				}
-			}
-			if (mode == 1) {
-				for (int j = 0; j < nv; j++)
-					sum += vn[j];
-				if (sum > room)
-					for (int j = 0; j < nv; j++)
-						vn[j] *= room / sum;
-			}
-			for (int j = 0; j < n; j++)
-				cn[j] = mode == 0 ? (j == 0 ? 1.0 : exp(vn[j - 1])) : base[j] + vn[j];
-			eval_c(s, n, ss->idx, cn, labn, NULL);
-			costn = metric_cost(s, labn, NULL);
-			if (costn < cost) {
-				for (int j = 0; j < nv; j++)
-					step = fmax(step, fabs(vn[j] - v[j]));
-				if (costn > cost * (1.0 - 1e-4))
-					step = 0.0; /* no longer worth a step */
-				memcpy(v, vn, sizeof(double) * (size_t)nv);
-				mu = fmax(mu * 0.2, 1e-7);
-				accepted = 1;
-				break;
-			}
-			mu *= 8.0;
-		}
-		if (!accepted || step < 1e-4)
+		if (!lm_step(&x, v, jr, r, free_idx, nf, cost, &mu, &step) || step < 1e-4)
 			break;
 	}
-	for (int j = 0; j < n; j++)
-		ss->c[j] = mode == 0 ? (j == 0 ? 1.0 : exp(v[j - 1])) : base[j] + v[j];
-	eval_c(s, n, ss->idx, ss->c, ss->lab, NULL);
+	/* One paint alone (no variable): its only proportion is 1. */
+	lm_conc(&x, v, ss->c);
+	eval_c(s, x.n, ss->idx, ss->c, ss->lab, NULL);
 	ss->cost = metric_cost(s, ss->lab, NULL);
 	if (ss->cost < s->best_cost)
 		s->best_cost = ss->cost;

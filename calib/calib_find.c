@@ -286,66 +286,55 @@ static int intersect(const double c1[2], const double d1[2], const double c2[2],
 	return 1;
 }
 
-/*
- * The quadrilateral outline of a region: its hull's two farthest points
- * are opposite corners, the points farthest from their diagonal on either
- * side the other two; then each side is refitted as a line through the hull
- * points along it. Corners come clockwise on screen from the one nearest the
- * top left. 0 when the region is not a quadrilateral.
- */
-static int region_quad(const int *labels, int w, int h, const struct comp *c, double q[8],
-		       double *fill)
+/* Whether pixel (x, y) of region c lies on its edge: a neighbour outside it, or the image's border. */
+static int region_edge(const int *labels, int w, int h, const struct comp *c, int x, int y)
 {
-	int cap = 0, n = 0, nh, ia = 0, ic = 0, ib = -1, id = -1, ok = 0;
-	double (*pts)[2] = NULL, (*hp)[2] = NULL, best = -1, sb = 0, sd = 0, qa[4][2], area;
+	if (labels[(size_t)y * w + x] != c->label)
+		return 0;
+	return x == 0 || y == 0 || x == w - 1 || y == h - 1 || labels[(size_t)y * w + x - 1] != c->label ||
+	       labels[(size_t)y * w + x + 1] != c->label || labels[(size_t)(y - 1) * w + x] != c->label ||
+	       labels[(size_t)(y + 1) * w + x] != c->label;
+}
+
+/* The corners of the region's edge pixels (the edge lies between pixel centres), malloc'd into *pts. */
+static int region_points(const int *labels, int w, int h, const struct comp *c, double (**pts)[2], int *n)
+{
+	int cap = 0;
 
 	for (int y = c->y0; y <= c->y1; y++)
-		for (int x = c->x0; x <= c->x1; x++) {
-			int self = labels[(size_t)y * w + x] == c->label, edge;
-
-			if (!self)
-				continue;
-			edge = x == 0 || y == 0 || x == w - 1 || y == h - 1 ||
-			       labels[(size_t)y * w + x - 1] != c->label ||
-			       labels[(size_t)y * w + x + 1] != c->label ||
-			       labels[(size_t)(y - 1) * w + x] != c->label ||
-			       labels[(size_t)(y + 1) * w + x] != c->label;
-			if (edge)
-				cap += 4;
-		}
-	pts = malloc((size_t)cap * sizeof(*pts));
-	hp = malloc((size_t)(cap + 2) * sizeof(*hp));
-	if (!pts || !hp)
-		goto out_free;
+		for (int x = c->x0; x <= c->x1; x++)
+			cap += region_edge(labels, w, h, c, x, y) ? 4 : 0;
+	*n = 0;
+	if (!(*pts = malloc((size_t)cap * sizeof(**pts))))
+		return -1;
 	for (int y = c->y0; y <= c->y1; y++)
-		for (int x = c->x0; x <= c->x1; x++) {
-			int edge;
+		for (int x = c->x0; x <= c->x1; x++)
+			if (region_edge(labels, w, h, c, x, y))
+				for (int k = 0; k < 4; k++) {
+					(*pts)[*n][0] = x + (k & 1 ? 0.5 : -0.5);
+					(*pts)[*n][1] = y + (k & 2 ? 0.5 : -0.5);
+					(*n)++;
+				}
+	return cap;
+}
 
-			if (labels[(size_t)y * w + x] != c->label)
-				continue;
-			edge = x == 0 || y == 0 || x == w - 1 || y == h - 1 ||
-			       labels[(size_t)y * w + x - 1] != c->label ||
-			       labels[(size_t)y * w + x + 1] != c->label ||
-			       labels[(size_t)(y - 1) * w + x] != c->label ||
-			       labels[(size_t)(y + 1) * w + x] != c->label;
-			if (!edge)
-				continue;
-			/* The pixel's corners: the region's edge lies between pixel centres. */
-			for (int k = 0; k < 4; k++) {
-				pts[n][0] = x + (k & 1 ? 0.5 : -0.5);
-				pts[n][1] = y + (k & 2 ? 0.5 : -0.5);
-				n++;
-			}
-		}
-	nh = hull(pts, n, hp);
-	if (nh < 4)
-		goto out_free;
+/*
+ * The hull's corners: its two farthest points are opposite corners, the
+ * points farthest from their diagonal on either side the other two; ord gets
+ * the four in hull order, *diag their distance. 0 when there is no side.
+ */
+static int hull_corners(double (*hp)[2], int nh, int ord[4], double *diag)
+{
+	int ia = 0, ic = 0, ib = -1, id = -1;
+	double sb = 0, sd = 0;
+
+	*diag = -1;
 	for (int i = 0; i < nh; i++)
 		for (int j = i + 1; j < nh; j++) {
 			double d = hypot(hp[i][0] - hp[j][0], hp[i][1] - hp[j][1]);
 
-			if (d > best) {
-				best = d;
+			if (d > *diag) {
+				*diag = d;
 				ia = i;
 				ic = j;
 			}
@@ -363,90 +352,116 @@ static int region_quad(const int *labels, int w, int h, const struct comp *c, do
 		}
 	}
 	if (ib < 0 || id < 0)
-		goto out_free;
+		return 0;
 	/* Hull order is a, (b or d), c, ...: take the four in hull order. */
-	{
-		int idx[4] = { ia, ib, ic, id }, ord[4];
+	ord[0] = ia;
+	ord[1] = ib;
+	ord[2] = ic;
+	ord[3] = id;
+	for (int i = 0; i < 4; i++)
+		for (int j = i + 1; j < 4; j++)
+			if (ord[j] < ord[i]) {
+				int t = ord[i];
 
-		for (int i = 0; i < 4; i++)
-			ord[i] = idx[i];
-		for (int i = 0; i < 4; i++)
-			for (int j = i + 1; j < 4; j++)
-				if (ord[j] < ord[i]) {
-					int t = ord[i];
+				ord[i] = ord[j];
+				ord[j] = t;
+			}
+	return 1;
+}
 
-					ord[i] = ord[j];
-					ord[j] = t;
-				}
-		for (int s = 0; s < 4; s++) {
-			qa[s][0] = hp[ord[s]][0];
-			qa[s][1] = hp[ord[s]][1];
+/*
+ * Each side refitted as a line through the hull points along it, away from
+ * the corners; a corner moves to where its sides meet when that is near it.
+ * pts is scratch for as many points as the hull has.
+ */
+static void refit_sides(double (*hp)[2], int nh, const int ord[4], double diag, double (*pts)[2],
+			double qa[4][2])
+{
+	double lc[4][2], ld[4][2];
+
+	for (int s = 0; s < 4; s++) {
+		int i0 = ord[s], i1 = ord[(s + 1) % 4], cnt = 0;
+		double len = hypot(hp[i1][0] - hp[i0][0], hp[i1][1] - hp[i0][1]);
+
+		for (int i = i0;; i = (i + 1) % nh) {
+			double a = hypot(hp[i][0] - hp[i0][0], hp[i][1] - hp[i0][1]);
+			double b = hypot(hp[i][0] - hp[i1][0], hp[i][1] - hp[i1][1]);
+
+			if (a > 0.1 * len && b > 0.1 * len) {
+				pts[cnt][0] = hp[i][0];
+				pts[cnt][1] = hp[i][1];
+				cnt++;
+			}
+			if (i == i1)
+				break;
 		}
-		/* Refit each side as a line through the hull points along it, away from the corners. */
-		{
-			double lc[4][2], ld[4][2];
-			int have[4];
-
-			for (int s = 0; s < 4; s++) {
-				int i0 = ord[s], i1 = ord[(s + 1) % 4], cnt = 0;
-				double len = hypot(hp[i1][0] - hp[i0][0], hp[i1][1] - hp[i0][1]);
-
-				for (int i = i0;; i = (i + 1) % nh) {
-					double a = hypot(hp[i][0] - hp[i0][0], hp[i][1] - hp[i0][1]);
-					double b = hypot(hp[i][0] - hp[i1][0], hp[i][1] - hp[i1][1]);
-
-					if (a > 0.1 * len && b > 0.1 * len) {
-						pts[cnt][0] = hp[i][0];
-						pts[cnt][1] = hp[i][1];
-						cnt++;
-					}
-					if (i == i1)
-						break;
-				}
-				have[s] = cnt >= 2 && fit_line((const double (*)[2])pts, cnt, lc[s],
-							       ld[s]);
-				if (!have[s]) {
-					lc[s][0] = hp[i0][0];
-					lc[s][1] = hp[i0][1];
-					ld[s][0] = hp[i1][0] - hp[i0][0];
-					ld[s][1] = hp[i1][1] - hp[i0][1];
-				}
-			}
-			for (int s = 0; s < 4; s++) {
-				int p = (s + 3) % 4;
-				double out[2];
-
-				if (intersect(lc[p], ld[p], lc[s], ld[s], out) &&
-				    hypot(out[0] - qa[s][0], out[1] - qa[s][1]) < 0.05 * best)
-					memcpy(qa[s], out, sizeof(out));
-			}
+		if (!(cnt >= 2 && fit_line((const double (*)[2])pts, cnt, lc[s], ld[s]))) {
+			lc[s][0] = hp[i0][0];
+			lc[s][1] = hp[i0][1];
+			ld[s][0] = hp[i1][0] - hp[i0][0];
+			ld[s][1] = hp[i1][1] - hp[i0][1];
 		}
 	}
+	for (int s = 0; s < 4; s++) {
+		int p = (s + 3) % 4;
+		double out[2];
+
+		if (intersect(lc[p], ld[p], lc[s], ld[s], out) &&
+		    hypot(out[0] - qa[s][0], out[1] - qa[s][1]) < 0.05 * diag)
+			memcpy(qa[s], out, sizeof(out));
+	}
+}
+
+/* The corners clockwise on screen (y down: a positive shoelace sum), from the one nearest the top left. */
+static void quad_clockwise(double qa[4][2], double q[8])
+{
+	double s = 0;
+	int start = 0;
+
+	for (int i = 0; i < 4; i++)
+		s += qa[i][0] * qa[(i + 1) % 4][1] - qa[(i + 1) % 4][0] * qa[i][1];
+	if (s < 0)
+		for (int i = 0; i < 2; i++) {
+			double t[2];
+
+			memcpy(t, qa[i], sizeof(t));
+			memcpy(qa[i], qa[3 - i], sizeof(t));
+			memcpy(qa[3 - i], t, sizeof(t));
+		}
+	for (int i = 1; i < 4; i++)
+		if (qa[i][0] + qa[i][1] < qa[start][0] + qa[start][1])
+			start = i;
+	for (int i = 0; i < 4; i++) {
+		q[2 * i] = qa[(start + i) % 4][0];
+		q[2 * i + 1] = qa[(start + i) % 4][1];
+	}
+}
+
+/*
+ * The quadrilateral outline of a region (hull_corners, refit_sides), its
+ * corners clockwise on screen from the one nearest the top left; *fill the
+ * share of it the hull covers. 0 when the region is not a quadrilateral.
+ */
+static int region_quad(const int *labels, int w, int h, const struct comp *c, double q[8],
+		       double *fill)
+{
+	double (*pts)[2] = NULL, (*hp)[2] = NULL, qa[4][2], diag, area;
+	int cap, n, nh, ord[4], ok = 0;
+
+	if ((cap = region_points(labels, w, h, c, &pts, &n)) < 0 ||
+	    !(hp = malloc((size_t)(cap + 2) * sizeof(*hp))))
+		goto out_free;
+	nh = hull(pts, n, hp);
+	if (nh < 4 || !hull_corners(hp, nh, ord, &diag))
+		goto out_free;
+	for (int s = 0; s < 4; s++) {
+		qa[s][0] = hp[ord[s]][0];
+		qa[s][1] = hp[ord[s]][1];
+	}
+	refit_sides(hp, nh, ord, diag, pts, qa);
 	area = poly_area((const double (*)[2])qa, 4);
 	*fill = area > 0 ? poly_area((const double (*)[2])hp, nh) / area : 0;
-	/* Clockwise on screen (y down) means positive shoelace sum; start nearest the top left. */
-	{
-		double s = 0;
-		int start = 0;
-
-		for (int i = 0; i < 4; i++)
-			s += qa[i][0] * qa[(i + 1) % 4][1] - qa[(i + 1) % 4][0] * qa[i][1];
-		if (s < 0)
-			for (int i = 0; i < 2; i++) {
-				double t[2];
-
-				memcpy(t, qa[i], sizeof(t));
-				memcpy(qa[i], qa[3 - i], sizeof(t));
-				memcpy(qa[3 - i], t, sizeof(t));
-			}
-		for (int i = 1; i < 4; i++)
-			if (qa[i][0] + qa[i][1] < qa[start][0] + qa[start][1])
-				start = i;
-		for (int i = 0; i < 4; i++) {
-			q[2 * i] = qa[(start + i) % 4][0];
-			q[2 * i + 1] = qa[(start + i) % 4][1];
-		}
-	}
+	quad_clockwise(qa, q);
 	ok = area > 0;
 out_free:
 	free(pts);

@@ -871,49 +871,110 @@ static void rotate_corners(const double q[8], int r, double out[8])
 	}
 }
 
+/* The chart at the corners the operator gave: its grid and colours checked, then read. */
+static int chart_at_corners(const struct lum_img *l, const char *name, const struct calib_chart *c,
+			    const double *corners_px, struct calib_chart_view *v, bl_err *err)
+{
+	struct grid g;
+	double mis;
+	int rc = read_grid(l, corners_px, c->cols, c->rows, &g, err);
+
+	if (rc < 0)
+		return rc;
+	if (rc > 0 || !grid_ok(&g))
+		return bl_fail(err, BL_EINVAL, "%s: the corners given do not frame a %d x %d grid "
+			       "of patches with dark gaps between them (gaps %.0f%% dark): "
+			       "check their order (clockwise from the chart's top left)",
+			       name, c->cols, c->rows, rc > 0 ? 0.0 : 100 * g.gap_dark);
+	if ((mis = colour_misfit(l, &g, c)) > MAX_MISFIT)
+		return bl_fail(err, BL_EINVAL, "%s: the corners given frame a %d x %d grid whose "
+			       "colours are not those of chart %s (mean difference %.0f after "
+			       "an affine fit): check their order (clockwise from the chart's "
+			       "top left as it lies upright)", name, c->cols, c->rows, c->name, mis);
+	memcpy(v->corners_px, corners_px, sizeof(v->corners_px));
+	v->given = 1;
+	return fill_view(l, &g, c, name, v, err);
+}
+
+/* The best chart found: its grid, corners and colour misfit (1e9 none), and what was passed over. */
+struct chart_best {
+	double misfit, second, corners[8];
+	struct grid grid;
+	int rejected_shape;
+};
+
+/* Region k's four turns, each read as a grid and matched against the chart's colours. */
+static int chart_try_region(const struct lum_img *l, const int *labels, const struct comp *k,
+			    const struct calib_chart *c, struct chart_best *b, bl_err *err)
+{
+	double q[8], fill;
+
+	if (!region_quad(labels, l->w, l->h, k, q, &fill) || fill < 0.85) {
+		b->rejected_shape++;
+		return 0;
+	}
+	for (int r = 0; r < 4; r++) {
+		struct grid g;
+		double cq[8], mis;
+		int rc;
+
+		rotate_corners(q, r, cq);
+		rc = read_grid(l, cq, c->cols, c->rows, &g, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 || !grid_ok(&g))
+			continue;
+		mis = colour_misfit(l, &g, c);
+		if (mis < b->misfit) {
+			b->second = b->misfit;
+			b->misfit = mis;
+			b->grid = g;
+			memcpy(b->corners, cq, sizeof(cq));
+		} else if (mis < b->second) {
+			b->second = mis;
+		}
+	}
+	return 0;
+}
+
+/* No chart found among nc dark regions: why, as far as the frame tells (overexposure named). */
+static int chart_not_found(const struct img *frame, const char *name, const struct calib_chart *c, int nc,
+			   int rejected_shape, bl_err *err)
+{
+	size_t n = (size_t)frame->w * frame->h, nclip = 0;
+	char clip[160] = "";
+
+	for (size_t i = 0; i < n; i++)
+		nclip += frame->px[3 * i] >= 254 || frame->px[3 * i + 1] >= 254 || frame->px[3 * i + 2] >= 254;
+	if (nclip > n / 20)
+		snprintf(clip, sizeof(clip), "; %.0f%% of the frame is clipped to white: "
+			 "overexposed, lower the exposure", 100.0 * (double)nclip / (double)n);
+	if (nc == 0)
+		return bl_fail(err, BL_EINVAL, "%s: no colour chart found: nothing dark enough to "
+			       "be its frame (lay the chart on a light surface, check the "
+			       "exposure, or give its corners with --corners)%s", name, clip);
+	return bl_fail(err, BL_EINVAL, "%s: no colour chart found: %d dark region%s "
+		       "examined, %d not four-sided, none showing a %d x %d grid of "
+		       "patches (is the chart partly covered or out of the frame? "
+		       "--corners gives its corners)%s", name, nc, nc == 1 ? "" : "s",
+		       rejected_shape, c->cols, c->rows, clip);
+}
+
 int calib_chart_find(const struct img *frame, const char *name, const struct calib_chart *c,
 		     const double *corners_px, struct calib_chart_view *v, bl_err *err)
 {
 	struct lum_img l;
 	struct comp comps[MAX_CANDIDATES];
-	int *labels = NULL, nc = 0, rc, rejected_shape = 0, rejected_grid = 0;
+	struct chart_best b = { .misfit = 1e9, .second = 1e9 };
+	int *labels = NULL, nc = 0, rc;
 	float *sorted = NULL, thr;
-	double best_misfit = 1e9, second = 1e9, best_corners[8];
-	struct grid best_grid;
 	size_t n = (size_t)frame->w * frame->h;
 
 	memset(v, 0, sizeof(*v));
-	rc = lum_from_img(frame, &l, err);
-	if (rc)
+	if ((rc = lum_from_img(frame, &l, err)))
 		return rc;
 	if (corners_px) {
-		struct grid g;
-
-		rc = read_grid(&l, corners_px, c->cols, c->rows, &g, err);
-		if (rc < 0)
-			goto out_free;
-		if (rc > 0 || !grid_ok(&g)) {
-			rc = bl_fail(err, BL_EINVAL, "%s: the corners given do not frame a %d x %d grid "
-				     "of patches with dark gaps between them (gaps %.0f%% dark): "
-				     "check their order (clockwise from the chart's top left)",
-				     name, c->cols, c->rows, rc > 0 ? 0.0 : 100 * g.gap_dark);
-			goto out_free;
-		}
-		{
-			double mis = colour_misfit(&l, &g, c);
-
-			if (mis > MAX_MISFIT) {
-				rc = bl_fail(err, BL_EINVAL, "%s: the corners given frame a %d x %d grid whose "
-					     "colours are not those of chart %s (mean difference %.0f after "
-					     "an affine fit): check their order (clockwise from the chart's "
-					     "top left as it lies upright)", name, c->cols, c->rows, c->name,
-					     mis);
-				goto out_free;
-			}
-		}
-		memcpy(v->corners_px, corners_px, sizeof(v->corners_px));
-		v->given = 1;
-		rc = fill_view(&l, &g, c, name, v, err);
+		rc = chart_at_corners(&l, name, c, corners_px, v, err);
 		goto out_free;
 	}
 	labels = malloc(n * sizeof(int));
@@ -926,77 +987,28 @@ int calib_chart_find(const struct img *frame, const char *name, const struct cal
 	qsort(sorted, n, sizeof(float), cmp_float);
 	/* Dark relative to the light surfaces: the chart's frame reflects a few percent. */
 	thr = 0.10f * sorted[n * 95 / 100];
-	nc = dark_regions(&l, thr, (long)fmax(400.0, 0.002 * (double)n), labels, comps,
-			  MAX_CANDIDATES, err);
+	nc = dark_regions(&l, thr, (long)fmax(400.0, 0.002 * (double)n), labels, comps, MAX_CANDIDATES, err);
 	if (nc < 0) {
 		rc = nc;
 		goto out_free;
 	}
-	for (int k = 0; k < nc; k++) {
-		double q[8], fill;
-
-		if (!region_quad(labels, l.w, l.h, &comps[k], q, &fill) || fill < 0.85) {
-			rejected_shape++;
-			continue;
-		}
-		for (int r = 0; r < 4; r++) {
-			struct grid g;
-			double cq[8], mis;
-
-			rotate_corners(q, r, cq);
-			rc = read_grid(&l, cq, c->cols, c->rows, &g, err);
-			if (rc < 0)
-				goto out_free;
-			if (rc > 0 || !grid_ok(&g)) {
-				rejected_grid++;
-				continue;
-			}
-			mis = colour_misfit(&l, &g, c);
-			if (mis < best_misfit) {
-				second = best_misfit;
-				best_misfit = mis;
-				best_grid = g;
-				memcpy(best_corners, cq, sizeof(cq));
-			} else if (mis < second) {
-				second = mis;
-			}
-		}
-		if (best_misfit < 1e9)
-			break;
-	}
+	for (int k = 0; k < nc && b.misfit >= 1e9; k++)
+		if ((rc = chart_try_region(&l, labels, &comps[k], c, &b, err)))
+			goto out_free;
 	v->candidates = nc;
-	if (best_misfit >= 1e9) {
-		char clip[160] = "";
-		size_t nclip = 0;
-
-		for (size_t i = 0; i < n; i++)
-			nclip += frame->px[3 * i] >= 254 || frame->px[3 * i + 1] >= 254 ||
-				 frame->px[3 * i + 2] >= 254;
-		if (nclip > n / 20)
-			snprintf(clip, sizeof(clip), "; %.0f%% of the frame is clipped to white: "
-				 "overexposed, lower the exposure", 100.0 * (double)nclip / (double)n);
-		if (nc == 0)
-			rc = bl_fail(err, BL_EINVAL, "%s: no colour chart found: nothing dark enough to "
-				     "be its frame (lay the chart on a light surface, check the "
-				     "exposure, or give its corners with --corners)%s", name, clip);
-		else
-			rc = bl_fail(err, BL_EINVAL, "%s: no colour chart found: %d dark region%s "
-				     "examined, %d not four-sided, none showing a %d x %d grid of "
-				     "patches (is the chart partly covered or out of the frame? "
-				     "--corners gives its corners)%s", name, nc, nc == 1 ? "" : "s",
-				     rejected_shape, c->cols, c->rows, clip);
+	if (b.misfit >= 1e9) {
+		rc = chart_not_found(frame, name, c, nc, b.rejected_shape, err);
 		goto out_free;
 	}
-	(void)rejected_grid;
-	if (best_misfit > MAX_MISFIT) {
+	if (b.misfit > MAX_MISFIT) {
 		rc = bl_fail(err, BL_EINVAL, "%s: a %d x %d grid was found but its colours are not "
 			     "those of chart %s (mean difference %.0f even after an affine fit): "
 			     "another chart, or patches covered?", name, c->cols, c->rows, c->name,
-			     best_misfit);
+			     b.misfit);
 		goto out_free;
 	}
-	memcpy(v->corners_px, best_corners, sizeof(v->corners_px));
-	rc = fill_view(&l, &best_grid, c, name, v, err);
+	memcpy(v->corners_px, b.corners, sizeof(v->corners_px));
+	rc = fill_view(&l, &b.grid, c, name, v, err);
 out_free:
 	free(labels);
 	free(sorted);

@@ -393,37 +393,10 @@ static int leave_one_out(int kind, const struct calib_camera_result *r, double (
 	return 0;
 }
 
-int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
-		     struct calib_camera_result **out, bl_err *err)
+/* Each patch's camera values (v, in sRGB encoding, light divided out), its reference, and sRGB's reading. */
+static void patch_values(struct calib_camera_result *r, struct meas_profile *srgb, double (*v)[3],
+			 double (*ref)[3])
 {
-	const struct calib_chart *c = o->chart;
-	struct calib_camera_result *r = calloc(1, sizeof(*r));
-	struct meas_profile *prof = NULL, *srgb = NULL;
-	double (*v)[3] = NULL, (*ref)[3] = NULL, (*held)[CALIB_MAX_PATCHES][3] = NULL;
-	double max_patch = o->max_patch_de00 > 0 ? o->max_patch_de00 : 10.0;
-	char desc[256];
-	int rc;
-
-	*out = NULL;
-	v = malloc(sizeof(*v) * CALIB_MAX_PATCHES);
-	ref = malloc(sizeof(*ref) * CALIB_MAX_PATCHES);
-	held = malloc(sizeof(*held) * CALIB_MODEL_COUNT);
-	if (!r || !v || !ref || !held) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_fail;
-	}
-	rc = calib_chart_find(frame, o->frame_name, c, o->corners_px, &r->view, err);
-	if (rc)
-		goto out_fail;
-	rc = measure_patches(frame, o, r, err);
-	if (rc)
-		goto out_fail;
-	rc = correct_light(frame, o, r, err);
-	if (rc)
-		goto out_fail;
-	rc = meas_profile_open(NULL, &srgb, err);
-	if (rc)
-		goto out_fail;
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
 		color_lab lab;
@@ -443,7 +416,16 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		p->srgb_lab[2] = lab.b;
 		p->srgb_de00 = calib_de00(p->srgb_lab, p->ref_lab);
 	}
-	/* Every model, fitted on all patches and with each left out in turn. */
+}
+
+/*
+ * Every model (or the one asked for), fitted on all patches and with each
+ * left out in turn; a richer model is kept only when it predicts patches it
+ * never saw clearly better. held[k] gets model k's left-out predictions.
+ */
+static int choose_model(const struct calib_camera_opts *o, struct calib_camera_result *r, double (*v)[3],
+			double (*ref)[3], double (*held)[CALIB_MAX_PATCHES][3], bl_err *err)
+{
 	r->model = -1;
 	for (int k = 0; k < CALIB_MODEL_COUNT; k++) {
 		struct calib_cam_model m;
@@ -452,17 +434,12 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 
 		if (o->model >= 0 && o->model != k)
 			continue;
-		if (calib_model_fit(k, r->n, (const double (*)[3])v, (const double (*)[3])ref, NULL,
-				    &m, &e2) ||
+		if (calib_model_fit(k, r->n, (const double (*)[3])v, (const double (*)[3])ref, NULL, &m, &e2) ||
 		    leave_one_out(k, r, v, ref, held[k], &e2)) {
-			if (e2.code == BL_ENOMEM) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory");
-				goto out_fail;
-			}
-			if (o->model >= 0) {
-				rc = bl_fail(err, BL_EINVAL, "%s: %s", o->frame_name, e2.msg);
-				goto out_fail;
-			}
+			if (e2.code == BL_ENOMEM)
+				return bl_fail(err, BL_ENOMEM, "out of memory");
+			if (o->model >= 0)
+				return bl_fail(err, BL_EINVAL, "%s: %s", o->frame_name, e2.msg);
 			continue;
 		}
 		for (int i = 0; i < r->n; i++) {
@@ -475,44 +452,50 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		calib_figures_of(fd, NULL, r->n, &r->cand_fit[k]);
 		calib_figures_of(hd, NULL, r->n, &r->cand_held[k]);
 		r->cand_ok[k] = 1;
-		/* A richer model is kept only when it predicts patches it never saw clearly better. */
 		if (r->model < 0 ||
-		    r->cand_held[k].mean_de00 < r->cand_held[r->model].mean_de00 -
-						    CALIB_MODEL_MARGIN_DE00) {
+		    r->cand_held[k].mean_de00 < r->cand_held[r->model].mean_de00 - CALIB_MODEL_MARGIN_DE00) {
 			r->model = k;
 			r->fitted = m;
 		}
 	}
-	if (r->model < 0) {
-		rc = bl_fail(err, BL_EINVAL, "%s: no camera model could be fitted to the chart's %d "
-			     "patches", o->frame_name, r->n);
-		goto out_fail;
-	}
+	if (r->model < 0)
+		return bl_fail(err, BL_EINVAL, "%s: no camera model could be fitted to the chart's %d patches",
+			       o->frame_name, r->n);
+	return 0;
+}
+
+/* A patch its neighbours cannot predict (above max_patch) is not what the chart says it is. */
+static int held_out_check(const struct calib_camera_opts *o, struct calib_camera_result *r,
+			  double (*held)[3], double max_patch, bl_err *err)
+{
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
 
-		memcpy(p->held_lab, held[r->model][i], sizeof(p->held_lab));
+		memcpy(p->held_lab, held[i], sizeof(p->held_lab));
 		p->held_de00 = calib_de00(p->held_lab, p->ref_lab);
 	}
-	/* A patch its neighbours cannot predict is not what the chart says it is. */
 	for (int i = 0; i < r->n; i++)
-		if (r->p[i].held_de00 > max_patch) {
-			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' reads %.1f CIEDE2000 away from its "
-				     "reference when predicted from the other patches (limit %.0f): "
-				     "covered, dirty, faded, in a shadow, or another chart?",
-				     o->frame_name, r->p[i].name, r->p[i].held_de00, max_patch);
-			goto out_fail;
-		}
+		if (r->p[i].held_de00 > max_patch)
+			return bl_fail(err, BL_EINVAL, "%s: patch '%s' reads %.1f CIEDE2000 away from its "
+				       "reference when predicted from the other patches (limit %.0f): "
+				       "covered, dirty, faded, in a shadow, or another chart?",
+				       o->frame_name, r->p[i].name, r->p[i].held_de00, max_patch);
+	return 0;
+}
+
+/* The profile of the chosen model, and the fit's figures as they come through it, as `measure` reads it. */
+static int build_profile(const struct calib_camera_opts *o, struct calib_camera_result *r, bl_err *err)
+{
+	struct meas_profile *prof = NULL;
+	char desc[256];
+	int rc;
+
 	snprintf(desc, sizeof(desc), "brushloop camera profile (%s model, chart %s)",
-		 calib_model_names[r->model], c->name);
-	rc = calib_icc_build(&r->fitted, o->icc_version ? o->icc_version : CALIB_ICC_VERSION, desc,
-			     &r->icc, &r->icc_len, err);
-	if (rc)
-		goto out_fail;
-	/* The fit's figures come through the profile as written, as `measure` will read it. */
-	rc = meas_profile_open_mem(r->icc, r->icc_len, "the new profile", &prof, err);
-	if (rc)
-		goto out_fail;
+		 calib_model_names[r->model], o->chart->name);
+	if ((rc = calib_icc_build(&r->fitted, o->icc_version ? o->icc_version : CALIB_ICC_VERSION, desc,
+				  &r->icc, &r->icc_len, err)) ||
+	    (rc = meas_profile_open_mem(r->icc, r->icc_len, "the new profile", &prof, err)))
+		return rc;
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
 		color_lab lab;
@@ -528,14 +511,37 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 	figures(r, offsetof(struct calib_patch, srgb_de00), 0, &r->srgb);
 	figures(r, offsetof(struct calib_patch, held_de00), 1, &r->held_in_range);
 	meas_profile_close(prof);
-	meas_profile_close(srgb);
-	free(v);
-	free(ref);
-	free(held);
-	*out = r;
 	return 0;
-out_fail:
-	meas_profile_close(prof);
+}
+
+int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
+		     struct calib_camera_result **out, bl_err *err)
+{
+	struct calib_camera_result *r = calloc(1, sizeof(*r));
+	struct meas_profile *srgb = NULL;
+	double (*v)[3] = malloc(sizeof(*v) * CALIB_MAX_PATCHES);
+	double (*ref)[3] = malloc(sizeof(*ref) * CALIB_MAX_PATCHES);
+	double (*held)[CALIB_MAX_PATCHES][3] = malloc(sizeof(*held) * CALIB_MODEL_COUNT);
+	double max_patch = o->max_patch_de00 > 0 ? o->max_patch_de00 : 10.0;
+	int rc;
+
+	*out = NULL;
+	if (!r || !v || !ref || !held) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if ((rc = calib_chart_find(frame, o->frame_name, o->chart, o->corners_px, &r->view, err)) ||
+	    (rc = measure_patches(frame, o, r, err)) || (rc = correct_light(frame, o, r, err)) ||
+	    (rc = meas_profile_open(NULL, &srgb, err)))
+		goto out_free;
+	patch_values(r, srgb, v, ref);
+	if ((rc = choose_model(o, r, v, ref, held, err)) ||
+	    (rc = held_out_check(o, r, held[r->model], max_patch, err)) ||
+	    (rc = build_profile(o, r, err)))
+		goto out_free;
+	*out = r;
+	r = NULL;
+out_free:
 	meas_profile_close(srgb);
 	free(v);
 	free(ref);

@@ -190,14 +190,196 @@ static double map_error(const double H[9], const double Hi[9], const double *src
 	return worst;
 }
 
+/* Marker corners read on the frame: canvas mm (src) and frame px (dst). */
+struct canvas_pts {
+	double src[2 * 48], dst[2 * 48];
+	int np;
+};
+
+/* Vision's four-marker fit g (the origin's core says which is which), or why the markers do not make one. */
+static int markers_located(const struct img *frame, const char *name, const struct vis_markers *mks,
+			   const struct cv_marker *mk, int n, struct vis_geometry *g, bl_err *err)
+{
+	int origins = 0;
+
+	if (!vis_locate(frame, name, NULL, mks, g, err))
+		return 0;
+	for (int i = 0; i < n; i++)
+		origins += mk[i].origin;
+	if (n < 4 || origins != 1)
+		return bl_fail(err, BL_EINVAL, "%s: %d corner marker%s found (%d with the "
+			       "origin's core): the canvas needs all 4 in view, uncovered, "
+			       "lit and in focus (or give its corners with --corners)", name,
+			       n, n == 1 ? "" : "s", origins);
+	return bl_fail(err, BL_EINVAL, "%s: %d corner markers found, but they do not fit "
+		       "a %gx%g mm canvas with %g mm markers %g mm outside its corners: "
+		       "check zones.canvas.size_mm and zones.canvas.markers", name, n, mks->canvas_mm[0],
+		       mks->canvas_mm[1], mks->size_mm, mks->offset_mm);
+}
+
+/*
+ * Marker id's corners, refined to a fraction of a pixel, each named by where
+ * the four-marker fit (H canvas to frame, H4i its inverse) puts it on the
+ * canvas: the nearest corner of the square it belongs to.
+ */
+static int marker_points(const struct calib_lumplane *lum, const char *name, const struct vis_markers *mks,
+			 int id, const double H[9], const double H4i[9], const struct cv_marker *mk, int n,
+			 struct canvas_pts *pt, bl_err *err)
+{
+	struct calib_marker_fit fit;
+	double c[2], pc[2], oc[8], best = 1e18, S = mks->size_mm;
+	int bi = -1;
+
+	vis_marker_centre(mks, id, c);
+	apply(H, c[0], c[1], &pc[0], &pc[1]);
+	for (int k = 0; k < n; k++) {
+		double d = hypot(mk[k].centre[0] - pc[0], mk[k].centre[1] - pc[1]);
+
+		if (d < best) {
+			best = d;
+			bi = k;
+		}
+	}
+	if (bi < 0 || best > 0.5 * mk[bi].side_px)
+		return bl_fail(err, BL_EINVAL, "%s: corner marker %d is not where the others put it", name, id);
+	marker_corners_cw(&mk[bi], oc);
+	if (!calib_marker_refine(lum, oc, S, id == 0, &fit))
+		return bl_fail(err, BL_EINVAL, "%s: corner marker %d at (%.0f, %.0f) px cannot "
+			       "be read to a fraction of a pixel (partly covered, blurred or "
+			       "glared?)", name, id, mk[bi].centre[0], mk[bi].centre[1]);
+	for (int k = 0; k < fit.n && pt->np < 48; k++) {
+		double x, y, h = fit.half_mm[k], nx, ny;
+
+		apply(H4i, fit.px[k][0], fit.px[k][1], &x, &y);
+		nx = c[0] + (x > c[0] ? h : -h);
+		ny = c[1] + (y > c[1] ? h : -h);
+		if (hypot(x - nx, y - ny) > S / 12)
+			continue;
+		pt->src[2 * pt->np] = nx;
+		pt->src[2 * pt->np + 1] = ny;
+		pt->dst[2 * pt->np] = fit.px[k][0];
+		pt->dst[2 * pt->np + 1] = fit.px[k][1];
+		pt->np++;
+	}
+	return 0;
+}
+
+/* A corner read far off the rest (a speck on a marker edge) is dropped, once, and H fitted again. */
+static int drop_outliers(const char *name, struct canvas_pts *pt, double H[9], bl_err *err)
+{
+	double res[48], sorted[48], lim;
+	int k = 0, np = pt->np;
+
+	for (int i = 0; i < np; i++) {
+		double u, v;
+
+		apply(H, pt->src[2 * i], pt->src[2 * i + 1], &u, &v);
+		res[i] = sorted[i] = hypot(u - pt->dst[2 * i], v - pt->dst[2 * i + 1]);
+	}
+	qsort(sorted, (size_t)np, sizeof(double), cmp_double);
+	lim = fmax(4.0 * sorted[np / 2], 0.5);
+	for (int i = 0; i < np; i++)
+		if (res[i] <= lim) {
+			memmove(&pt->src[2 * k], &pt->src[2 * i], 2 * sizeof(double));
+			memmove(&pt->dst[2 * k], &pt->dst[2 * i], 2 * sizeof(double));
+			k++;
+		}
+	if (k < np && k >= 8) {
+		pt->np = k;
+		if (cv_homography(pt->src, pt->dst, k, H, err))
+			return bl_err_prefix(err, "%s: corner markers", name);
+	}
+	return 0;
+}
+
+/* The canvas from its corner markers: every corner of their squares read, the homography fitted. */
+static int canvas_from_markers(const struct img *frame, const char *name, const struct vis_markers *mks,
+			       struct calib_canvas_result *r, struct canvas_pts *pt, bl_err *err)
+{
+	struct vis_geometry g;
+	struct cv_marker mk[MAX_MARKERS];
+	struct calib_lumplane lum;
+	double H4i[9];
+	int n = 0, rc;
+
+	if ((rc = find_markers(frame, mk, &n, err)))
+		return rc;
+	r->markers_found = n;
+	if ((rc = markers_located(frame, name, mks, mk, n, &g, err)))
+		return rc;
+	if (cv_invert3(g.H, H4i, err))
+		return bl_err_prefix(err, "%s: corner markers", name);
+	if ((rc = calib_lumplane_from(frame, &lum, err)))
+		return rc;
+	for (int id = 0; id < 4 && rc == 0; id++)
+		rc = marker_points(&lum, name, mks, id, g.H, H4i, mk, n, pt, err);
+	calib_lumplane_free(&lum);
+	if (rc)
+		return rc;
+	if (pt->np < 8)
+		return bl_fail(err, BL_EINVAL, "%s: only %d marker corners could be read", name, pt->np);
+	if (cv_homography(pt->src, pt->dst, pt->np, r->H, err))
+		return bl_err_prefix(err, "%s: corner markers", name);
+	if ((rc = drop_outliers(name, pt, r->H, err)))
+		return rc;
+	r->source = VIS_FROM_MARKERS;
+	r->n_points = pt->np;
+	return 0;
+}
+
+/* How well the marker points fit: rms and worst in canvas mm, and the map's worst error over the canvas. */
+static int marker_fit_figures(const char *name, const struct canvas_pts *pt, const double Hi[9],
+			      double W, double Hh, struct calib_canvas_result *r, bl_err *err)
+{
+	double ss = 0;
+
+	for (int i = 0; i < pt->np; i++) {
+		double x, y, e;
+
+		apply(Hi, pt->dst[2 * i], pt->dst[2 * i + 1], &x, &y);
+		e = hypot(x - pt->src[2 * i], y - pt->src[2 * i + 1]);
+		ss += e * e;
+		r->max_mm = fmax(r->max_mm, e);
+	}
+	r->rms_mm = sqrt(ss / pt->np);
+	r->map_error_mm = map_error(r->H, Hi, pt->src, pt->dst, pt->np, W, Hh);
+	if (r->map_error_mm < 0)
+		return bl_fail(err, BL_EINVAL, "%s: the marker points do not determine the canvas's perspective",
+			       name);
+	r->canvas.error_mm = r->map_error_mm;
+	return 0;
+}
+
+/* The canvas's corners on the frame, its scale at the centre, and that the corners land near the frame. */
+static int canvas_on_frame(const struct img *frame, const char *name, const double cmm[8], const double Hi[9],
+			   double W, double Hh, struct calib_canvas_result *r, bl_err *err)
+{
+	double cx, cy, x0, y0, x1, y1;
+
+	cv_apply_homography(r->H, cmm, r->canvas.corners_px, 4);
+	apply(r->H, 0.5 * W, 0.5 * Hh, &cx, &cy);
+	apply(Hi, cx - 0.5, cy, &x0, &y0);
+	apply(Hi, cx + 0.5, cy, &x1, &y1);
+	r->mm_per_px = hypot(x1 - x0, y1 - y0);
+	for (int i = 0; i < 4; i++) {
+		double x = r->canvas.corners_px[2 * i], y = r->canvas.corners_px[2 * i + 1];
+
+		if (!isfinite(x) || !isfinite(y) || x < -frame->w || y < -frame->h || x > 2.0 * frame->w ||
+		    y > 2.0 * frame->h)
+			return bl_fail(err, BL_EINVAL, "%s: the canvas corners land far outside the "
+				       "frame: the markers or corners do not describe this canvas", name);
+	}
+	return 0;
+}
+
 int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *mks,
 		     const double *corners_px, struct calib_canvas_result *r, bl_err *err)
 {
-	const double W = mks->canvas_mm[0], Hh = mks->canvas_mm[1], S = mks->size_mm;
+	const double W = mks->canvas_mm[0], Hh = mks->canvas_mm[1];
 	const double cmm[8] = { 0, 0, W, 0, W, Hh, 0, Hh };
-	double src[2 * 48], dst[2 * 48], Hi[9];
-	struct calib_lumplane lum;
-	int np = 0, rc;
+	struct canvas_pts pt = { .np = 0 };
+	double Hi[9];
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->markers = *mks;
@@ -207,165 +389,19 @@ int calib_canvas_run(const struct img *frame, const char *name, const struct vis
 	r->canvas.size_mm[0] = W;
 	r->canvas.size_mm[1] = Hh;
 	if (corners_px) {
-		rc = cv_homography(cmm, corners_px, 4, r->H, err);
-		if (rc)
+		if (cv_homography(cmm, corners_px, 4, r->H, err))
 			return bl_err_prefix(err, "%s: the corners given", name);
 		r->source = VIS_FROM_FILE;
 		r->n_points = 4;
 		r->rms_mm = r->max_mm = r->map_error_mm = -1;
-	} else {
-		struct vis_geometry g;
-		struct cv_marker mk[MAX_MARKERS];
-		double H4i[9];
-		int n = 0;
-
-		rc = find_markers(frame, mk, &n, err);
-		if (rc)
-			return rc;
-		r->markers_found = n;
-		/* Vision finds and orders the four (the origin's core says which is which). */
-		if (vis_locate(frame, name, NULL, mks, &g, err)) {
-			int origins = 0;
-
-			for (int i = 0; i < n; i++)
-				origins += mk[i].origin;
-			if (n < 4 || origins != 1)
-				return bl_fail(err, BL_EINVAL, "%s: %d corner marker%s found (%d with the "
-					       "origin's core): the canvas needs all 4 in view, uncovered, "
-					       "lit and in focus (or give its corners with --corners)", name,
-					       n, n == 1 ? "" : "s", origins);
-			return bl_fail(err, BL_EINVAL, "%s: %d corner markers found, but they do not fit "
-				       "a %gx%g mm canvas with %g mm markers %g mm outside its corners: "
-				       "check zones.canvas.size_mm and zones.canvas.markers", name, n, W,
-				       Hh, S, mks->offset_mm);
-		}
-		rc = cv_invert3(g.H, H4i, err);
-		if (rc)
-			return bl_err_prefix(err, "%s: corner markers", name);
-		rc = calib_lumplane_from(frame, &lum, err);
-		if (rc)
-			return rc;
-		/*
-		 * Every corner of each marker's squares, refined to a fraction of a pixel,
-		 * then named by where vision's four-marker fit puts it on the canvas: the
-		 * nearest corner of the square it belongs to.
-		 */
-		for (int id = 0; id < 4; id++) {
-			struct calib_marker_fit fit;
-			double c[2], pc[2], oc[8], best = 1e18;
-			int bi = -1;
-
-			vis_marker_centre(mks, id, c);
-			apply(g.H, c[0], c[1], &pc[0], &pc[1]);
-			for (int k = 0; k < n; k++) {
-				double d = hypot(mk[k].centre[0] - pc[0], mk[k].centre[1] - pc[1]);
-
-				if (d < best) {
-					best = d;
-					bi = k;
-				}
-			}
-			if (bi < 0 || best > 0.5 * mk[bi].side_px) {
-				calib_lumplane_free(&lum);
-				return bl_fail(err, BL_EINVAL, "%s: corner marker %d is not where the others "
-					       "put it", name, id);
-			}
-			marker_corners_cw(&mk[bi], oc);
-			if (!calib_marker_refine(&lum, oc, S, id == 0, &fit)) {
-				calib_lumplane_free(&lum);
-				return bl_fail(err, BL_EINVAL, "%s: corner marker %d at (%.0f, %.0f) px cannot "
-					       "be read to a fraction of a pixel (partly covered, blurred or "
-					       "glared?)", name, id, mk[bi].centre[0], mk[bi].centre[1]);
-			}
-			for (int k = 0; k < fit.n && np < 48; k++) {
-				double x, y, h = fit.half_mm[k], nx, ny;
-
-				apply(H4i, fit.px[k][0], fit.px[k][1], &x, &y);
-				nx = c[0] + (x > c[0] ? h : -h);
-				ny = c[1] + (y > c[1] ? h : -h);
-				if (hypot(x - nx, y - ny) > S / 12)
-					continue;
-				src[2 * np] = nx;
-				src[2 * np + 1] = ny;
-				dst[2 * np] = fit.px[k][0];
-				dst[2 * np + 1] = fit.px[k][1];
-				np++;
-			}
-		}
-		calib_lumplane_free(&lum);
-		if (np < 8)
-			return bl_fail(err, BL_EINVAL, "%s: only %d marker corners could be read", name, np);
-		rc = cv_homography(src, dst, np, r->H, err);
-		if (rc)
-			return bl_err_prefix(err, "%s: corner markers", name);
-		/* A corner read far off the rest (a speck on a marker edge) is dropped, once. */
-		{
-			double res[48], sorted[48], lim;
-			int k = 0;
-
-			for (int i = 0; i < np; i++) {
-				double u, v;
-
-				apply(r->H, src[2 * i], src[2 * i + 1], &u, &v);
-				res[i] = sorted[i] = hypot(u - dst[2 * i], v - dst[2 * i + 1]);
-			}
-			qsort(sorted, (size_t)np, sizeof(double), cmp_double);
-			lim = fmax(4.0 * sorted[np / 2], 0.5);
-			for (int i = 0; i < np; i++)
-				if (res[i] <= lim) {
-					memmove(&src[2 * k], &src[2 * i], 2 * sizeof(double));
-					memmove(&dst[2 * k], &dst[2 * i], 2 * sizeof(double));
-					k++;
-				}
-			if (k < np && k >= 8) {
-				np = k;
-				rc = cv_homography(src, dst, np, r->H, err);
-				if (rc)
-					return bl_err_prefix(err, "%s: corner markers", name);
-			}
-		}
-		r->source = VIS_FROM_MARKERS;
-		r->n_points = np;
+	} else if ((rc = canvas_from_markers(frame, name, mks, r, &pt, err))) {
+		return rc;
 	}
-	rc = cv_invert3(r->H, Hi, err);
-	if (rc)
+	if (cv_invert3(r->H, Hi, err))
 		return bl_err_prefix(err, "%s: canvas homography", name);
-	if (!corners_px) {
-		double ss = 0;
-
-		for (int i = 0; i < np; i++) {
-			double x, y, e;
-
-			apply(Hi, dst[2 * i], dst[2 * i + 1], &x, &y);
-			e = hypot(x - src[2 * i], y - src[2 * i + 1]);
-			ss += e * e;
-			r->max_mm = fmax(r->max_mm, e);
-		}
-		r->rms_mm = sqrt(ss / np);
-		r->map_error_mm = map_error(r->H, Hi, src, dst, np, W, Hh);
-		if (r->map_error_mm < 0)
-			return bl_fail(err, BL_EINVAL, "%s: the marker points do not determine the "
-				       "canvas's perspective", name);
-		r->canvas.error_mm = r->map_error_mm;
-	}
-	cv_apply_homography(r->H, cmm, r->canvas.corners_px, 4);
-	{
-		double cx, cy, x0, y0, x1, y1;
-
-		apply(r->H, 0.5 * W, 0.5 * Hh, &cx, &cy);
-		apply(Hi, cx - 0.5, cy, &x0, &y0);
-		apply(Hi, cx + 0.5, cy, &x1, &y1);
-		r->mm_per_px = hypot(x1 - x0, y1 - y0);
-	}
-	for (int i = 0; i < 4; i++) {
-		double x = r->canvas.corners_px[2 * i], y = r->canvas.corners_px[2 * i + 1];
-
-		if (!isfinite(x) || !isfinite(y) || x < -frame->w || y < -frame->h ||
-		    x > 2.0 * frame->w || y > 2.0 * frame->h)
-			return bl_fail(err, BL_EINVAL, "%s: the canvas corners land far outside the "
-				       "frame: the markers or corners do not describe this canvas", name);
-	}
-	return 0;
+	if (!corners_px && (rc = marker_fit_figures(name, &pt, Hi, W, Hh, r, err)))
+		return rc;
+	return canvas_on_frame(frame, name, cmm, Hi, W, Hh, r, err);
 }
 
 cJSON *calib_canvas_json(const struct calib_canvas_result *r)

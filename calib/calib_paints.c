@@ -437,80 +437,59 @@ static void lab3(const color_lab *c, double v[3])
 	v[2] = c->b;
 }
 
-int calib_paints_run(const struct img *frame, const char *name, const struct calib_card *card,
-		     const struct palette *p, const struct meas_profile *prof,
-		     struct calib_paints_result **out, bl_err *err)
+/* The card fits the palette: the same white, a masstone of every paint. */
+static int card_fits(const struct calib_card *card, const struct palette *p, bl_err *err)
 {
-	struct calib_paints_result *r = calloc(1, sizeof(*r));
-	struct mix_model *model = malloc(sizeof(*model));
-	int rc, wi;
-
-	*out = NULL;
-	if (!r || !model) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_fail;
-	}
-	r->card = *card;
-	if (strcmp(card->white, p->white) != 0) {
-		rc = bl_fail(err, BL_EINVAL, "%s: the card's white is '%s', the palette's '%s'", p->file,
-			     card->white, p->white);
-		goto out_fail;
-	}
+	if (strcmp(card->white, p->white) != 0)
+		return bl_fail(err, BL_EINVAL, "%s: the card's white is '%s', the palette's '%s'", p->file,
+			       card->white, p->white);
 	for (int i = 0; i < p->n_paints; i++) {
 		int found = 0;
 
 		for (int k = 0; k < card->n && !found; k++)
-			found = strcmp(card->s[k].paint, p->paints[i].name) == 0 &&
-				card->s[k].fraction >= 1.0;
-		if (!found) {
-			rc = bl_fail(err, BL_EINVAL, "the card has no masstone of '%s' (palette %s): "
-				     "lay out a card for this palette", p->paints[i].name, p->file);
-			goto out_fail;
-		}
+			found = strcmp(card->s[k].paint, p->paints[i].name) == 0 && card->s[k].fraction >= 1.0;
+		if (!found)
+			return bl_fail(err, BL_EINVAL, "the card has no masstone of '%s' (palette %s): "
+				       "lay out a card for this palette", p->paints[i].name, p->file);
 	}
-	rc = calib_card_locate(frame, name, card, r->H, err);
-	if (rc)
-		goto out_fail;
-	for (int k = 0; k < card->n; k++) {
-		const struct calib_card_swatch *cs = &card->s[k];
-		struct calib_swatch_result *s = &r->s[r->n];
-		struct meas_swatch ms;
-		char nm[600];
+	return 0;
+}
 
-		if (palette_find(p, cs->paint) < 0)
-			continue;
-		snprintf(s->paint, sizeof(s->paint), "%s", cs->paint);
-		s->fraction = cs->fraction;
-		snprintf(nm, sizeof(nm), "%s: swatch '%s' at %g", name, cs->paint, cs->fraction);
-		if (!swatch_roi(r->H, cs->rect_mm, frame->w, frame->h, &s->roi)) {
-			rc = bl_fail(err, BL_EINVAL, "%s: lies outside the frame", nm);
-			goto out_fail;
-		}
-		rc = meas_swatch(frame, nm, &s->roi, prof, &ms, err);
-		if (rc)
-			goto out_fail;
-		if (ms.saturated || ms.clipped > 0.02 * ms.total) {
-			rc = bl_fail(err, BL_EINVAL, "%s: clipped (%ld of %ld px at 254 or 255): lower "
-				     "the exposure", nm, ms.clipped, ms.total);
-			goto out_fail;
-		}
-		if (ms.pixels < 0.5 * ms.total) {
-			rc = bl_fail(err, BL_EINVAL, "%s: not uniform (only %ld of %ld px agree): paint "
-				     "the box opaquely and evenly, keep it uncovered", nm, ms.pixels,
-				     ms.total);
-			goto out_fail;
-		}
-		lab3(&ms.lab, s->lab);
-		memcpy(s->stddev, ms.stddev, sizeof(s->stddev));
-		s->pixels = ms.pixels;
-		if (cs->fraction >= 1.0 && strcmp(cs->paint, card->white) != 0 &&
-		    s->lab[0] > UNPAINTED_L && hypot(s->lab[1], s->lab[2]) < 4.0) {
-			rc = bl_fail(err, BL_EINVAL, "%s: looks unpainted (L %.1f, grey)", nm, s->lab[0]);
-			goto out_fail;
-		}
-		r->n++;
-	}
-	/* The palette: the same paints and wells, measured data in place of what they had. */
+/* Swatch cs measured through the profile into s: in the frame, unclipped, uniform and painted. */
+static int read_swatch(const struct img *frame, const char *name, const struct calib_card *card,
+		       const struct calib_card_swatch *cs, const double H[9], const struct meas_profile *prof,
+		       struct calib_swatch_result *s, bl_err *err)
+{
+	struct meas_swatch ms;
+	char nm[600];
+	int rc;
+
+	snprintf(s->paint, sizeof(s->paint), "%s", cs->paint);
+	s->fraction = cs->fraction;
+	snprintf(nm, sizeof(nm), "%s: swatch '%s' at %g", name, cs->paint, cs->fraction);
+	if (!swatch_roi(H, cs->rect_mm, frame->w, frame->h, &s->roi))
+		return bl_fail(err, BL_EINVAL, "%s: lies outside the frame", nm);
+	if ((rc = meas_swatch(frame, nm, &s->roi, prof, &ms, err)))
+		return rc;
+	if (ms.saturated || ms.clipped > 0.02 * ms.total)
+		return bl_fail(err, BL_EINVAL, "%s: clipped (%ld of %ld px at 254 or 255): lower "
+			       "the exposure", nm, ms.clipped, ms.total);
+	if (ms.pixels < 0.5 * ms.total)
+		return bl_fail(err, BL_EINVAL, "%s: not uniform (only %ld of %ld px agree): paint "
+			       "the box opaquely and evenly, keep it uncovered", nm, ms.pixels, ms.total);
+	lab3(&ms.lab, s->lab);
+	memcpy(s->stddev, ms.stddev, sizeof(s->stddev));
+	s->pixels = ms.pixels;
+	if (cs->fraction >= 1.0 && strcmp(cs->paint, card->white) != 0 && s->lab[0] > UNPAINTED_L &&
+	    hypot(s->lab[1], s->lab[2]) < 4.0)
+		return bl_fail(err, BL_EINVAL, "%s: looks unpainted (L %.1f, grey)", nm, s->lab[0]);
+	return 0;
+}
+
+/* The palette: the same paints and wells, measured data in place of what they had. */
+static void measured_palette(struct calib_paints_result *r, const struct palette *p,
+			     const struct meas_profile *prof)
+{
 	r->out = *p;
 	snprintf(r->out.notice, sizeof(r->out.notice), "Measured from a painted card by brushloop "
 		 "calib paints (camera profile %s).", meas_profile_name(prof));
@@ -534,63 +513,100 @@ int calib_paints_run(const struct img *frame, const char *name, const struct cal
 			}
 		}
 	}
+}
+
+/* Paint i's last tint as the model fitted without it predicts it (*de); 0 when that model does not fit. */
+static int held_out_tint(const struct palette *out, int i, int wi, double *de, bl_err *err)
+{
+	const struct palette_paint *pp = &out->paints[i];
+	struct palette *q = malloc(sizeof(*q));
+	struct mix_model *mm = malloc(sizeof(*mm));
+	double amt[PALETTE_MAX_PAINTS] = { 0 };
+	bl_err e2 = { 0 };
+	int got = 0;
+
+	if (!q || !mm) {
+		free(q);
+		free(mm);
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	}
+	*q = *out;
+	q->paints[i].n_tints--;
+	if (mix_model_from_palette(q, mm, &e2) == 0) {
+		const struct palette_tint *t = &pp->tints[pp->n_tints - 1];
+		color_lab pred;
+		double lab[3];
+
+		amt[i] = t->paint_fraction;
+		amt[wi] = 1.0 - t->paint_fraction;
+		mix_predict(mm, NULL, amt, &pred);
+		lab3(&pred, lab);
+		*de = calib_de00(lab, t->lab);
+		got = 1;
+	}
+	free(q);
+	free(mm);
+	return got;
+}
+
+/* Each paint's last tint predicted by the model fitted without it: the card's held-out figures. */
+static int held_out_tints(struct calib_paints_result *r, const struct palette *p, bl_err *err)
+{
+	double de[PALETTE_MAX_PAINTS];
+	char names[PALETTE_MAX_PAINTS][CALIB_NAME_MAX];
+	int m = 0, wi = palette_find(&r->out, p->white);
+
+	for (int i = 0; i < p->n_paints; i++) {
+		int got;
+
+		if (r->out.paints[i].n_tints < 2 || i == wi)
+			continue;
+		if ((got = held_out_tint(&r->out, i, wi, &de[m], err)) < 0)
+			return got;
+		if (got)
+			snprintf(names[m++], CALIB_NAME_MAX, "%s", r->out.paints[i].name);
+	}
+	r->n_heldout = m;
+	calib_figures_of(de, (const char (*)[CALIB_NAME_MAX])names, m, &r->heldout);
+	return 0;
+}
+
+int calib_paints_run(const struct img *frame, const char *name, const struct calib_card *card,
+		     const struct palette *p, const struct meas_profile *prof,
+		     struct calib_paints_result **out, bl_err *err)
+{
+	struct calib_paints_result *r = calloc(1, sizeof(*r));
+	struct mix_model *model = malloc(sizeof(*model));
+	int rc;
+
+	*out = NULL;
+	if (!r || !model) {
+		rc = bl_fail(err, BL_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	r->card = *card;
+	if ((rc = card_fits(card, p, err)) || (rc = calib_card_locate(frame, name, card, r->H, err)))
+		goto out_free;
+	for (int k = 0; k < card->n; k++) {
+		if (palette_find(p, card->s[k].paint) < 0)
+			continue;
+		if ((rc = read_swatch(frame, name, card, &card->s[k], r->H, prof, &r->s[r->n], err)))
+			goto out_free;
+		r->n++;
+	}
+	measured_palette(r, p, prof);
 	/* The mixing model must accept it: K and S are fitted to every paint's colours. */
-	rc = mix_model_from_palette(&r->out, model, err);
-	if (rc) {
+	if ((rc = mix_model_from_palette(&r->out, model, err))) {
 		bl_err_prefix(err, "the measured palette");
-		goto out_fail;
+		goto out_free;
 	}
 	for (int i = 0; i < p->n_paints; i++)
 		r->model_de00[i] = model->fit_de00[i];
-	/* Each paint's last tint predicted by the model fitted without it. */
-	wi = palette_find(&r->out, p->white);
-	{
-		double de[PALETTE_MAX_PAINTS];
-		char names[PALETTE_MAX_PAINTS][CALIB_NAME_MAX];
-		int m = 0;
-
-		for (int i = 0; i < p->n_paints; i++) {
-			struct palette *q;
-			struct mix_model *mm;
-			const struct palette_paint *pp = &r->out.paints[i];
-			double amt[PALETTE_MAX_PAINTS] = { 0 };
-			color_lab pred;
-			bl_err e2 = { 0 };
-
-			if (pp->n_tints < 2 || i == wi)
-				continue;
-			q = malloc(sizeof(*q));
-			mm = malloc(sizeof(*mm));
-			if (!q || !mm) {
-				free(q);
-				free(mm);
-				rc = bl_fail(err, BL_ENOMEM, "out of memory");
-				goto out_fail;
-			}
-			*q = r->out;
-			q->paints[i].n_tints--;
-			if (mix_model_from_palette(q, mm, &e2) == 0) {
-				const struct palette_tint *t = &pp->tints[pp->n_tints - 1];
-				double lab[3];
-
-				amt[i] = t->paint_fraction;
-				amt[wi] = 1.0 - t->paint_fraction;
-				mix_predict(mm, NULL, amt, &pred);
-				lab3(&pred, lab);
-				de[m] = calib_de00(lab, t->lab);
-				snprintf(names[m], CALIB_NAME_MAX, "%s", pp->name);
-				m++;
-			}
-			free(q);
-			free(mm);
-		}
-		r->n_heldout = m;
-		calib_figures_of(de, (const char (*)[CALIB_NAME_MAX])names, m, &r->heldout);
-	}
-	free(model);
+	if ((rc = held_out_tints(r, p, err)))
+		goto out_free;
 	*out = r;
-	return 0;
-out_fail:
+	r = NULL;
+out_free:
 	free(model);
 	free(r);
 	return rc;

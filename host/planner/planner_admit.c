@@ -73,7 +73,6 @@ static int lab_ok(const color_lab *c)
 	       finite_in(c->b, -128.0, 128.0);
 }
 
-/* The grid over an image rectangle, as the planner's expectation grid counts it. */
 static int admit_colours(struct admit *x)
 {
 	const struct plan *p = x->p, *base = x->q->painting;

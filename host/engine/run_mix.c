@@ -755,10 +755,11 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 		int ratio[MIX_MAX_PAINTS] = { 0 };
 		int total = ratio_of(col->recipe, r->mixer.model.n_paints, ratio);
 		int k = ratio_times(total, units, room), u[MIX_MAX_PAINTS] = { 0 };
+		int clean = free_cell(r, x.colour);
 
 		for (int i = 0; i < MIX_MAX_PAINTS; i++)
 			u[i] = ratio[i] * k;
-		if (k > 0 || (free_cell(r, x.colour) < 0 &&
+		if (k > 0 || (clean < 0 &&
 			      ratio_scaled(r, s, ratio, total, fmax(col->cell_ml, 0.0) / lim.unit_ml, room, u))) {
 			if ((rc = topup_same_ratio(&x, &lim, ratio, total, u, err)))
 				return rc;
@@ -772,7 +773,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			 * goes on in the old one, on its paint: the top-up's volume is
 			 * all there is room for.
 			 */
-			if (free_cell(r, x.colour) >= 0) {
+			if (clean >= 0) {
 				units = (int)ceil((fmax(col->cell_ml, 0.0) + s->volume_ml) / lim.unit_ml - 1e-9);
 				lim.min_units = units < lim.max_units ? units : lim.max_units;
 			}

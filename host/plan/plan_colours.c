@@ -115,8 +115,12 @@ int pm_choose_colours(const struct pm_grid *g, const struct pm_target *t,
 	if (k > 0) {
 		nc = kmeans(t, step, ns, k, canvas, opt->seed, cent, sum, dmin, &qerr);
 	} else {
-		/* Automatic: the fewest colours that keep the target within a few units of its nearest colour. */
-		for (int kk = 3; kk <= kmax; kk++) {
+		/*
+		 * Automatic: the fewest colours that keep the target within a few
+		 * units of its nearest colour, from three (or as many as the machine
+		 * has cells, when fewer).
+		 */
+		for (int kk = kmax < 3 ? kmax : 3; kk <= kmax; kk++) {
 			nc = kmeans(t, step, ns, kk, canvas, opt->seed, cent, sum, dmin, &qerr);
 			if (qerr <= PM_AUTO_COLOUR_ERR || nc < kk)
 				break;

@@ -339,6 +339,37 @@ TEST(blank_target_needs_nothing)
 	plan_raster_free(&r);
 }
 
+/*
+ * A machine with fewer mixing cells than the automatic choice starts from
+ * (three) still gets a painting, in as many colours as it has cells: a
+ * two-cell machine once got an empty plan, as if the target were blank.
+ */
+TEST(a_machine_of_one_or_two_cells_gets_a_painting)
+{
+	struct machine m = *fixture_machine();
+	struct plan_raster r;
+	struct plan_options o;
+	struct plan_inputs in = { 0 };
+	bl_err err = { 0 };
+
+	CHECK(fixture_target(0, TW, TH, &r) == 0);
+	for (int cells = 1; cells <= 2; cells++) {
+		struct plan p;
+
+		m.n_cells = cells;
+		plan_options_default(&o, &m);
+		o.max_strokes = 60;
+		in.machine = &m;
+		in.solver = &fake_solver;
+		in.target = &r;
+		CHECK_MSG(plan_make(&in, &o, &p, &err) == 0, "%s", err.msg);
+		CHECK_MSG(p.n_colours >= 1 && p.n_colours <= cells && p.n_strokes > 0,
+			  "%d cells: %d colours, %d strokes", cells, p.n_colours, p.n_strokes);
+		plan_free(&p);
+	}
+	plan_raster_free(&r);
+}
+
 TEST(bad_options_refused)
 {
 	struct machine *m = fixture_machine();
@@ -815,6 +846,7 @@ TEST(dip_from_mixing_cell)
 TEST_MAIN(T(strokes_inside_canvas), T(actions_pass_gate), T(json_round_trip),
 	  T(same_inputs_same_plan), T(order_and_subtasks), T(prediction_reproduces),
 	  T(beats_grid_baseline), T(more_strokes_better), T(blank_target_needs_nothing),
+	  T(a_machine_of_one_or_two_cells_gets_a_painting),
 	  T(bad_options_refused), T(correction_paints_the_damage),
 	  T(correction_names_unfixable_cells), T(corrections_judge_a_cell_by_its_mean),
 	  T(correction_opens_cells_off_by_half_the_tolerance),

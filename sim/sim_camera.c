@@ -101,7 +101,7 @@ static void run_halves(struct half h[2])
 
 /* ---- light and sensor ---- */
 
-static void light_spd(int type, double e[SIM_NB])
+static void light_spd(enum machine_sim_light type, double e[SIM_NB])
 {
 	for (int j = 0; j < SIM_NB; j++) {
 		double nm = sim_band_nm(j);
@@ -121,7 +121,7 @@ static void light_spd(int type, double e[SIM_NB])
 			e[j] = 1.0 / (pow(l, 5.0) * (exp(c2 / (l * t)) - 1.0));
 			break;
 		}
-		default: {
+		case MACHINE_SIM_LIGHT_LED: {
 			/* A 4000 K white LED: the blue die and the broad phosphor. */
 			double b = (nm - 452.0) / 11.0, p = (nm - 590.0) / 62.0;
 
@@ -311,7 +311,7 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 	c->cx = 0.5 * c->w;
 	c->cy = 0.5 * c->h;
 
-	light_spd(ms->light_spectrum, e);
+	light_spd((enum machine_sim_light)ms->light_spectrum, e);
 	for (int k = 0; k < 3; k++)
 		for (int j = 0; j < SIM_NB; j++) {
 			double d = (sim_band_nm(j) - ms->sensor_peaks_nm[k]) / ms->sensor_widths_nm[k];

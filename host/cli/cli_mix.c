@@ -138,7 +138,7 @@ static int mix_correct_out(const struct mix_model *m, const struct mix_limits *l
 	       "lab:%.2f,%.2f,%.2f (tolerance %.2f)\n",
 	       measured->L, measured->a, measured->b, act.measured_de00, target->L, target->a,
 	       target->b, lim->tol_de00);
-	switch (act.kind) {
+	switch ((enum mix_action_kind)act.kind) {
 	case MIX_ACT_DONE:
 		printf("done: nothing to add\n");
 		break;
@@ -151,7 +151,7 @@ static int mix_correct_out(const struct mix_model *m, const struct mix_limits *l
 		printf("FRESH CELL: discard this one (%.2f ml) and mix:\n", total * lim->unit_ml);
 		print_units(m, act.units, lim->unit_ml);
 		break;
-	default:
+	case MIX_ACT_GIVE_UP:
 		printf("CANNOT REACH the target from here\n");
 		break;
 	}

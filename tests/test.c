@@ -112,6 +112,9 @@ static char *slurp_fd(int fd)
 	return buf;
 }
 
+/* The spawns of this process so far: each captures its output in files of its own. */
+static unsigned spawns;
+
 int test_spawn(const char *const *argv, const char *in_path, char **out, char **err)
 {
 	char outpath[4096], errpath[4096];
@@ -123,8 +126,12 @@ int test_spawn(const char *const *argv, const char *in_path, char **out, char **
 		*out = NULL;
 	if (err)
 		*err = NULL;
-	snprintf(outpath, sizeof(outpath), "%s/stdout", test_tmpdir());
-	snprintf(errpath, sizeof(errpath), "%s/stderr", test_tmpdir());
+	/*
+	 * Named for this process and call: the jobs of test_parallel share the
+	 * case's directory, and one job's output must not be another's.
+	 */
+	snprintf(outpath, sizeof(outpath), "%s/stdout.%ld.%u", test_tmpdir(), (long)getpid(), spawns);
+	snprintf(errpath, sizeof(errpath), "%s/stderr.%ld.%u", test_tmpdir(), (long)getpid(), spawns++);
 	posix_spawn_file_actions_init(&fa);
 	if (in_path)
 		posix_spawn_file_actions_addopen(&fa, 0, in_path, O_RDONLY, 0);
@@ -149,6 +156,8 @@ int test_spawn(const char *const *argv, const char *in_path, char **out, char **
 			*err = slurp_fd(fd);
 		close(fd);
 	}
+	unlink(outpath);
+	unlink(errpath);
 	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);

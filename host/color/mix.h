@@ -271,6 +271,13 @@ struct mix_job {
 	color_lab bias;              /* measured minus predicted, current cell */
 	int has_bias;
 	int finished;                /* DONE or GIVE_UP was returned */
+	/*
+	 * No clean cell is left: a FRESH mix goes into this cell, on what it
+	 * holds, and fits the room left (what it held then stays out of
+	 * lim.max_units). Not saved with the job: mix_run asks the world
+	 * (ops->clean_cell_left) before each step.
+	 */
+	int same_cell;
 };
 
 /*
@@ -286,8 +293,9 @@ int mix_begin(const struct mix_model *m, const struct mix_learn *l, struct mix_j
  * The one step of the closed mixing loop, called by `mix trial` and the run
  * engine alike: given the measured Lab of the stirred cell, learn from it,
  * and decide: DONE, ADD to the cell, start a FRESH cell (when adding cannot
- * reach the target within the cell's capacity, or wastes more), or GIVE_UP
- * (attempt limit, or out of reach either way). The caller carries the action
+ * reach the target within the cell's capacity, or wastes more; with
+ * job->same_cell, in the room the cell has left), or GIVE_UP (attempt limit,
+ * or out of reach either way). The caller carries the action
  * out and then calls mix_apply.
  */
 int mix_step(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
@@ -331,6 +339,8 @@ struct mix_ops {
 			 bl_err *err);
 	/* After an action was carried out and applied: persist job and learn here (may be NULL). */
 	int (*on_applied)(void *ctx, const struct mix_job *job, bl_err *err);
+	/* Whether a clean cell is left for a FRESH one (may be NULL: always). */
+	int (*clean_cell_left)(void *ctx);
 	/*
 	 * What the stirred cell really is, as an instrument reads it (the
 	 * simulator's truth): for reports only, never for a decision, so a

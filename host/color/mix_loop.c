@@ -418,10 +418,21 @@ static int step_ways(const struct mix_model *m, const struct mix_learn *l, struc
 		     bl_err *err)
 {
 	int have_total = units_total(m, job->have), rc;
+	/* With no clean cell left a fresh mix goes on what this cell holds: into its room. */
+	struct mix_limits flim = job->lim;
 
+	if (job->same_cell)
+		flim.max_units -= have_total;
+	if (flim.min_units > flim.max_units)
+		flim.min_units = flim.max_units;
 	rc = mix_solve_add(m, l, &job->target, &job->lim, job->have, &job->bias, add, err);
-	if (rc == 0)
-		rc = mix_solve_bias(m, l, &job->target, &job->bias, &job->lim, fresh, err);
+	if (rc == 0 && flim.max_units >= 1) {
+		rc = mix_solve_bias(m, l, &job->target, &job->bias, &flim, fresh, err);
+	} else if (rc == 0) {
+		memset(fresh, 0, sizeof(*fresh));
+		fresh->in_gamut = 1; /* no room for a fresh mix: not a verdict on the gamut */
+		fresh->recipe.de00 = HUGE_VAL;
+	}
 	if (rc)
 		return rc;
 	*add_units = 0;
@@ -450,9 +461,10 @@ static void step_give_up(struct mix_job *job, const struct mix_solution *fresh, 
 			 fresh->nearest.L, fresh->nearest.a, fresh->nearest.b, fresh->nearest_de00, de);
 	} else {
 		snprintf(act->reason, sizeof(act->reason),
-			 "measured %.2f CIEDE2000 off and no addition or fresh mix is predicted "
-			 "closer (whole units of %g ml, at most %d)",
-			 de, job->lim.unit_ml, job->lim.max_units);
+			 "measured %.2f CIEDE2000 off and no addition%s is predicted "
+			 "closer (whole units of %g ml, at most %d)", de,
+			 job->same_cell ? " (no clean cell is left for a fresh mix)" : " or fresh mix",
+			 job->lim.unit_ml, job->lim.max_units);
 	}
 	job->finished = 1;
 }

@@ -22,6 +22,11 @@ static int carry_out(const struct mix_ops *ops, struct mix_job *job, const struc
 		rc = ops->fresh_cell(ops->ctx, err);
 		if (rc)
 			return rc;
+		/* No clean cell: what the cell holds stays in it, out of the room for everything after. */
+		for (int i = 0; job->same_cell && i < MIX_MAX_PAINTS; i++)
+			job->lim.max_units -= job->have[i];
+		if (job->lim.min_units > job->lim.max_units)
+			job->lim.min_units = job->lim.max_units;
 		mix_apply_discard(job);
 		if (ops->on_applied) {
 			rc = ops->on_applied(ops->ctx, job, err);
@@ -79,6 +84,7 @@ int mix_run(const struct mix_model *m, struct mix_learn *l, struct mix_job *job,
 		color_lab meas;
 
 		rc = ops->measure(ops->ctx, &meas, err);
+		job->same_cell = ops->clean_cell_left && !ops->clean_cell_left(ops->ctx);
 		if (rc == 0)
 			rc = mix_step(m, l, job, &meas, &act, err);
 		if (rc == 0 && ops->on_action)

@@ -88,7 +88,7 @@ int run_correction_plan(struct run *r, bl_err *err)
 	for (int k = 0; k < r->plan.n_colours; k++) {
 		const struct run_colour *col = &r->st.colours[k];
 
-		looks[k] = r->plan.colours[k].lab;
+		looks[k] = run_colour_paint(r, k);
 		hiding[k] = 1.0;
 		if (col->coat_weight > 0.0) {
 			/* A coat learnt: the mix hides that much of what is under it. */

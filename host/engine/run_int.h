@@ -218,6 +218,16 @@ int run_observe_record(struct run *r, const struct plan_subtask *s, const char *
  */
 double run_cells_verdict(const struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
 			 const float *before, double *per_cell);
+/* The film of paint a brush does not pick up off a mixing cell's floor, ml. */
+#define RUN_CELL_FILM_ML 0.2
+/*
+ * The Lab colour k's paint is expected to have before the canvas taught its
+ * look: the plan's (or the operator's substitute), except for a mix accepted
+ * off its target (by a person or unattended.accept_within_de00), which is what
+ * the camera measured in its cell. Judged against the plan's colour, each of
+ * its batches would fail by the distance that was accepted.
+ */
+color_lab run_colour_paint(const struct run *r, int k);
 /* Learns from an observation of s how its colour looks on the canvas (cells it repainted nearly whole). */
 void run_learn_canvas(struct run *r, const struct plan_subtask *s, const struct run_canvas *c,
 		      const float *before);

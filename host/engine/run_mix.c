@@ -388,6 +388,13 @@ static int op_measure(void *ctx, color_lab *out, bl_err *err)
 	return run_event(r, "mix_measured", dj, err);
 }
 
+static int op_clean_cell_left(void *ctx)
+{
+	struct mix_ctx *x = ctx;
+
+	return free_cell(x->r, x->colour) >= 0;
+}
+
 static int op_on_action(void *ctx, const struct mix_job *job, const struct mix_action *act,
 			bl_err *err)
 {
@@ -527,36 +534,47 @@ static int ratio_times(int total, int want, int room)
 
 /*
  * With no clean cell left and one ratio too big for the room (a 12:1:17
- * recipe of 30 units over 25 units of room): the ratio scaled to the room in
- * whole units into u, when the model predicts the cell it makes (what is
- * held, in the verified ratio, and the addition) within half the tolerance
- * of the ratio itself; returns the units, 0 when it would not do.
+ * recipe of 30 units over 25 units of room): the ratio scaled to n whole
+ * units (each paint rounded, at least one unit) into u, for the largest n
+ * within the room whose cell (what is held, in the verified ratio, and the
+ * addition) the model predicts within half the tolerance of the ratio itself;
+ * returns the units, 0 when no size would do.
  */
 static int ratio_scaled(const struct run *r, const struct plan_subtask *s, const int *ratio, int total,
 			double held_units, int room, int *u)
 {
-	double amt[MIX_MAX_PAINTS] = { 0 }, pure[MIX_MAX_PAINTS] = { 0 };
-	color_lab lab, want;
-	int got = 0;
+	double pure[MIX_MAX_PAINTS] = { 0 };
+	color_lab want;
 
-	for (int i = 0; i < MIX_MAX_PAINTS; i++) {
-		u[i] = ratio[i] > 0 ? (int)fmax(1.0, floor((double)ratio[i] * room / total)) : 0;
-		got += u[i];
-		amt[i] = ratio[i] * held_units / total + u[i];
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
 		pure[i] = ratio[i];
-	}
-	if (got <= 0 || got > room)
-		return 0;
-	/*
-	 * The shift the rounding makes, as the model sees it (its bias on this
-	 * recipe cancels): at most half the tolerance, and the cell is measured
-	 * after as any top-up. A fresh recipe on the old paint, the other way,
-	 * is predicted as if the cell were clean (a 7:20 yellow on a 0.5 ml
-	 * 12:1:17 measured 13.8 off).
-	 */
-	mix_predict(&r->mixer.model, &r->st.learn, amt, &lab);
 	mix_predict(&r->mixer.model, &r->st.learn, pure, &want);
-	return color_de00(&lab, &want) <= 0.5 * s->tolerance_de00 ? got : 0;
+	for (int n = room; n >= 1; n--) {
+		double amt[MIX_MAX_PAINTS] = { 0 };
+		color_lab lab;
+		int got = 0;
+
+		for (int i = 0; i < MIX_MAX_PAINTS; i++) {
+			/* Every paint of the ratio stays in it: a tint that lost its green drifted 6 off in three top-ups. */
+			u[i] = ratio[i] > 0 ? (int)fmax(1.0, round((double)ratio[i] * n / total)) : 0;
+			got += u[i];
+			amt[i] = ratio[i] * held_units / total + u[i];
+		}
+		if (got <= 0 || got > room)
+			continue;
+		/*
+		 * The shift the rounding makes, as the model sees it (its bias on
+		 * this recipe cancels): at most half the tolerance, and the cell
+		 * is measured after as any top-up. A fresh recipe on the old
+		 * paint, the other way, is predicted as if the cell were clean (a
+		 * 7:20 yellow on a 0.5 ml 12:1:17 measured 13.8 off).
+		 */
+		mix_predict(&r->mixer.model, &r->st.learn, amt, &lab);
+		if (color_de00(&lab, &want) <= 0.5 * s->tolerance_de00)
+			return got;
+	}
+	memset(u, 0, MIX_MAX_PAINTS * sizeof(*u));
+	return 0;
 }
 
 /* Whether u is a whole multiple of the ratio (total units). */
@@ -604,6 +622,15 @@ static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, con
 		job->have[i] = ratio[i] * held;
 	job->first_units = total * held;
 	job->cells = 1;
+	{
+		/* Paint the whole ratios leave out (5 units of a 30-unit ratio) is in the cell all the same: out of its room. */
+		int hidden = (int)ceil(fmax(col->cell_ml, 0.0) / lim->unit_ml - 1e-6) - total * held;
+
+		if (hidden > 0)
+			job->lim.max_units -= hidden;
+		if (job->lim.min_units > job->lim.max_units)
+			job->lim.min_units = job->lim.max_units;
+	}
 	dj = cJSON_CreateObject();
 	cJSON_AddStringToObject(dj, "cell", col->cell);
 	cJSON_AddItemToObject(dj, "recipe", mix_units_json(&r->mixer.model, col->recipe));
@@ -769,13 +796,27 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 			 * holds what the old one held and the top-up (hubble: a 0.5 ml
 			 * top-up mixed fresh for a 1.7 ml batch ran the brush dry, and
 			 * the batch was braked 23.7 from its prediction). With no clean
-			 * cell left (and no scaled ratio that keeps the colour) the mix
-			 * goes on in the old one, on its paint: the top-up's volume is
-			 * all there is room for.
+			 * cell left and no scaled ratio that keeps the colour, the
+			 * batch paints with what the cell holds: a recipe mixed on its
+			 * paint is one the model cannot see (a 26:1:1 tint mixed
+			 * afresh in the 17 units of room over it was out of reach and
+			 * waited for a person). Only the film a brush leaves is mixed
+			 * over, in the room the cell has: what the loop mixes and adds
+			 * after (mix_step adds only, no clean cell being left) never
+			 * overfills the cell.
 			 */
 			if (clean >= 0) {
 				units = (int)ceil((fmax(col->cell_ml, 0.0) + s->volume_ml) / lim.unit_ml - 1e-9);
 				lim.min_units = units < lim.max_units ? units : lim.max_units;
+			} else if (room < 1 || col->cell_ml > RUN_CELL_FILM_ML) {
+				sub->status = RUN_SUB_DONE;
+				snprintf(sub->note, sizeof(sub->note),
+					 "no clean cell is left, and no top-up of the cell %s (%.2f ml) keeps its "
+					 "colour: the batch paints with what it holds", col->cell, col->cell_ml);
+				return run_event(r, "topup_not_possible", cJSON_CreateString(sub->note), err);
+			} else {
+				lim.max_units = room;
+				lim.min_units = lim.min_units < room ? lim.min_units : room;
 			}
 			x.fresh = 1;
 		}
@@ -803,6 +844,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	ops.measure = op_measure;
 	ops.on_action = op_on_action;
 	ops.on_applied = op_on_applied;
+	ops.clean_cell_left = op_clean_cell_left;
 	if (!r->st.mix_active) {
 		memset(&r->st.job, 0, sizeof(r->st.job));
 		r->st.job.lim = lim; /* saved before mix_run starts it: a state read back needs valid limits */

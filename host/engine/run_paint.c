@@ -156,7 +156,6 @@ static int ensure_paint(struct run *r, const struct plan_subtask *s, long from, 
 {
 	struct run_colour *col = &r->st.colours[s->colour];
 	const struct machine_brush *br = machine_find_brush(&r->m, s->brush);
-	const double reserve_ml = 0.2; /* a brush does not pick up the last film off the floor */
 	double need = 0.0, room;
 	long n = pass_len(r, s);
 	struct plan_subtask mix;
@@ -167,12 +166,12 @@ static int ensure_paint(struct run *r, const struct plan_subtask *s, long from, 
 	for (long k = from; k < n; k++)
 		if (pass_action(r, s, k).kind == ARM_DIP)
 			need += br ? br->load_ml : 0.0;
-	if (r->st.topup_ml <= 0.0 && (need <= 0.0 || col->cell_ml >= need + reserve_ml))
+	if (r->st.topup_ml <= 0.0 && (need <= 0.0 || col->cell_ml >= need + RUN_CELL_FILM_ML))
 		return 0;
 	if (r->st.topup_ml <= 0.0) {
 		room = r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0);
 		r->st.topup_ml = fmin(room, fmax(r->m.mixing.cell_min_ml,
-						need + reserve_ml - fmax(col->cell_ml, 0.0)));
+						need + RUN_CELL_FILM_ML - fmax(col->cell_ml, 0.0)));
 		if (r->st.topup_ml <= 0.0) {
 			r->st.topup_ml = 0.0;
 			return 0;

@@ -31,6 +31,14 @@ static double dot3(const double *a, const double *b)
  * this canvas (the plan's colour plus what its earlier strokes taught).
  * Without an observation before, the planner's prediction is the expectation.
  */
+/* The paint as mixed: an accepted mix is what its cell measured (run_int.h says why). */
+color_lab run_colour_paint(const struct run *r, int k)
+{
+	const struct run_colour *col = &r->st.colours[k];
+
+	return col->accepted ? col->measured : run_plan((struct run *)r)->colours[k].lab;
+}
+
 struct cell_model {
 	color_lab expected;
 	double k;         /* share of the cell repainted (mean over its pixels) */
@@ -53,7 +61,7 @@ static void model_cell(const struct run *r, const struct plan_subtask *s, const 
 {
 	const struct plan *p = run_plan((struct run *)r);
 	const struct run_colour *col = &r->st.colours[s->colour];
-	color_lab paint = p->colours[s->colour].lab;
+	color_lab paint = run_colour_paint(r, s->colour);
 	double hide = col->hide_weight > 0.0 ? col->hide : 1.0, box[4];
 
 	memset(cm, 0, sizeof(*cm));
@@ -126,7 +134,7 @@ void run_learn_canvas(struct run *r, const struct plan_subtask *s, const struct 
 		      const float *before)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
-	const color_lab *pl = &run_plan(r)->colours[s->colour].lab;
+	const color_lab paint = run_colour_paint(r, s->colour), *pl = &paint;
 	double sum[3] = { 0, 0, 0 }, landed = 0.0, coat = 0.0;
 	long n = 0, n_landed = 0, n_coat = 0;
 

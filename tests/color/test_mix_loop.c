@@ -293,6 +293,33 @@ TEST(learning_carries_to_unmeasured_mixes)
 	CHECK(after < 0.3 * before);
 }
 
+/* A cell of 5 black and 20 white, measured as the model predicts it, mixing for a pale yellow. */
+static void dark_cell_pale_target(struct mix_model *m, struct mix_learn *learn, struct mix_limits *lim,
+				  struct mix_job *job, color_lab *meas)
+{
+	double amt[MIX_MAX_PAINTS] = { 0 };
+	int black, white = 0, yellow;
+
+	fx_model(m);
+	fx_limits(lim);
+	mix_learn_init(learn, m->n_paints);
+	black = mix_model_find(m, "black");
+	white = m->white;
+	yellow = mix_model_find(m, "cold yellow");
+	amt[white] = 10;
+	amt[yellow] = 2;
+	memset(job, 0, sizeof(*job));
+	mix_predict(m, NULL, amt, &job->target);
+	job->lim = *lim;
+	job->cells = 1;
+	job->have[black] = 5;
+	job->have[white] = 20;
+	memset(amt, 0, sizeof(amt));
+	amt[black] = 5;
+	amt[white] = 20;
+	mix_predict(m, NULL, amt, meas);
+}
+
 /* A dark cell for a pale target: adding cannot get there, so a fresh cell, with the waste either way. */
 TEST(fresh_cell_when_adding_cannot_reach)
 {
@@ -301,30 +328,13 @@ TEST(fresh_cell_when_adding_cannot_reach)
 	struct mix_limits lim;
 	struct mix_job job;
 	struct mix_action act;
-	double amt[MIX_MAX_PAINTS] = { 0 };
-	color_lab target, meas;
+	color_lab meas;
 	bl_err err;
-	int black, white, yellow;
+	int black, yellow;
 
-	fx_model(&m);
-	fx_limits(&lim);
-	mix_learn_init(&learn, m.n_paints);
+	dark_cell_pale_target(&m, &learn, &lim, &job, &meas);
 	black = mix_model_find(&m, "black");
-	white = m.white;
 	yellow = mix_model_find(&m, "cold yellow");
-	amt[white] = 10;
-	amt[yellow] = 2;
-	mix_predict(&m, NULL, amt, &target);
-	memset(&job, 0, sizeof(job));
-	job.target = target;
-	job.lim = lim;
-	job.cells = 1;
-	job.have[black] = 5;
-	job.have[white] = 20;
-	memset(amt, 0, sizeof(amt));
-	amt[black] = 5;
-	amt[white] = 20;
-	mix_predict(&m, NULL, amt, &meas);
 	CHECK(mix_step(&m, &learn, &job, &meas, &act, &err) == 0);
 	printf("%s: %s; waste adding %.2f, fresh %.2f ml\n", mix_action_names[act.kind], act.reason,
 	       act.waste_add_ml, act.waste_fresh_ml);
@@ -338,6 +348,33 @@ TEST(fresh_cell_when_adding_cannot_reach)
 	mix_apply(&job, &act);
 	CHECK(job.cells == 2 && job.discarded_units == 25);
 	CHECK(job.have[black] == 0 && job.have[yellow] == act.units[yellow]);
+}
+
+/*
+ * The same dark cell with no clean cell left (job.same_cell): a fresh mix
+ * goes on the 25 units the cell holds, so it fits the 5 units of room left,
+ * and once it is carried out those 25 units stay out of the cell's room.
+ */
+TEST(a_fresh_mix_with_no_clean_cell_fits_the_room_left)
+{
+	static struct mix_model m;
+	static struct mix_learn learn;
+	struct mix_limits lim;
+	struct mix_job job;
+	struct mix_action act;
+	color_lab meas;
+	bl_err err;
+	int total = 0;
+
+	dark_cell_pale_target(&m, &learn, &lim, &job, &meas);
+	lim.max_units = job.lim.max_units = 30;
+	job.same_cell = 1;
+	CHECK(mix_step(&m, &learn, &job, &meas, &act, &err) == 0);
+	printf("%s: %s\n", mix_action_names[act.kind], act.reason);
+	for (int i = 0; i < m.n_paints; i++)
+		total += act.kind == MIX_ACT_FRESH ? act.units[i] : act.kind == MIX_ACT_ADD ? job.have[i] + act.units[i] : 0;
+	CHECK_MSG(act.kind != MIX_ACT_DONE, "a cell 49 off is done");
+	CHECK_MSG(total <= 30 - 25, "%s of %d units into a cell of 30 holding 25", mix_action_names[act.kind], total);
 }
 
 /* Measured within tolerance: done. Out of gamut: give up at once, naming the nearest colour. */
@@ -569,7 +606,7 @@ TEST(a_paint_learnt_to_its_bound_reads_back)
 
 TEST_MAIN(T(correction_converges_on_a_perturbed_batch), T(run_resumes_without_repeating_a_dispense),
 	  T(learning_carries_to_unmeasured_mixes),
-	  T(fresh_cell_when_adding_cannot_reach), T(done_and_out_of_gamut),
+	  T(fresh_cell_when_adding_cannot_reach), T(a_fresh_mix_with_no_clean_cell_fits_the_room_left), T(done_and_out_of_gamut),
 	  T(attempt_limit_gives_up), T(state_round_trips_and_resumes),
 	  T(step_refuses_bad_measurements), T(a_job_not_begun_round_trips),
 	  T(a_paint_learnt_to_its_bound_reads_back))

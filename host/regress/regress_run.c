@@ -138,6 +138,7 @@ struct progress {
 	int total, before, cannot, done, running, nonzero, jobs;
 	double t0, case_s; /* case_s: wall time of the cases finished this session, summed */
 	int live;
+	int shown; /* done as last printed: a case done is printed once its slot has the next */
 };
 
 /* "regress: 3 of 8 done (2 already done, 0 cannot run), 2 running, 0:41 elapsed, ETA 1:10". */
@@ -169,7 +170,7 @@ static void case_dir(const struct regress_run_options *o, const struct regress_c
  * step that could not start.
  */
 static int reaped(const struct regress_suite *s, const struct regress_run_options *o, struct slot *slots,
-		  struct progress *pr, pid_t pid, int status, double *last_print, bl_err *err)
+		  struct progress *pr, pid_t pid, int status, bl_err *err)
 {
 	for (int j = 0; j < o->jobs; j++) {
 		const struct regress_case *c = &s->cases[slots[j].ci];
@@ -197,10 +198,6 @@ static int reaped(const struct regress_suite *s, const struct regress_run_option
 		pr->running--;
 		pr->done++;
 		slots[j].pid = 0;
-		if (!o->quiet) {
-			progress_print(pr);
-			*last_print = now_s();
-		}
 		return 0;
 	}
 	return 0;
@@ -241,6 +238,7 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 	pr.done = pr.before + pr.cannot;
 	if (!o->quiet && nq == 0)
 		progress_print(&pr); /* nothing to run: say so */
+	pr.shown = nq ? -1 : pr.done; /* the first line once the slots are filled */
 	while (qi < nq || pr.running) {
 		int status;
 		pid_t pid;
@@ -271,8 +269,9 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 			}
 			pr.running++;
 		}
-		if (!o->quiet && now_s() - last_print >= (pr.live ? 1.0 : 30.0)) {
+		if (!o->quiet && (pr.shown != pr.done || now_s() - last_print >= (pr.live ? 1.0 : 30.0))) {
 			progress_print(&pr);
+			pr.shown = pr.done;
 			last_print = now_s();
 		}
 		pid = waitpid(-1, &status, WNOHANG);
@@ -288,9 +287,11 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 			rc = bl_fail(err, BL_EIO, "waitpid: %s", strerror(errno));
 			goto free_all;
 		}
-		if ((rc = reaped(s, o, slots, &pr, pid, status, &last_print, err)))
+		if ((rc = reaped(s, o, slots, &pr, pid, status, err)))
 			goto wait_all;
 	}
+	if (!o->quiet && pr.shown != pr.done)
+		progress_print(&pr); /* the last case done: no slot to fill */
 	if (!o->quiet && pr.live)
 		fputc('\n', stderr);
 	if (signals_seen)

@@ -487,6 +487,33 @@ TEST(an_interrupted_suite_pauses_its_runs_and_goes_on_when_started_again)
 }
 
 /* The simulator is deterministic: two at once paint what one at a time paints. */
+/*
+ * The progress lines of three cases at --jobs 2: while two or more are left,
+ * two run (a line printed as a case ended, before the next started in its
+ * slot, said "1 running"), and the last line has all three done.
+ */
+static void progress_keeps_two_running(const char *text)
+{
+	int lines = 0, last_done = -1;
+
+	for (const char *l = text; l && (l = strstr(l, "regress: ")); l++) {
+		int done, total, running;
+		const char *r = strstr(l, " running");
+
+		if (sscanf(l, "regress: %d of %d done", &done, &total) != 2 || !r)
+			continue;
+		while (r > l && r[-1] >= '0' && r[-1] <= '9')
+			r--;
+		running = atoi(r);
+		lines++;
+		last_done = done;
+		CHECK_MSG(total - done < 2 || running == 2, "with %d of %d cases left, %d running",
+			  total - done, total, running);
+	}
+	CHECK_MSG(lines >= 2, "%d progress lines", lines);
+	CHECK_MSG(last_done == 3, "the last progress line has %d cases done, not 3", last_done);
+}
+
 TEST(jobs_2_gives_the_same_figures_as_jobs_1)
 {
 	static const char *const figs[] = { "mean_de00", "p95_de00", "arm_s", "paint_ml",
@@ -497,10 +524,13 @@ TEST(jobs_2_gives_the_same_figures_as_jobs_1)
 
 	for (int j = 0; j < 2; j++) {
 		const char *args[] = { "regress", suite, "--out", path_in(j ? "j2" : "j1"), "--jobs",
-				       j ? "2" : "1", "--quiet", NULL };
-		char p[4200];
+				       j ? "2" : "1", j ? NULL : "--quiet", NULL };
+		char p[4200], *progress = NULL;
 
-		CHECK(test_brushloop(args, NULL, NULL) == 0);
+		CHECK(test_brushloop(args, NULL, j ? &progress : NULL) == 0);
+		if (j)
+			progress_keeps_two_running(progress);
+		free(progress);
 		snprintf(p, sizeof(p), "%s/result.json", path_in(j ? "j2" : "j1"));
 		r[j] = read_json(p);
 		CHECK(r[j] != NULL);

@@ -5,6 +5,7 @@
 
 #include <cJSON.h>
 
+#include "engine/run_checks.h"
 #include "test.h"
 
 /* Small runs: each picture's plan at 40 strokes, its mixes, top-ups and corrections. */
@@ -122,6 +123,7 @@ static void finish_one(int i, void *ctx)
 	CHECK_MSG(st && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "canvas"), "verified")),
 		  "%s: the final canvas is not verified", pictures[i]);
 	cJSON_Delete(st);
+	run_check_cells_within_capacity(dir);
 	if (!strcmp(pictures[i], "hubble"))
 		check_clean_cell_topups(dir);
 }

@@ -15,6 +15,7 @@
 
 #include "base/fs.h"
 #include "config/machine.h"
+#include "engine/run_checks.h"
 #include "test.h"
 
 /* Small and quick: a flat graphic target, a stroke budget of 24. */
@@ -629,29 +630,6 @@ TEST(power_loss_at_five_moments_then_resume)
 	}
 }
 
-/* No colour's cell in the run's state.json holds more than the run's machine lets a cell take. */
-static void cells_within_their_capacity(const char *dir)
-{
-	char path[4200];
-	struct machine m;
-	bl_err err = { 0 };
-	const cJSON *it;
-	cJSON *st;
-
-	snprintf(path, sizeof(path), "%s/machine.json", dir);
-	CHECK_MSG(machine_load(path, &m, &err) == 0, "%s", err.msg);
-	st = state_of(dir);
-	CHECK_MSG(st != NULL, "%s/state.json cannot be read", dir);
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(st, "colours")) {
-		const cJSON *ml = cJSON_GetObjectItem(it, "cell_ml");
-
-		CHECK_MSG(cJSON_IsNumber(ml) && ml->valuedouble <= m.mixing.cell_max_ml + 1e-9,
-			  "a cell holds %.2f ml, more than mixing.cell_max_ml %.2f",
-			  cJSON_IsNumber(ml) ? ml->valuedouble : -1.0, m.mixing.cell_max_ml);
-	}
-	cJSON_Delete(st);
-}
-
 /*
  * Open loop: a kill just after a mix's dispense set is planned, then resume:
  * the set is finished, never planned again; no cell ever holds more than it
@@ -678,7 +656,7 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 		CHECK_MSG(planned == mixes, "%d dispense sets planned for %d open-loop mixes", planned,
 			  mixes);
 	}
-	cells_within_their_capacity(dir);
+	run_check_cells_within_capacity(dir);
 }
 
 /*
@@ -1257,7 +1235,7 @@ TEST(with_no_clean_cell_left_a_top_up_never_overfills_its_cell)
 	CHECK_MSG(rc == 0, "the two-cell run exited %d", rc);
 	CHECK(test_journal_each(dir, count_no_clean_cell, &paths) == 0);
 	CHECK_MSG(paths > 0, "no top-up found its cell without a clean one: the test paints too little");
-	cells_within_their_capacity(dir);
+	run_check_cells_within_capacity(dir);
 	{
 		/* The state as saved reads back: a resume could start from it. */
 		cJSON *status = test_status(dir, &rc);

@@ -51,7 +51,7 @@ int calib_chart_open(const char *name_or_path, struct calib_chart *c, bl_err *er
 /* The chart as a chart file's JSON (what calib_chart_load reads). */
 cJSON *calib_chart_json(const struct calib_chart *c);
 
-/* ---- finding a chart in a frame (calib_find.c) ---- */
+/* ---- finding a chart in a frame (calib_find.c, calib_find_outline.c, calib_find_grid.c) ---- */
 
 #define CALIB_MAX_FRAME_SAMPLES 1200
 

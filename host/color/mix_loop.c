@@ -462,9 +462,9 @@ static void step_give_up(struct mix_job *job, const struct mix_solution *fresh, 
 	} else {
 		snprintf(act->reason, sizeof(act->reason),
 			 "measured %.2f CIEDE2000 off and no addition%s is predicted "
-			 "closer (whole units of %g ml, at most %d)", de,
-			 job->same_cell ? " (no clean cell is left for a fresh mix)" : " or fresh mix",
-			 job->lim.unit_ml, job->lim.max_units);
+			 "closer (whole units of %g ml, at most %d)%s", de,
+			 job->same_cell ? "" : " or fresh mix", job->lim.unit_ml, job->lim.max_units,
+			 job->same_cell ? "; no clean cell is left for a fresh mix" : "");
 	}
 	job->finished = 1;
 }

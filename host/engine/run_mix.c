@@ -644,6 +644,58 @@ static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, con
 	return run_state_save(r, err);
 }
 
+/*
+ * A top-up of a colour whose cell holds what was verified (or accepted): its
+ * ratio in whole units, or a clean cell when one ratio does not fit, never a
+ * recipe of its own for the small volume (14:1 dispensed into a verified
+ * 29:1 tint ruins it). Sets lim and x->fresh for the loop: 0 to go on to it,
+ * 1 when the subtask is settled without it (sub says how), or a negative code.
+ */
+static int topup_kept(struct mix_ctx *x, struct run_sub *sub, struct mix_limits *lim, int units, bl_err *err)
+{
+	struct run *r = x->r;
+	const struct run_colour *col = &r->st.colours[x->colour];
+	int room = (int)floor((r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0)) / lim->unit_ml + 1e-9);
+	int ratio[MIX_MAX_PAINTS] = { 0 };
+	int total = ratio_of(col->recipe, r->mixer.model.n_paints, ratio);
+	int k = ratio_times(total, units, room), u[MIX_MAX_PAINTS] = { 0 };
+	int clean = free_cell(r, x->colour), rc;
+
+	for (int i = 0; i < MIX_MAX_PAINTS; i++)
+		u[i] = ratio[i] * k;
+	if (k > 0 || (clean < 0 &&
+		      ratio_scaled(r, x->s, ratio, total, fmax(col->cell_ml, 0.0) / lim->unit_ml, room, u)))
+		return topup_same_ratio(x, lim, ratio, total, u, err);
+	/*
+	 * A clean cell replaces the old one, whose paint is lost: it holds what
+	 * the old one held and the top-up (hubble: a 0.5 ml top-up mixed fresh
+	 * for a 1.7 ml batch ran the brush dry, and the batch was braked 23.7
+	 * from its prediction). With no clean cell left and no scaled ratio
+	 * that keeps the colour, the batch paints with what the cell holds: a
+	 * recipe mixed on its paint is one the model cannot see (a 26:1:1 tint
+	 * mixed afresh in the 17 units of room over it was out of reach and
+	 * waited for a person). Only the film a brush leaves is mixed over, in
+	 * the room the cell has: what the loop mixes and adds after (mix_step
+	 * adds only, no clean cell being left) never overfills the cell.
+	 */
+	if (clean >= 0) {
+		units = (int)ceil((fmax(col->cell_ml, 0.0) + x->s->volume_ml) / lim->unit_ml - 1e-9);
+		lim->min_units = units < lim->max_units ? units : lim->max_units;
+	} else if (room < 1 || col->cell_ml > RUN_CELL_FILM_ML) {
+		sub->status = RUN_SUB_DONE;
+		snprintf(sub->note, sizeof(sub->note),
+			 "no clean cell is left, and no top-up of the cell %s (%.2f ml) keeps its "
+			 "colour: the batch paints with what it holds", col->cell, col->cell_ml);
+		rc = run_event(r, "topup_not_possible", cJSON_CreateString(sub->note), err);
+		return rc ? rc : 1;
+	} else {
+		lim->max_units = room;
+		lim->min_units = lim->min_units < room ? lim->min_units : room;
+	}
+	x->fresh = 1;
+	return 0;
+}
+
 /* What the loop's end means for the colour: verified, accepted as the run allows, or the operator's. */
 static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_sub *sub,
 		       const struct mix_action *last, bl_err *err)
@@ -772,54 +824,8 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	units = (int)ceil(s->volume_ml / lim.unit_ml - 1e-9);
 	lim.min_units = units < lim.min_units ? lim.min_units : units > lim.max_units ? lim.max_units : units;
 	if (!r->st.open_loop && !r->st.mix_active && col->cell[0] && (col->verified || col->accepted)) {
-		/*
-		 * A top-up of a colour whose cell holds what was verified (or
-		 * accepted): its ratio in whole units, or a clean cell when one
-		 * ratio does not fit, never a recipe of its own for the small
-		 * volume (14:1 dispensed into a verified 29:1 tint ruins it).
-		 */
-		int room = (int)floor((r->m.mixing.cell_max_ml - fmax(col->cell_ml, 0.0)) / lim.unit_ml + 1e-9);
-		int ratio[MIX_MAX_PAINTS] = { 0 };
-		int total = ratio_of(col->recipe, r->mixer.model.n_paints, ratio);
-		int k = ratio_times(total, units, room), u[MIX_MAX_PAINTS] = { 0 };
-		int clean = free_cell(r, x.colour);
-
-		for (int i = 0; i < MIX_MAX_PAINTS; i++)
-			u[i] = ratio[i] * k;
-		if (k > 0 || (clean < 0 &&
-			      ratio_scaled(r, s, ratio, total, fmax(col->cell_ml, 0.0) / lim.unit_ml, room, u))) {
-			if ((rc = topup_same_ratio(&x, &lim, ratio, total, u, err)))
-				return rc;
-		} else {
-			/*
-			 * A clean cell replaces the old one, whose paint is lost: it
-			 * holds what the old one held and the top-up (hubble: a 0.5 ml
-			 * top-up mixed fresh for a 1.7 ml batch ran the brush dry, and
-			 * the batch was braked 23.7 from its prediction). With no clean
-			 * cell left and no scaled ratio that keeps the colour, the
-			 * batch paints with what the cell holds: a recipe mixed on its
-			 * paint is one the model cannot see (a 26:1:1 tint mixed
-			 * afresh in the 17 units of room over it was out of reach and
-			 * waited for a person). Only the film a brush leaves is mixed
-			 * over, in the room the cell has: what the loop mixes and adds
-			 * after (mix_step adds only, no clean cell being left) never
-			 * overfills the cell.
-			 */
-			if (clean >= 0) {
-				units = (int)ceil((fmax(col->cell_ml, 0.0) + s->volume_ml) / lim.unit_ml - 1e-9);
-				lim.min_units = units < lim.max_units ? units : lim.max_units;
-			} else if (room < 1 || col->cell_ml > RUN_CELL_FILM_ML) {
-				sub->status = RUN_SUB_DONE;
-				snprintf(sub->note, sizeof(sub->note),
-					 "no clean cell is left, and no top-up of the cell %s (%.2f ml) keeps its "
-					 "colour: the batch paints with what it holds", col->cell, col->cell_ml);
-				return run_event(r, "topup_not_possible", cJSON_CreateString(sub->note), err);
-			} else {
-				lim.max_units = room;
-				lim.min_units = lim.min_units < room ? lim.min_units : room;
-			}
-			x.fresh = 1;
-		}
+		if ((rc = topup_kept(&x, sub, &lim, units, err)))
+			return rc < 0 ? rc : 0;
 	} else if (col->cell[0] && (col->verified || r->st.open_loop)) {
 		/*
 		 * Topping up: the cell holds what is left, and never more than it

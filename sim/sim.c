@@ -149,7 +149,7 @@ int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, s
 			goto out_world;
 	}
 	s->arm = (struct arm){ .ops = &sim_arm_ops, .priv = s, .m = &s->m, .clock = clock };
-	s->camera = (struct camera){ &sim_camera_ops, s, &s->m, clock };
+	s->camera = (struct camera){ .ops = &sim_camera_ops, .priv = s, .m = &s->m, .clock = clock };
 	*out = s;
 	return 0;
 

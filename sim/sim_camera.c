@@ -706,7 +706,6 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	uint64_t st;
 	size_t npix;
 	unsigned long size;
-	unsigned char *jpeg;
 	int rc;
 
 	rc = sim_cam_prepare(s, scene, err);
@@ -731,19 +730,14 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 		shade_span(c, c->arm_px, scale * 1.15f, st ^ 0x5bd1e995ULL, 0, c->n_arm_px);
 	}
 
+	/* Into the frame's own buffer: the camera's averages hand back the one of the frame before. */
 	size = tjBufSize(c->w, c->h, TJSAMP_420);
-	jpeg = malloc(size);
-	if (!jpeg)
+	if (cam_frame_reserve(f, size, NULL))
 		return bl_fail(err, BL_ENOMEM, "sim camera: out of memory for a JPEG");
-	if (tjCompress2(c->tj, c->pix, c->w, 0, c->h, TJPF_RGB, &jpeg, &size, TJSAMP_420,
-			s->m.sim.jpeg_quality, TJFLAG_NOREALLOC) != 0) {
-		rc = bl_fail(err, BL_EIO, "sim camera: JPEG encoding failed: %s",
-			     tjGetErrorStr2(c->tj));
-		free(jpeg);
-		return rc;
-	}
-	memset(f, 0, sizeof(*f));
-	f->data = jpeg;
+	if (tjCompress2(c->tj, c->pix, c->w, 0, c->h, TJPF_RGB, &f->data, &size, TJSAMP_420,
+			s->m.sim.jpeg_quality, TJFLAG_NOREALLOC) != 0)
+		return bl_fail(err, BL_EIO, "sim camera: JPEG encoding failed: %s",
+			       tjGetErrorStr2(c->tj));
 	f->len = size;
 	f->format = CAM_FMT_JPEG;
 	f->width = c->w;
@@ -758,7 +752,13 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 
 int sim_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_err *err)
 {
-	return sim_cam_render(s, scene, f, err);
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	rc = sim_cam_render(s, scene, f, err);
+	if (rc)
+		cam_frame_free(f);
+	return rc;
 }
 
 /* ---- camera ops, with the frame faults ---- */

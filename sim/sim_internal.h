@@ -175,7 +175,7 @@ int sim_arm_home(struct arm *a, bl_err *err);
 void sim_cam_free(struct sim_cam *c);
 /* The card changed: the pixel map and the card's colours are made again at the next frame. */
 void sim_cam_forget_map(struct sim *s);
-/* Renders scene into an encoded JPEG (f->data malloc'd). */
+/* Renders scene into an encoded JPEG, in f's buffer when it has one big enough (f cleared but for data and cap). */
 int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_err *err);
 int sim_cam_truth(struct sim *s, enum sim_scene scene, cJSON **out, bl_err *err);
 

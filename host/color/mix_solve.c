@@ -659,6 +659,28 @@ static void search_answer(struct search *x, const struct best *best, struct mix_
 	}
 }
 
+/*
+ * The subsets the search below can make: every single, pair and triple, and
+ * GROW_SUBSETS grown by each paint for every size above. Room for these
+ * only, not for MAX_SUBSETS: 13 paints mixed three at most need 377 (51 kB)
+ * where MAX_SUBSETS takes 1.1 MB, and a run solves a hundred times and more
+ * (under AddressSanitizer each block that large is an mmap of its own).
+ */
+static size_t subsets_room(int np, int maxp)
+{
+	size_t n = (size_t)np;
+
+	if (np < 1)
+		return 1;
+	if (maxp >= 2)
+		n += (size_t)np * (np - 1) / 2;
+	if (maxp >= 3)
+		n += (size_t)np * (np - 1) * (np - 2) / 6;
+	for (int size = 4; size <= maxp && size <= np; size++)
+		n += (size_t)GROW_SUBSETS * np;
+	return n < MAX_SUBSETS ? n : MAX_SUBSETS;
+}
+
 int mix_solve_bias(const struct mix_model *m, const struct mix_learn *l, const color_lab *target,
 		   const color_lab *bias, const struct mix_limits *lim, struct mix_solution *out,
 		   bl_err *err)
@@ -681,7 +703,7 @@ int mix_solve_bias(const struct mix_model *m, const struct mix_learn *l, const c
 	/* Proportions finer than one unit in the largest cell cannot be dispensed. */
 	x.vmax = log(lim->max_units > 2 ? lim->max_units : 2);
 	memset(x.pair_at, -1, sizeof(x.pair_at));
-	if (!(x.subs = malloc(sizeof(*x.subs) * MAX_SUBSETS)))
+	if (!(x.subs = malloc(sizeof(*x.subs) * subsets_room(x.np, x.maxp))))
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	solver_init(&x.s, m, l, target, bias, lim);
 	if (search_singles(&x)) {

@@ -126,90 +126,53 @@ static int lamp_begin(struct run *r, const struct vis_geometry *g, const char *n
 }
 
 /*
- * camera.average_frames frames, each retried on a dropped or corrupt frame
- * (a camera error: the breaker counts it), averaged per channel. The average
- * is saved in frames/ as what the verdict rests on.
+ * A frame that failed (dropped, corrupt, no canvas in it, no board for the
+ * lamp): a final error stays one; else it is a camera error like any other,
+ * journaled and counted by the breaker. 0: take another; else the brake's.
  */
-_Static_assert(MACHINE_MAX_AVERAGE_FRAMES * 255 <= UINT16_MAX, "a frame sum fits 16 bits");
+static int camera_error(struct run *r, int rc, bl_err *err)
+{
+	enum run_brake b;
 
-static int average_frames(struct run *r, const char *what, struct img *avg, char *frame,
+	if (run_error_final(rc))
+		return rc;
+	b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
+	if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
+		return rc;
+	return b != RUN_BRAKE_NONE ? run_brake(r, b, err) : 0;
+}
+
+/*
+ * camera.average_frames frames, each retried on a dropped or corrupt frame
+ * (a camera error: the breaker counts it), averaged per channel in the
+ * camera's memory (cam_average_add): *avg is the camera's until its next
+ * average. The average is saved in frames/ as what the verdict rests on.
+ */
+static int average_frames(struct run *r, const char *what, struct img **avg, char *frame,
 			  size_t frame_n, bl_err *err)
 {
+	struct camera *cam = r->rig.cam;
 	int n = r->m.camera.average_frames > 0 ? r->m.camera.average_frames : 1, got = 0, rc;
-	uint16_t *sum = NULL;
-	size_t px = 0;
+	char name[96];
 
-	memset(avg, 0, sizeof(*avg));
+	*avg = NULL;
+	if ((rc = cam_average_begin(cam, err)))
+		return rc;
 	while (got < n) {
-		struct cam_frame f = { 0 };
-		struct img im = { 0 };
-		enum run_brake b;
-
 		if ((rc = run_poll(r, err)))
-			goto out_free;
-		rc = cam_capture(r->rig.cam, &f, err);
-		if (rc == 0)
-			rc = img_decode_frame(&f, r->m.camera.max_pixels, &im, err);
-		cam_frame_free(&f);
-		if (rc == 0 && sum && (im.w != avg->w || im.h != avg->h))
-			rc = bl_fail(err, BL_EIO, "the camera changed its frame size mid-observation");
-		if (rc) {
-			img_free(&im);
-			if (run_error_final(rc))
-				goto out_free;
-			b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-			if ((rc = run_event(r, "camera_error",
-					    cJSON_CreateString(err->msg), err)))
-				goto out_free;
-			if (b != RUN_BRAKE_NONE) {
-				rc = run_brake(r, b, err);
-				goto out_free;
-			}
-			continue;
-		}
-		if (!sum) {
-			*avg = im;
-			im.px = NULL;
-			im.icc = NULL;
-			px = (size_t)avg->w * avg->h * 3;
-			sum = calloc(px, sizeof(*sum));
-			if (!sum) {
-				rc = bl_fail(err, BL_ENOMEM, "out of memory averaging frames");
-				goto out_free;
-			}
-			for (size_t i = 0; i < px; i++)
-				sum[i] = avg->px[i];
-		} else {
-			for (size_t i = 0; i < px; i++)
-				sum[i] = (uint16_t)(sum[i] + im.px[i]);
-		}
-		img_free(&im);
-		got++;
+			return rc;
+		if ((rc = cam_average_add(cam, err)) == 0)
+			got++;
+		else if ((rc = camera_error(r, rc, err)))
+			return rc;
 	}
-	{
-		/* A table of the rounded quotients: a division a byte is most of an average's time. */
-		unsigned char q[MACHINE_MAX_AVERAGE_FRAMES * 255 + 1];
-
-		for (int t = 0; t <= 255 * n; t++)
-			q[t] = (unsigned char)((t + n / 2) / n);
-		for (size_t i = 0; i < px; i++)
-			avg->px[i] = q[sum[i]];
-	}
+	if ((rc = cam_average_end(cam, avg, NULL, err)))
+		return rc;
 	r->st.cost.verifications++;
-	{
-		char name[96];
-
-		snprintf(name, sizeof(name), "frames/%06ld-%s.jpg", ++r->frames_saved, what);
-		if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, avg, err)))
-			goto out_free;
-	}
-	free(sum);
+	snprintf(name, sizeof(name), "frames/%06ld-%s.jpg", ++r->frames_saved, what);
+	if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, *avg, err)))
+		return rc;
 	return 0;
-
-out_free:
-	free(sum);
-	img_free(avg);
-	return rc;
 }
 
 /* The run's observer: its profile, light map and lamp; the canvas is located by locate() below. */
@@ -229,45 +192,34 @@ static void run_observer(struct run *r, struct vis_observer *o)
  * over it) is a camera error like a dropped one: counted by the breaker,
  * taken again.
  */
-static int capture_average(struct run *r, const char *what, struct img *avg, char *frame,
+static int capture_average(struct run *r, const char *what, struct img **avg, char *frame,
 			   size_t frame_n, bl_err *err)
 {
 	struct vis_observer o;
 	int rc;
 
 	for (;;) {
-		enum run_brake b;
-
 		if ((rc = average_frames(r, what, avg, frame, frame_n, err)))
 			return rc;
 		if (!r->lamp && !r->lamp_off && !r->first_raw.px) {
 			/* The reference is taken from this frame once the canvas shows where the board is. */
-			if ((rc = img_alloc(&r->first_raw, avg->w, avg->h, err)))
-				goto out_free;
-			memcpy(r->first_raw.px, avg->px, (size_t)avg->w * avg->h * 3);
+			if ((rc = img_alloc(&r->first_raw, (*avg)->w, (*avg)->h, err)))
+				return rc;
+			memcpy(r->first_raw.px, (*avg)->px, (size_t)(*avg)->w * (*avg)->h * 3);
 		}
 		run_observer(r, &o);
-		if ((rc = vis_observe_light(&o, avg, frame, err)) == 0)
+		if ((rc = vis_observe_light(&o, *avg, frame, err)) == 0)
 			break;
-		img_free(avg);
 		if (rc != BL_EIO || !r->lamp)
 			return rc; /* not the board: a frame of another size than the reference's or the map's */
-		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
+		if ((rc = camera_error(r, rc, err)))
 			return rc;
-		if (b != RUN_BRAKE_NONE)
-			return run_brake(r, b, err);
 	}
 	if (r->lamp) {
 		memcpy(r->lamp_now, o.lamp_now, sizeof(r->lamp_now));
-		if ((rc = lamp_journal(r, err)))
-			goto out_free;
+		return lamp_journal(r, err);
 	}
 	return 0;
-
-out_free:
-	img_free(avg);
-	return rc;
 }
 
 /*
@@ -322,7 +274,7 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
 {
-	struct img avg = { 0 };
+	struct img *avg;
 	struct vis_geometry g;
 	struct vis_observer o;
 	struct vis_observation ob = { 0 };
@@ -333,25 +285,16 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 		rc = capture_average(r, what, &avg, out->frame, sizeof(out->frame), err);
 		if (rc)
 			return rc;
-		rc = locate(r, &avg, out->frame, &g, err);
+		rc = locate(r, avg, out->frame, &g, err);
 		if (rc == 0)
 			break;
-		img_free(&avg);
-		if (run_error_final(rc))
-			return rc;
 		/* A frame where the canvas cannot be found is a camera error like a dropped one. */
-		{
-			enum run_brake b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-
-			if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
-				return rc;
-			if (b != RUN_BRAKE_NONE)
-				return run_brake(r, b, err);
-		}
+		if ((rc = camera_error(r, rc, err)))
+			return rc;
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
 	run_observer(r, &o);
-	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_observe_raster(&o, &avg, &g, &ob, err)))
+	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_observe_raster(&o, avg, &g, &ob, err)))
 		goto out_free;
 	out->w = ob.w;
 	out->h = ob.h;
@@ -377,7 +320,6 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 	ob.rect.px = NULL;
 out_free:
 	vis_observation_free(&ob);
-	img_free(&avg);
 	return rc;
 }
 
@@ -385,7 +327,7 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		     bl_err *err)
 {
 	const struct machine_station *st = machine_find_cell(&r->m, cell);
-	struct img avg = { 0 };
+	struct img *avg;
 	struct vis_geometry g;
 	struct vis_observer o;
 	struct meas_swatch sw;
@@ -396,25 +338,17 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 		return bl_fail(err, BL_EINVAL, "%s: no mixing cell '%s'", r->m.file, cell);
 	snprintf(what, sizeof(what), "cell-%s", cell);
 	for (;;) {
-		enum run_brake b;
-
 		rc = capture_average(r, what, &avg, frame, n, err);
 		if (rc)
 			return rc;
-		rc = locate(r, &avg, frame, &g, err);
+		rc = locate(r, avg, frame, &g, err);
 		run_observer(r, &o);
 		if (rc == 0)
-			rc = vis_observe_station(&o, &avg, frame, &g, st, &sw, err);
-		img_free(&avg);
+			rc = vis_observe_station(&o, avg, frame, &g, st, &sw, err);
 		if (rc == 0)
 			break;
-		if (run_error_final(rc))
+		if ((rc = camera_error(r, rc, err)))
 			return rc;
-		b = run_brakes_comm(&r->st.brakes, &r->m.brakes, 0, err->msg);
-		if ((rc = run_event(r, "camera_error", cJSON_CreateString(err->msg), err)))
-			return rc;
-		if (b != RUN_BRAKE_NONE)
-			return run_brake(r, b, err);
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
 	if ((rc = lamp_begin(r, &g, frame, err)))

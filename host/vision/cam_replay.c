@@ -1,4 +1,4 @@
-/* cam_replay.c: the replay camera (recorded JPEG and PNG frames from a folder or a list file) and averaged captures. */
+/* cam_replay.c: the replay camera: recorded JPEG and PNG frames from a folder or a list file. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include "base/fs.h"
-#include "base/log.h"
 #include "vision/cam_open.h"
 
 /* A list file of more than this is not a list of frames. */
@@ -129,8 +128,11 @@ static int replay_capture(struct camera *c, struct cam_frame *f, bl_err *err)
 	rc = fs_read_file(path, IMG_MAX_FILE_BYTES, &buf, &len, err);
 	if (rc)
 		return rc;
+	/* The file comes in a buffer of its own: the frame takes it for the one it had. */
+	free(f->data);
 	f->data = (unsigned char *)buf;
 	f->len = len;
+	f->cap = len;
 	snprintf(f->source, sizeof(f->source), "replay:%s", path);
 	rc = img_probe(f->data, len, path, &f->format, &f->width, &f->height, err);
 	if (rc) {
@@ -194,79 +196,4 @@ out_close:
 	replay_close(c);
 	c->ops = NULL;
 	return rc;
-}
-
-int cam_capture_average(struct camera *c, int n, struct img *out, int *locked, bl_err *err)
-{
-	uint32_t *sum = NULL;
-	size_t npx = 0;
-	int rc = 0;
-
-	memset(out, 0, sizeof(*out));
-	*locked = 1;
-	if (n < 1 || n > 64)
-		return bl_fail(err, BL_EINVAL, "average of %d frames: give 1..64", n);
-	for (int i = 0; i < n; i++) {
-		struct cam_frame f;
-		struct img im;
-
-		rc = cam_capture(c, &f, err);
-		if (rc)
-			goto out_free;
-		rc = img_decode_frame(&f, c->m->camera.max_pixels, &im, err);
-		*locked &= f.controls_locked;
-		cam_frame_free(&f);
-		if (rc)
-			goto out_free;
-		if (i == 0) {
-			npx = (size_t)im.w * im.h * 3;
-			sum = calloc(npx, sizeof(*sum));
-			if (!sum) {
-				img_free(&im);
-				rc = bl_fail(err, BL_ENOMEM, "out of memory");
-				goto out_free;
-			}
-			*out = im; /* keeps the first frame's buffer for the result */
-		} else if (im.w != out->w || im.h != out->h) {
-			rc = bl_fail(err, BL_EIO, "%s: frame %d is %dx%d, the first was %dx%d",
-				     f.source, i, im.w, im.h, out->w, out->h);
-			img_free(&im);
-			goto out_free;
-		}
-		for (size_t k = 0; k < npx; k++)
-			sum[k] += im.px[k];
-		if (i > 0)
-			img_free(&im);
-	}
-	for (size_t k = 0; k < npx; k++)
-		out->px[k] = (unsigned char)((sum[k] + (uint32_t)n / 2) / (uint32_t)n);
-	free(sum);
-	return 0;
-out_free:
-	free(sum);
-	img_free(out);
-	return rc;
-}
-
-int cam_capture_for_measurement(struct camera *c, struct img *out, bl_err *err)
-{
-	const struct machine_camera *mc = &c->m->camera;
-	int locked, rc = cam_capture_average(c, mc->average_frames, out, &locked, err);
-
-	if (rc)
-		return rc;
-	if (!locked) {
-		if (!mc->allow_auto) {
-			img_free(out);
-			return bl_fail(err, BL_EINVAL,
-				       "camera %s: exposure, white balance, gain or focus is still "
-				       "automatic, so colours would drift between frames: refusing to "
-				       "measure (lock them through camera.controls, or set "
-				       "camera.allow_auto in %s)",
-				       c->m->camera.device, c->m->file);
-		}
-		log_warn("camera %s: measuring with automatic controls (camera.allow_auto): colours "
-			 "may drift", c->m->camera.device);
-	}
-	return 0;
 }

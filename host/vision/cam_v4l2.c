@@ -305,7 +305,7 @@ static int v4l2_capture(struct camera *c, struct cam_frame *f, bl_err *err)
 		struct pollfd pfd = { .fd = v->fd, .events = POLLIN };
 		struct v4l2_buffer b;
 		int64_t deadline = clk_real_ns() + (int64_t)timeout_ms * 1000000;
-		int r;
+		int r, mem;
 
 		/* Wait for a frame with a deadline on the real clock, whatever the run's clock is. */
 		for (;;) {
@@ -369,23 +369,21 @@ static int v4l2_capture(struct camera *c, struct cam_frame *f, bl_err *err)
 				continue;
 			}
 			f->len = (size_t)v->w * v->h * 3;
-			f->data = malloc(f->len);
-			if (f->data)
+			if ((mem = cam_frame_reserve(f, f->len, err)) == 0)
 				yuyv_to_rgb(v, v->buf[b.index].start, f->data);
 			f->format = CAM_FMT_RGB24;
 		} else {
 			f->len = b.bytesused;
-			f->data = malloc(f->len);
-			if (f->data)
+			if ((mem = cam_frame_reserve(f, f->len, err)) == 0)
 				memcpy(f->data, v->buf[b.index].start, f->len);
 			f->format = CAM_FMT_JPEG;
 		}
 		{
 			int rc = requeue(v, &b, err);
 
-			if (!f->data) {
+			if (mem) {
 				f->len = 0;
-				return rc ? rc : bl_fail(err, BL_ENOMEM, "out of memory for a frame");
+				return rc ? rc : mem;
 			}
 			if (rc) {
 				cam_frame_free(f);

@@ -18,6 +18,7 @@ enum cam_format {
 struct cam_frame {
 	unsigned char *data;     /* encoded bytes (owned; cam_frame_free releases them) */
 	size_t len;
+	size_t cap;              /* bytes allocated at data (cam_frame_reserve), len or more */
 	enum cam_format format;
 	int width, height;       /* px, as the source says (checked again when decoded) */
 	int64_t t_ns;            /* capture time on the run's clock */
@@ -27,6 +28,7 @@ struct cam_frame {
 };
 
 struct camera;
+struct img;
 
 /*
  * The contract every camera backend keeps (config/backends.def lists them,
@@ -39,6 +41,9 @@ struct camera;
  *   BL_ENOMEM     as everywhere.
  * A frame is what the sensor gave, encoded (JPEG, PNG or RGB24): the
  * observation pipeline decodes and calibrates it, the backend never does.
+ * capture finds f cleared but for data and cap, which may hold the buffer of
+ * the frame taken before (the averages below reuse it): it takes its memory
+ * through cam_frame_reserve, and on failure leaves f for cam_frame_free.
  */
 struct camera_ops {
 	const char *name;
@@ -60,6 +65,7 @@ struct camera {
 	void *priv;
 	const struct machine *m;
 	clk *clock;
+	struct cam_buffers *buf; /* the averages' memory (camera.c), NULL until the first; cam_close frees it */
 };
 
 /*
@@ -73,8 +79,34 @@ struct camera {
 #undef BL_CAM_BACKEND
 
 int cam_lock_controls(struct camera *c, bl_err *err);
+/* One frame in a buffer of its own (f need not be initialised): the caller frees it with cam_frame_free. */
 int cam_capture(struct camera *c, struct cam_frame *f, bl_err *err);
 void cam_close(struct camera *c);
 void cam_frame_free(struct cam_frame *f);
+
+/* Makes f->data hold at least bytes, keeping the buffer it has when that is big enough (for backends). */
+int cam_frame_reserve(struct cam_frame *f, size_t bytes, bl_err *err);
+
+/* Frames an average may hold: their sums of 8-bit samples fit 16 bits. */
+#define CAM_AVERAGE_MAX_FRAMES 64
+
+/*
+ * An average of frames, per sample and rounded, in memory the camera keeps:
+ * the encoded frame, it decoded, the sums and the average each grow to the
+ * largest frame seen and serve every frame after, so that a run's hundreds
+ * of frames do not each take megabytes afresh (under AddressSanitizer every
+ * such block is an mmap and page faults of its own). cam_close frees them.
+ *
+ * cam_average_begin starts one; cam_average_add captures a frame, decodes it
+ * (camera.max_pixels of the camera's machine) and adds it, or fails adding
+ * nothing, so that the caller may take another: a frame of another size
+ * than the first is BL_EIO. cam_average_end gives the average (with the
+ * first frame's ICC profile and orientation), which stays the camera's
+ * until the next cam_average_begin, and says whether every frame in it was
+ * taken with its controls locked (locked may be NULL).
+ */
+int cam_average_begin(struct camera *c, bl_err *err);
+int cam_average_add(struct camera *c, bl_err *err);
+int cam_average_end(struct camera *c, struct img **avg, int *locked, bl_err *err);
 
 #endif

@@ -45,11 +45,30 @@ static int check_size(const char *name, int w, int h, long max_pixels, bl_err *e
 int img_alloc(struct img *im, int w, int h, bl_err *err)
 {
 	memset(im, 0, sizeof(*im));
-	if (w <= 0 || h <= 0 || (size_t)w * (size_t)h > SIZE_MAX / 3)
+	return img_resize(im, w, h, err);
+}
+
+int img_resize(struct img *im, int w, int h, bl_err *err)
+{
+	unsigned char *px = im->px;
+	size_t cap = im->px_cap, need;
+
+	free(im->px16);
+	free(im->icc);
+	memset(im, 0, sizeof(*im));
+	if (w <= 0 || h <= 0 || (size_t)w * (size_t)h > SIZE_MAX / 3) {
+		free(px);
 		return bl_fail(err, BL_EINVAL, "bad image size %dx%d", w, h);
-	im->px = malloc((size_t)w * (size_t)h * 3);
-	if (!im->px)
-		return bl_fail(err, BL_ENOMEM, "out of memory for a %dx%d image", w, h);
+	}
+	need = (size_t)w * (size_t)h * 3;
+	if (!px || cap < need) {
+		free(px);
+		cap = need;
+		if (!(px = malloc(need)))
+			return bl_fail(err, BL_ENOMEM, "out of memory for a %dx%d image", w, h);
+	}
+	im->px = px;
+	im->px_cap = cap;
 	im->w = w;
 	im->h = h;
 	return 0;
@@ -260,6 +279,7 @@ static int img_orient(struct img *im, int orientation, bl_err *err)
 		}
 	free(im->px);
 	im->px = px;
+	im->px_cap = (size_t)w * h * 3;
 	im->w = w;
 	im->h = h;
 	return 0;
@@ -303,7 +323,8 @@ static int jpeg_decode(const unsigned char *buf, size_t len, const char *name, l
 	rc = check_size(name, w, h, max_pixels, err);
 	if (rc)
 		goto out_destroy;
-	rc = img_alloc(out, w, h, err);
+	/* out is zeroed, or a frame decoded before whose buffer is reused (img_decode_frame_into). */
+	rc = img_resize(out, w, h, err);
 	if (rc)
 		goto out_destroy;
 	if (tjDecompress2(tj, buf, (unsigned long)len, out->px, w, w * 3, h, TJPF_RGB, 0) < 0) {
@@ -594,17 +615,26 @@ int img_probe(const unsigned char *buf, size_t len, const char *name, enum cam_f
 	return bl_fail(err, BL_EINVAL, "%s: neither a JPEG nor a PNG image", name);
 }
 
-int img_decode(const unsigned char *buf, size_t len, const char *name, long max_pixels,
-	       struct img *out, bl_err *err)
+/* img_decode into out, zeroed or decoded into before: a JPEG reuses its pixel buffer. */
+static int decode_into(const unsigned char *buf, size_t len, const char *name, long max_pixels,
+		       struct img *out, bl_err *err)
 {
-	memset(out, 0, sizeof(*out));
 	if (len == 0)
 		return bl_fail(err, BL_EINVAL, "%s: empty file (0 bytes)", name);
 	if (is_jpeg(buf, len))
 		return jpeg_decode(buf, len, name, max_pixels, out, err);
+	/* PNG comes from files, not from a camera's stream: decoded afresh. */
+	img_free(out);
 	if (is_png(buf, len))
 		return png_decode(buf, len, name, max_pixels, out, err);
 	return bl_fail(err, BL_EINVAL, "%s: neither a JPEG nor a PNG image", name);
+}
+
+int img_decode(const unsigned char *buf, size_t len, const char *name, long max_pixels,
+	       struct img *out, bl_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	return decode_into(buf, len, name, max_pixels, out, err);
 }
 
 int img_load(const char *path, long max_pixels, struct img *out, bl_err *err)
@@ -624,11 +654,17 @@ int img_load(const char *path, long max_pixels, struct img *out, bl_err *err)
 
 int img_decode_frame(const struct cam_frame *f, long max_pixels, struct img *out, bl_err *err)
 {
+	memset(out, 0, sizeof(*out));
+	return img_decode_frame_into(f, max_pixels, out, err);
+}
+
+int img_decode_frame_into(const struct cam_frame *f, long max_pixels, struct img *out,
+			  bl_err *err)
+{
 	int rc;
 
-	memset(out, 0, sizeof(*out));
 	if (f->format != CAM_FMT_RGB24) {
-		rc = img_decode(f->data, f->len, f->source, max_pixels, out, err);
+		rc = decode_into(f->data, f->len, f->source, max_pixels, out, err);
 		if (rc == 0 && (f->width || f->height) &&
 		    (out->w != f->width || out->h != f->height)) {
 			rc = bl_fail(err, BL_EINVAL, "%s: frame decodes to %dx%d, announced %dx%d",
@@ -643,7 +679,7 @@ int img_decode_frame(const struct cam_frame *f, long max_pixels, struct img *out
 	if (f->len != (size_t)f->width * (size_t)f->height * 3)
 		return bl_fail(err, BL_EINVAL, "%s: RGB frame of %zu bytes, expected %dx%dx3",
 			       f->source, f->len, f->width, f->height);
-	rc = img_alloc(out, f->width, f->height, err);
+	rc = img_resize(out, f->width, f->height, err);
 	if (rc)
 		return rc;
 	memcpy(out->px, f->data, f->len);

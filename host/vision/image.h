@@ -17,6 +17,7 @@
 struct img {
 	int w, h;              /* px, as shown (after the EXIF orientation) */
 	unsigned char *px;     /* 3 * w * h bytes, owned */
+	size_t px_cap;         /* bytes allocated at px when img_alloc or img_resize made them, else 0 */
 	uint16_t *px16;        /* the same pixels at 16 bits a sample when the file has them (a 16-bit PNG), else NULL; owned */
 	unsigned char *icc;    /* embedded ICC profile (owned) or NULL */
 	size_t icc_len;
@@ -53,8 +54,24 @@ int img_load(const char *path, long max_pixels, struct img *out, bl_err *err);
 /* Decodes a camera frame: JPEG, PNG or packed RGB24 of the frame's width and height. */
 int img_decode_frame(const struct cam_frame *f, long max_pixels, struct img *out, bl_err *err);
 
+/*
+ * img_decode_frame into im as the last decode into it left it (or zeroed):
+ * a JPEG or RGB24 frame goes into its pixel buffer when that is big enough
+ * (img_resize), so that a camera's frames decode one after another into the
+ * same memory. On failure im may be freed; img_free it in the end.
+ */
+int img_decode_frame_into(const struct cam_frame *f, long max_pixels, struct img *im,
+			  bl_err *err);
+
 /* Allocates a w x h image (contents undefined). */
 int img_alloc(struct img *im, int w, int h, bl_err *err);
+
+/*
+ * Makes im, zeroed or an image img_alloc or img_resize made, a w x h image
+ * (contents undefined) in the pixel buffer it has when that is big enough;
+ * its px16 and icc are freed.
+ */
+int img_resize(struct img *im, int w, int h, bl_err *err);
 
 /* Compresses to JPEG (quality 1..100, 4:4:4 chroma); *out is malloc'd. */
 int img_encode_jpeg(const struct img *im, int quality, unsigned char **out, size_t *len,

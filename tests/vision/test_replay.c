@@ -176,6 +176,50 @@ TEST(average_of_frames)
 	cam_close(&cam);
 }
 
+/*
+ * Averages one after another in the camera's memory: each right whatever the
+ * one before left there, a smaller frame after a larger, a larger one (the
+ * buffers grow), and a frame of another size dropped from an average that
+ * goes on with the next.
+ */
+TEST(averages_in_the_cameras_memory_one_after_another)
+{
+	static const struct {
+		const char *name;
+		int w, h, grey;
+	} frames[] = {
+		{ "1.png", 16, 8, 10 }, { "2.png", 16, 8, 20 }, { "3.png", 16, 8, 61 },
+		{ "4.png", 24, 12, 9 }, { "5.png", 16, 8, 0 }, { "6.png", 20, 10, 7 },
+		{ "7.png", 16, 8, 2 },
+	};
+	const char *d = frames_dir("avg-again");
+	struct camera cam;
+	struct img *a, *b;
+	bl_err err = { 0 };
+	int locked = 0;
+
+	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++)
+		grey_frame(d, frames[i].name, frames[i].w, frames[i].h, frames[i].grey);
+	CHECK(cam_replay_open(&cam, replay_machine(d), clk_monotonic(), &err) == 0);
+	CHECK(cam_average_begin(&cam, &err) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_MSG(cam_average_add(&cam, &err) == 0, "%s", err.msg);
+	CHECK(cam_average_end(&cam, &a, &locked, &err) == 0 && locked);
+	CHECK(a->w == 16 && a->h == 8 && a->px[0] == 30 && a->px[16 * 8 * 3 - 1] == 30);
+	CHECK(cam_average_begin(&cam, &err) == 0 && cam_average_add(&cam, &err) == 0);
+	CHECK(cam_average_end(&cam, &b, NULL, &err) == 0);
+	CHECK(b == a); /* the camera's, not the caller's */
+	CHECK(b->w == 24 && b->h == 12 && b->px[0] == 9 && b->px[24 * 12 * 3 - 1] == 9);
+	CHECK(cam_average_begin(&cam, &err) == 0 && cam_average_add(&cam, &err) == 0);
+	CHECK(cam_average_add(&cam, &err) == BL_EIO);
+	CHECK_STR_CONTAINS(err.msg, "6.png: frame 1 is 20x10, the first was 16x8");
+	CHECK(cam_average_add(&cam, &err) == 0);
+	CHECK(cam_average_end(&cam, &b, NULL, &err) == 0);
+	CHECK(b->w == 16 && b->h == 8 && b->px[0] == 1 && b->px[16 * 8 * 3 - 1] == 1);
+	cam_close(&cam);
+	CHECK(cam.buf == NULL);
+}
+
 /* The example machine's camera is the simulator's: capture reaches it through the rig, with no --machine. */
 TEST(camera_capture_from_the_simulator)
 {
@@ -336,5 +380,6 @@ TEST(camera_list_command)
 }
 
 TEST_MAIN(T(folder_frames_in_name_order_then_an_end), T(list_file_in_its_order),
-	  T(bad_recordings_are_named), T(average_of_frames), T(camera_capture_from_the_simulator),
+	  T(bad_recordings_are_named), T(average_of_frames),
+	  T(averages_in_the_cameras_memory_one_after_another), T(camera_capture_from_the_simulator),
 	  T(camera_capture_command), T(camera_command_usage_errors), T(camera_list_command))

@@ -758,6 +758,50 @@ void mix_limits_from_machine(const struct machine *mc, struct mix_limits *lim)
 	lim->max_attempts = mc->brakes.attempts_per_subtask;
 }
 
+/*
+ * The best whole-unit addition over the cheapest candidate subsets (sorted,
+ * their continuous optimum in c; the cell's ne paints first, have units of
+ * each): every rounding of the optimum, then a local search from the best,
+ * lo to room units in all.
+ */
+static void add_rounded(struct solver *s, struct subset *cands, int nc, const int *have, int ne, int lo,
+			int room, struct best *best)
+{
+	for (int t = 0; t < nc && t < TOP_SUBSETS; t++) {
+		struct subset *ss = &cands[t];
+		double base[MIX_RECIPE_MAX], add[MIX_RECIPE_MAX];
+		struct best b = { 0 };
+
+		for (int j = 0; j < ss->n; j++) {
+			base[j] = j < ne ? have[ss->idx[j]] : 0.0;
+			add[j] = ss->c[j] - base[j];
+		}
+		for (int mask = 0; mask < (1 << ss->n); mask++) {
+			int u[MIX_RECIPE_MAX], sum = 0;
+
+			for (int j = 0; j < ss->n; j++) {
+				u[j] = (int)floor(add[j]) + ((mask >> j) & 1);
+				sum += u[j];
+			}
+			if (sum < lo || sum > room)
+				continue;
+			try_units(s, ss, base, u, sum, &b);
+		}
+		if (!b.have) {
+			/* The continuous optimum adds almost nothing: start from one unit of the first paint. */
+			int u[MIX_RECIPE_MAX] = { 0 };
+
+			u[0] = lo;
+			if (lo <= room)
+				try_units(s, ss, base, u, lo, &b);
+		}
+		if (b.have)
+			local_search(s, ss, base, lo, room, 0, &b);
+		if (b.have && (!best->have || better(s, b.de, b.total, best)))
+			*best = b;
+	}
+}
+
 int mix_solve_add(const struct mix_model *m, const struct mix_learn *l, const color_lab *target,
 		  const struct mix_limits *lim, const int *have, const color_lab *bias,
 		  struct mix_recipe *out, bl_err *err)
@@ -821,40 +865,9 @@ int mix_solve_add(const struct mix_model *m, const struct mix_learn *l, const co
 		}
 	}
 	qsort(cands, (size_t)nc, sizeof(cands[0]), cmp_cost);
-	for (int t = 0; t < nc && t < TOP_SUBSETS && room > 0; t++) {
-		struct subset *ss = &cands[t];
-		double base[MIX_RECIPE_MAX], add[MIX_RECIPE_MAX];
-		struct best b = { 0 };
-		int lo = lim->min_units - total > 1 ? lim->min_units - total : 1;
-
-		for (int j = 0; j < ss->n; j++) {
-			base[j] = j < ne ? have[ss->idx[j]] : 0.0;
-			add[j] = ss->c[j] - base[j];
-		}
-		for (int mask = 0; mask < (1 << ss->n); mask++) {
-			int u[MIX_RECIPE_MAX], sum = 0;
-
-			for (int j = 0; j < ss->n; j++) {
-				u[j] = (int)floor(add[j]) + ((mask >> j) & 1);
-				sum += u[j];
-			}
-			if (sum < lo || sum > room)
-				continue;
-			try_units(&s, ss, base, u, sum, &b);
-		}
-		if (!b.have) {
-			/* The continuous optimum adds almost nothing: start from one unit of the first paint. */
-			int u[MIX_RECIPE_MAX] = { 0 };
-
-			u[0] = lo;
-			if (lo <= room)
-				try_units(&s, ss, base, u, lo, &b);
-		}
-		if (b.have)
-			local_search(&s, ss, base, lo, room, 0, &b);
-		if (b.have && (!best.have || better(&s, b.de, b.total, &best)))
-			best = b;
-	}
+	if (room > 0)
+		add_rounded(&s, cands, nc, have, ne, lim->min_units - total > 1 ? lim->min_units - total : 1,
+			    room, &best);
 	for (int i = 0; i < m->n_paints; i++)
 		out->units[i] = 0;
 	if (best.have) {

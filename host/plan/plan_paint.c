@@ -657,6 +657,34 @@ static int brush_order(const struct machine *m, int *order)
 	return n;
 }
 
+/*
+ * Sets p up for a pass of brush br (its index in the machine's brushes): the
+ * step, the stroke lengths, the bounds and the target's flow at its width.
+ */
+static int pass_brush(struct pass *p, int brush, const struct machine_brush *br, bl_err *err)
+{
+	const struct pm_grid *g = p->g;
+	double img_w = g->w / g->px_mm, img_h = g->h / g->px_mm;
+	int rc;
+
+	p->brush = brush;
+	p->w_mm = br->width_mm;
+	p->step_mm = fmax(0.5 * br->width_mm, 1.5 / g->px_mm);
+	p->lmax_mm = fmax(p->step_mm, fmin(br->reload_mm, 40.0 * br->width_mm));
+	p->lmin_mm = fmin(p->lmax_mm, 2.0 * br->width_mm);
+	p->xlo = g->x0_mm + 0.5 * br->width_mm;
+	p->xhi = g->x0_mm + img_w - 0.5 * br->width_mm;
+	p->ylo = g->y0_mm + 0.5 * br->width_mm;
+	p->yhi = g->y0_mm + img_h - 0.5 * br->width_mm;
+	p->bufcap = (int)(2.0 * p->lmax_mm / p->step_mm) + 8;
+	free(p->buf);
+	p->buf = malloc((size_t)p->bufcap * 12 * sizeof(double));
+	if (!p->buf)
+		return bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
+	rc = pm_blur(p->t->lab, p->tb, g->w, g->h, 3, 0.5 * br->width_mm * g->px_mm, err);
+	return rc ? rc : pm_tangents(p->tb, g->w, g->h, fmax(1.5, br->width_mm * g->px_mm), p->tan, err);
+}
+
 int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const float *start_canvas,
 		     const unsigned char *mask, const struct machine *m,
 		     const struct plan_colour *colours, int n_colours,
@@ -737,26 +765,7 @@ int pm_place_strokes(const struct pm_grid *g, const struct pm_target *t, const f
 			frac = pm_clamp(cover / left, frac, 0.9);
 		}
 		budget = (int)ceil(left * frac);
-		p.brush = order[b];
-		p.w_mm = br->width_mm;
-		p.step_mm = fmax(0.5 * br->width_mm, 1.5 / g->px_mm);
-		p.lmax_mm = fmax(p.step_mm, fmin(br->reload_mm, 40.0 * br->width_mm));
-		p.lmin_mm = fmin(p.lmax_mm, 2.0 * br->width_mm);
-		p.xlo = g->x0_mm + 0.5 * br->width_mm;
-		p.xhi = g->x0_mm + img_w - 0.5 * br->width_mm;
-		p.ylo = g->y0_mm + 0.5 * br->width_mm;
-		p.yhi = g->y0_mm + img_h - 0.5 * br->width_mm;
-		p.bufcap = (int)(2.0 * p.lmax_mm / p.step_mm) + 8;
-		free(p.buf);
-		p.buf = malloc((size_t)p.bufcap * 12 * sizeof(double));
-		if (!p.buf) {
-			rc = bl_fail(err, BL_ENOMEM, "out of memory placing strokes");
-			goto out_free;
-		}
-		if ((rc = pm_blur(t->lab, p.tb, g->w, g->h, 3, 0.5 * br->width_mm * g->px_mm, err)))
-			goto out_free;
-		if ((rc = pm_tangents(p.tb, g->w, g->h, fmax(1.5, br->width_mm * g->px_mm), p.tan,
-				      err)))
+		if ((rc = pass_brush(&p, order[b], br, err)))
 			goto out_free;
 		got = run_pass(&p, pass_no, budget, 0.6, out, err);
 		if (got < 0) {

@@ -200,6 +200,8 @@ cJSON *mix_palette_to_json(const struct palette *p);
 /* ---- the solver (mix_solve.c) ---- */
 
 void mix_limits_from_machine(const struct machine *mc, struct mix_limits *lim);
+/* Lowers lim's max_units to max_units when that is less (the room a cell has left), min_units with it. */
+void mix_limits_cap(struct mix_limits *lim, int max_units);
 
 /*
  * The recipe that minimises CIEDE2000 to target: at most max_paints paints,

@@ -422,9 +422,7 @@ static int step_ways(const struct mix_model *m, const struct mix_learn *l, struc
 	struct mix_limits flim = job->lim;
 
 	if (job->same_cell)
-		flim.max_units -= have_total;
-	if (flim.min_units > flim.max_units)
-		flim.min_units = flim.max_units;
+		mix_limits_cap(&flim, flim.max_units - have_total);
 	rc = mix_solve_add(m, l, &job->target, &job->lim, job->have, &job->bias, add, err);
 	if (rc == 0 && flim.max_units >= 1) {
 		rc = mix_solve_bias(m, l, &job->target, &job->bias, &flim, fresh, err);

@@ -23,10 +23,13 @@ static int carry_out(const struct mix_ops *ops, struct mix_job *job, const struc
 		if (rc)
 			return rc;
 		/* No clean cell: what the cell holds stays in it, out of the room for everything after. */
-		for (int i = 0; job->same_cell && i < MIX_MAX_PAINTS; i++)
-			job->lim.max_units -= job->have[i];
-		if (job->lim.min_units > job->lim.max_units)
-			job->lim.min_units = job->lim.max_units;
+		if (job->same_cell) {
+			int held = 0;
+
+			for (int i = 0; i < MIX_MAX_PAINTS; i++)
+				held += job->have[i];
+			mix_limits_cap(&job->lim, job->lim.max_units - held);
+		}
 		mix_apply_discard(job);
 		if (ops->on_applied) {
 			rc = ops->on_applied(ops->ctx, job, err);

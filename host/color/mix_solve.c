@@ -758,6 +758,14 @@ void mix_limits_from_machine(const struct machine *mc, struct mix_limits *lim)
 	lim->max_attempts = mc->brakes.attempts_per_subtask;
 }
 
+void mix_limits_cap(struct mix_limits *lim, int max_units)
+{
+	if (max_units < lim->max_units)
+		lim->max_units = max_units;
+	if (lim->min_units > lim->max_units)
+		lim->min_units = lim->max_units;
+}
+
 /*
  * The best whole-unit addition over the cheapest candidate subsets (sorted,
  * their continuous optimum in c; the cell's ne paints first, have units of

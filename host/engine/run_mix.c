@@ -627,9 +627,7 @@ static int topup_same_ratio(struct mix_ctx *x, const struct mix_limits *lim, con
 		int hidden = (int)ceil(fmax(col->cell_ml, 0.0) / lim->unit_ml - 1e-6) - total * held;
 
 		if (hidden > 0)
-			job->lim.max_units -= hidden;
-		if (job->lim.min_units > job->lim.max_units)
-			job->lim.min_units = job->lim.max_units;
+			mix_limits_cap(&job->lim, job->lim.max_units - hidden);
 	}
 	dj = cJSON_CreateObject();
 	cJSON_AddStringToObject(dj, "cell", col->cell);
@@ -689,8 +687,7 @@ static int topup_kept(struct mix_ctx *x, struct run_sub *sub, struct mix_limits 
 		rc = run_event(r, "topup_not_possible", cJSON_CreateString(sub->note), err);
 		return rc ? rc : 1;
 	} else {
-		lim->max_units = room;
-		lim->min_units = lim->min_units < room ? lim->min_units : room;
+		mix_limits_cap(lim, room);
 	}
 	x->fresh = 1;
 	return 0;
@@ -839,10 +836,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 				 col->cell, col->cell_ml);
 			return run_event(r, "topup_not_possible", cJSON_CreateString(sub->note), err);
 		}
-		if (room < lim.max_units)
-			lim.max_units = room;
-		if (lim.min_units > lim.max_units)
-			lim.min_units = lim.max_units;
+		mix_limits_cap(&lim, room);
 	}
 	ops.ctx = &x;
 	ops.fresh_cell = op_fresh_cell;

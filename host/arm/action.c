@@ -112,6 +112,23 @@ static int read_bounds(json_obj *o, struct arm_action *a, bl_err *err)
 	return json_end(&b, err);
 }
 
+/* Refuses point i (coordinate k, or -1 for the point as a whole): its key path is written only now. */
+static int point_fail(json_obj *o, size_t i, int k, const char *why, bl_err *err)
+{
+	char key[48];
+
+	if (k < 0)
+		snprintf(key, sizeof(key), "points_mm[%zu]", i);
+	else
+		snprintf(key, sizeof(key), "points_mm[%zu][%d]", i, k);
+	return json_fail(o, key, err, BL_EINVAL, "%s", why);
+}
+
+/*
+ * A stroke's polyline. It may hold ARM_MAX_POINTS points, each read on the
+ * gate's path: nothing is formatted or allocated per point unless the point
+ * is refused.
+ */
 static int read_points(json_obj *o, struct arm_action *a, bl_err *err)
 {
 	const cJSON *arr, *it;
@@ -130,21 +147,17 @@ static int read_points(json_obj *o, struct arm_action *a, bl_err *err)
 		int k = 0;
 		const cJSON *c;
 
-		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3) {
-			char key[48];
-
-			snprintf(key, sizeof(key), "points_mm[%zu]", i);
-			return json_fail(o, key, err, BL_EINVAL, "must be [x, y, z] in mm");
-		}
+		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3)
+			return point_fail(o, i, -1, "must be [x, y, z] in mm", err);
 		cJSON_ArrayForEach(c, it) {
-			char key[48];
-
-			snprintf(key, sizeof(key), "points_mm[%zu][%d]", i, k);
 			if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble))
-				return json_fail(o, key, err, BL_EINVAL, "must be a finite number");
-			if (fabs(c->valuedouble) > ARM_MAX_COORD_MM)
-				return json_fail(o, key, err, BL_EINVAL, "%g mm is absurd",
-						 c->valuedouble);
+				return point_fail(o, i, k, "must be a finite number", err);
+			if (fabs(c->valuedouble) > ARM_MAX_COORD_MM) {
+				char why[64];
+
+				snprintf(why, sizeof(why), "%g mm is absurd", c->valuedouble);
+				return point_fail(o, i, k, why, err);
+			}
 			v[k++] = c->valuedouble;
 		}
 		a->points[i].x = v[0];

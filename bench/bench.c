@@ -29,6 +29,10 @@ const struct bench_case bench_cases[] = {
 	{ NULL, NULL, 0, NULL },
 };
 
+int bench_phases;
+struct prof_totals bench_phase_sum;
+int bench_phase_runs;
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

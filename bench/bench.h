@@ -3,6 +3,7 @@
 #define BL_BENCH_BENCH_H
 
 #include "base/err.h"
+#include "base/prof.h"
 
 struct bench_case {
 	const char *name;  /* part.figure_unit, e.g. "sim.render_720p_ms" */
@@ -18,6 +19,16 @@ struct bench_case {
 
 /* Every benchmark, ending with a zeroed entry. Parts add theirs here. */
 extern const struct bench_case bench_cases[];
+
+/*
+ * `bench --phases`: the night benchmarks count where their runs' time goes
+ * (base/prof.h) into bench_phase_sum, each run's figures scaled as its own
+ * figure is, and bench_phase_runs counts them; the runner prints and clears
+ * them after each benchmark.
+ */
+extern int bench_phases;
+extern struct prof_totals bench_phase_sum;
+extern int bench_phase_runs;
 
 /* Median of n values (sorts them in place). */
 double bench_median(double *v, int n);

@@ -68,6 +68,8 @@ int bench_sim_night_real(double *value, int quick, bl_err *err)
 		o.max_strokes = 8;
 		o.colours = 2;
 	}
+	if (bench_phases)
+		prof_enable(1);
 	t0 = bench_now_ms();
 	rc = run_start(&o, err);
 	*value = (bench_now_ms() - t0) / 1000.0;
@@ -75,6 +77,17 @@ int bench_sim_night_real(double *value, int quick, bl_err *err)
 		rc = arm_seconds(out, &arm_s, err);
 	if (rc == 0)
 		*value *= NIGHT_ARM_S / arm_s;
+	if (bench_phases) {
+		struct prof_totals t;
+
+		prof_read(&t);
+		prof_enable(0);
+		for (int i = 0; rc == 0 && i < PROF_COUNT; i++) {
+			bench_phase_sum.wall_s[i] += t.wall_s[i] * NIGHT_ARM_S / arm_s;
+			bench_phase_sum.cpu_s[i] += t.cpu_s[i] * NIGHT_ARM_S / arm_s;
+		}
+		bench_phase_runs += rc == 0;
+	}
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/prof.h"
 #include "sim/sim_internal.h"
 
 /* A path point may sit this far outside the work area (rounding of expanded circles). */
@@ -285,8 +286,21 @@ static int persist(struct sim *s, bl_err *err)
 	return sim_save(s, NULL, err);
 }
 
+static int execute(struct arm *arm, const struct arm_action *a, const struct arm_path *p,
+		   bl_err *err);
+
 static int sim_execute(struct arm *arm, const struct arm_action *a, const struct arm_path *p,
 		       bl_err *err)
+{
+	enum prof_phase prev = prof_enter(PROF_EXECUTE);
+	int rc = execute(arm, a, p, err);
+
+	prof_leave(prev);
+	return rc;
+}
+
+static int execute(struct arm *arm, const struct arm_action *a, const struct arm_path *p,
+		   bl_err *err)
 {
 	struct sim *s = arm->priv;
 	const struct machine_sim_faults *f = &s->m.sim.faults;

@@ -7,6 +7,7 @@
 
 #include <turbojpeg.h>
 
+#include "base/prof.h"
 #include "color/cie.h"
 #include "color/color.h"
 #include "sim/sim_cam.h"
@@ -706,11 +707,13 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	uint64_t st;
 	size_t npix;
 	unsigned long size;
+	enum prof_phase prev;
 	int rc;
 
+	prev = prof_enter(PROF_RENDER);
 	rc = sim_cam_prepare(s, scene, err);
 	if (rc)
-		return rc;
+		goto out;
 	c = s->cam;
 	npix = (size_t)c->w * c->h;
 	update_sources(s, c, scene);
@@ -731,13 +734,17 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	}
 
 	/* Into the frame's own buffer: the camera's averages hand back the one of the frame before. */
+	prof_enter(PROF_ENCODE);
 	size = tjBufSize(c->w, c->h, TJSAMP_420);
-	if (cam_frame_reserve(f, size, NULL))
-		return bl_fail(err, BL_ENOMEM, "sim camera: out of memory for a JPEG");
+	if (cam_frame_reserve(f, size, NULL)) {
+		rc = bl_fail(err, BL_ENOMEM, "sim camera: out of memory for a JPEG");
+		goto out;
+	}
 	if (tjCompress2(c->tj, c->pix, c->w, 0, c->h, TJPF_RGB, &f->data, &size, TJSAMP_420,
-			s->m.sim.jpeg_quality, TJFLAG_NOREALLOC) != 0)
-		return bl_fail(err, BL_EIO, "sim camera: JPEG encoding failed: %s",
-			       tjGetErrorStr2(c->tj));
+			s->m.sim.jpeg_quality, TJFLAG_NOREALLOC) != 0) {
+		rc = bl_fail(err, BL_EIO, "sim camera: JPEG encoding failed: %s", tjGetErrorStr2(c->tj));
+		goto out;
+	}
 	f->len = size;
 	f->format = CAM_FMT_JPEG;
 	f->width = c->w;
@@ -747,7 +754,9 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	f->controls_locked = s->controls_locked;
 	snprintf(f->source, sizeof(f->source), "sim:%s", sim_scene_names[scene]);
 	clk_advance(s->clock, FRAME_NS);
-	return 0;
+out:
+	prof_leave(prev);
+	return rc;
 }
 
 int sim_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_err *err)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/prof.h"
 
 /* A journal of a long night stays far below this; a bigger one is not ours. */
 #define JOURNAL_MAX_BYTES (512u << 20)
@@ -102,13 +103,21 @@ void journal_set_subtask(struct journal *j, const char *subtask)
 int journal_event(struct journal *j, const char *subtask, const char *event, cJSON *data,
 		  long *seq_out, bl_err *err)
 {
-	return journal_write(j, "engine", subtask, event, data, seq_out, err);
+	enum prof_phase prev = prof_enter(PROF_JOURNAL);
+	int rc = journal_write(j, "engine", subtask, event, data, seq_out, err);
+
+	prof_leave(prev);
+	return rc;
 }
 
 int journal_event_from(struct journal *j, const char *src, const char *event, cJSON *data,
 		       long *seq_out, bl_err *err)
 {
-	return journal_write(j, src, NULL, event, data, seq_out, err);
+	enum prof_phase prev = prof_enter(PROF_JOURNAL);
+	int rc = journal_write(j, src, NULL, event, data, seq_out, err);
+
+	prof_leave(prev);
+	return rc;
 }
 
 static int journal_write(struct journal *j, const char *src, const char *subtask, const char *event,

@@ -31,14 +31,17 @@ const struct cli_command cli_commands[] = {
 	  "Exit 0 when all are valid, 2 with a message naming the file and key otherwise.\n",
 	  cli_config_main, cli_config_sets },
 	{ "bench", "run the built-in benchmarks (median of several runs)",
-	  "usage: brushloop bench [NAME...] [--runs N | --quick] [--json]\n"
+	  "usage: brushloop bench [NAME...] [--runs N | --quick] [--phases] [--json]\n"
 	  "\n"
 	  "Runs the built-in benchmarks and prints one figure a line, 'name: value unit',\n"
 	  "the median of N runs (each benchmark has its own default). A NAME selects one\n"
 	  "benchmark, or all of a part ('sim' selects sim.*). --json prints a list of\n"
 	  "{\"name\", \"value\", \"unit\", \"runs\", \"quick\"}. --quick runs each benchmark\n"
 	  "once on the smallest inputs that still take its whole code path: it shows that\n"
-	  "every benchmark runs and reports a value, and its values are no figures. The\n"
+	  "every benchmark runs and reports a value, and its values are no figures.\n"
+	  "--phases adds, after each night benchmark (sim.night_real_s), where its time\n"
+	  "went: wall and CPU seconds per phase of the run (plan, execute, render,\n"
+	  "encode, decode, measure, frames, journal, state, status, report, other). The\n"
 	  "machine is shared and noisy: compare figures from one run, not against\n"
 	  "remembered numbers.\n",
 	  cli_bench_main, cli_bench_sets },

@@ -7,6 +7,43 @@
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 
+/*
+ * The mean of each phase over the runs of the benchmark just run (bench
+ * --phases), printed or added to o; the sums are cleared for the next.
+ */
+static void phases_out(cJSON *o)
+{
+	double wall = 0.0, cpu = 0.0;
+	cJSON *ph = o ? cJSON_AddObjectToObject(o, "phases") : NULL;
+
+	if (!bench_phase_runs)
+		return;
+	for (int i = 0; i < PROF_COUNT; i++) {
+		wall += bench_phase_sum.wall_s[i] / bench_phase_runs;
+		cpu += bench_phase_sum.cpu_s[i] / bench_phase_runs;
+	}
+	if (!o)
+		printf("  %-8s %9s %9s %6s\n", "phase", "wall s", "cpu s", "wall%");
+	for (int i = 0; i < PROF_COUNT; i++) {
+		double w = bench_phase_sum.wall_s[i] / bench_phase_runs;
+		double c = bench_phase_sum.cpu_s[i] / bench_phase_runs;
+
+		if (ph) {
+			cJSON *x = cJSON_AddObjectToObject(ph, prof_phase_names[i]);
+
+			cJSON_AddNumberToObject(x, "wall_s", w);
+			cJSON_AddNumberToObject(x, "cpu_s", c);
+		} else {
+			printf("  %-8s %9.3f %9.3f %5.1f%%\n", prof_phase_names[i], w, c,
+			       wall > 0.0 ? 100.0 * w / wall : 0.0);
+		}
+	}
+	if (!o)
+		printf("  %-8s %9.3f %9.3f\n", "total", wall, cpu);
+	memset(&bench_phase_sum, 0, sizeof(bench_phase_sum));
+	bench_phase_runs = 0;
+}
+
 /* A name selects a benchmark exactly, or every benchmark of a part ("sim" selects "sim.*"). */
 static int selected(const char *name, int argc, char **argv, int first)
 {
@@ -23,7 +60,7 @@ static int selected(const char *name, int argc, char **argv, int first)
 }
 
 enum bench_opt {
-	BENCH_JSON, BENCH_RUNS, BENCH_QUICK,
+	BENCH_JSON, BENCH_RUNS, BENCH_QUICK, BENCH_PHASES,
 	BENCH_OPT_COUNT
 };
 
@@ -32,6 +69,8 @@ static const struct cli_opt bench_opts[BENCH_OPT_COUNT] = {
 	[BENCH_RUNS] = { "runs", 0, "N", "runs of each benchmark (its own default otherwise)", 0 },
 	[BENCH_QUICK] = { "quick", 0, NULL, "one run each on its smallest inputs: shows every benchmark "
 			  "runs, measures nothing", 0 },
+	[BENCH_PHASES] = { "phases", 0, NULL, "after each night benchmark, where its time went: wall and "
+			   "CPU seconds per phase, scaled as its figure is", 0 },
 };
 static const struct cli_optset bench_set = { "bench", bench_opts, BENCH_OPT_COUNT, 0, NULL };
 
@@ -58,6 +97,9 @@ int cli_bench_main(int argc, char **argv)
 			break;
 		case BENCH_QUICK:
 			quick = 1;
+			break;
+		case BENCH_PHASES:
+			bench_phases = 1;
 			break;
 		case BENCH_OPT_COUNT:
 			break;
@@ -103,10 +145,12 @@ int cli_bench_main(int argc, char **argv)
 			cJSON_AddStringToObject(o, "unit", b->unit);
 			cJSON_AddNumberToObject(o, "runs", n);
 			cJSON_AddBoolToObject(o, "quick", quick);
+			phases_out(o);
 			cJSON_AddItemToArray(list, o);
 		} else {
 			printf("%s: %.3f %s%s\n", b->name, bench_median(v, n), b->unit,
 			       quick ? " (quick: no figure)" : "");
+			phases_out(NULL);
 			fflush(stdout);
 		}
 		free(v);

@@ -11,6 +11,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/prof.h"
 #include "calib/calib.h"
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
@@ -526,8 +527,13 @@ static int settle(struct run *r, int rc, bl_err *err)
 		run_event(r, "process_end", dj, &e2);
 	}
 	/* The morning report: a picture of the run for a person; failing to draw it never fails the run. */
-	if (report_write(r->dir, NULL, &e2))
-		log_warn("no report.html: %s", e2.msg);
+	{
+		enum prof_phase prev = prof_enter(PROF_REPORT);
+
+		if (report_write(r->dir, NULL, &e2))
+			log_warn("no report.html: %s", e2.msg);
+		prof_leave(prev);
+	}
 	run_progress(r, 1);
 	if (!r->opt.quiet && r->opt.progress_live) {
 		if (write(r->opt.progress_fd >= 0 ? r->opt.progress_fd : 2, "\n", 1) < 0) {
@@ -702,12 +708,32 @@ static int dir_unused(const struct run *r, bl_err *err)
 	return 0;
 }
 
+/*
+ * The supply check's estimate, priced from the same files and options as the
+ * report prices the run directory's copies: kept where the report looks for
+ * it (report/estimate.json), naming the target as the copy, so the plan is
+ * not made a third time for the report. NULL (no supply check): nothing.
+ */
+static int keep_estimate(struct run *r, cJSON *estimate, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	int rc;
+
+	if (!estimate)
+		return 0;
+	cJSON_ReplaceItemInObjectCaseSensitive(estimate, "target", cJSON_CreateString(r->target_copy));
+	if ((rc = run_path(r, REPORT_DIR, p, sizeof(p), err)) || (rc = fs_mkdirs(p, err)) ||
+	    (rc = run_path(r, REPORT_DIR "/estimate.json", p, sizeof(p), err)))
+		return rc;
+	return json_write_file(p, estimate, err);
+}
+
 int run_start(const struct run_options *o, bl_err *err)
 {
 	struct run *r = run_new(o, o->out_dir, err);
 	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
 	const char *ext;
-	cJSON *machine_copy = NULL;
+	cJSON *machine_copy = NULL, *estimate = NULL;
 	int rc;
 
 	if (!r)
@@ -738,7 +764,7 @@ int run_start(const struct run_options *o, bl_err *err)
 			goto out;
 	}
 	/* Paint for the whole night, checked before the run directory exists: a refusal leaves nothing. */
-	if (!o->refill_ok && (rc = run_supply_check(o, &r->m, err)))
+	if (!o->refill_ok && (rc = run_supply_check(o, &r->m, &estimate, err)))
 		goto out;
 	/* Owned before anything is written, and still unused once owned (two runs started at once). */
 	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
@@ -755,11 +781,13 @@ int run_start(const struct run_options *o, bl_err *err)
 	    (rc = copy_file(o->palette_path, p, err)))
 		goto out;
 	/* run.json first: from here on the directory is a run that `resume` can start again. */
-	if ((rc = write_run_json(r, o->target, machine_copy, err)))
+	if ((rc = write_run_json(r, o->target, machine_copy, err)) ||
+	    (rc = keep_estimate(r, estimate, err)))
 		goto out;
 	machine_copy = NULL;
 	rc = begin_run(r, o->target, err);
 out:
+	cJSON_Delete(estimate);
 	cJSON_Delete(machine_copy);
 	run_close(r);
 	free(r);

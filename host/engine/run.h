@@ -45,10 +45,11 @@ void run_options_init(struct run_options *o);
  * Whether the machine's wells, full, hold the paint the plan for o is
  * expected to need (the estimate's, retries included) and the reserve a
  * pump cannot draw: 0, or BL_EINVAL naming every well that falls short and
- * the ml it lacks.
+ * the ml it lacks. *estimate (may be NULL) gets the estimate it priced
+ * (run_estimate's), the caller's to free, when it returns 0.
  */
 struct machine;
-int run_supply_check(const struct run_options *o, const struct machine *m, bl_err *err);
+int run_supply_check(const struct run_options *o, const struct machine *m, cJSON **estimate, bl_err *err);
 
 /*
  * Plans target, creates the run directory and paints until the plan and its

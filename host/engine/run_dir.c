@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/prof.h"
 #include "base/json.h"
 #include "base/strbuf.h"
 #include "engine/run_int.h"
@@ -225,7 +226,18 @@ static void status_colours(strbuf *sb, const struct run *r)
 	}
 }
 
+static int status_write(struct run *r, bl_err *err);
+
 int run_status_write(struct run *r, bl_err *err)
+{
+	enum prof_phase prev = prof_enter(PROF_STATUS);
+	int rc = status_write(r, err);
+
+	prof_leave(prev);
+	return rc;
+}
+
+static int status_write(struct run *r, bl_err *err)
 {
 	char path[RUN_PATH_MAX];
 	strbuf sb;

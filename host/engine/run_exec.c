@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/prof.h"
 #include "base/log.h"
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
@@ -25,12 +26,15 @@ static int heartbeat(struct run *r, bl_err *err)
 	char p[RUN_PATH_MAX];
 	int rc;
 
+	enum prof_phase prev;
+
 	if (r->heartbeat_ns && now - r->heartbeat_ns < every)
 		return 0;
-	if ((rc = run_path(r, "heartbeat", p, sizeof(p), err)) || (rc = fs_touch(p, err)))
-		return rc;
-	r->heartbeat_ns = now;
-	return 0;
+	prev = prof_enter(PROF_STATUS);
+	if ((rc = run_path(r, "heartbeat", p, sizeof(p), err)) == 0 && (rc = fs_touch(p, err)) == 0)
+		r->heartbeat_ns = now;
+	prof_leave(prev);
+	return rc;
 }
 
 void run_paused_by_signal(struct run *r)

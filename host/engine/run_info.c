@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/fs.h"
+#include "base/prof.h"
 #include "base/json.h"
 #include "base/strbuf.h"
 #include "engine/run_int.h"
@@ -284,7 +285,18 @@ static cJSON *estimate_wells_json(const struct run *r, const struct estimate_cou
 	return wells;
 }
 
+static int estimate(const struct run_options *o, cJSON **out, bl_err *err);
+
 int run_estimate(const struct run_options *o, cJSON **out, bl_err *err)
+{
+	enum prof_phase prev = prof_enter(PROF_PLAN);
+	int rc = estimate(o, out, err);
+
+	prof_leave(prev);
+	return rc;
+}
+
+static int estimate(const struct run_options *o, cJSON **out, bl_err *err)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	struct plan_inputs in;
@@ -334,7 +346,7 @@ out:
 	return rc;
 }
 
-int run_supply_check(const struct run_options *o, const struct machine *m, bl_err *err)
+int run_supply_check(const struct run_options *o, const struct machine *m, cJSON **estimate, bl_err *err)
 {
 	const cJSON *w;
 	cJSON *e = NULL;
@@ -368,6 +380,9 @@ int run_supply_check(const struct run_options *o, const struct machine *m, bl_er
 			     "`--refill-ok` and refill them when the run pauses for it", m->file,
 			     o->target, sb.s ? sb.s : " (out of memory)");
 	sb_free(&sb);
-	cJSON_Delete(e);
+	if (rc == 0 && estimate)
+		*estimate = e;
+	else
+		cJSON_Delete(e);
 	return rc;
 }

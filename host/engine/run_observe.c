@@ -10,6 +10,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/prof.h"
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "vision/canvas.h"
@@ -170,9 +171,15 @@ static int average_frames(struct run *r, const char *what, struct img **avg, cha
 		return rc;
 	r->st.cost.verifications++;
 	snprintf(name, sizeof(name), "frames/%06ld-%s.jpg", ++r->frames_saved, what);
-	if ((rc = run_path(r, name, frame, frame_n, err)) || (rc = img_save(frame, *avg, err)))
+	if ((rc = run_path(r, name, frame, frame_n, err)))
 		return rc;
-	return 0;
+	{
+		enum prof_phase prev = prof_enter(PROF_FRAMES);
+
+		rc = img_save(frame, *avg, err);
+		prof_leave(prev);
+	}
+	return rc;
 }
 
 /* The run's observer: its profile, light map and lamp; the canvas is located by locate() below. */
@@ -272,7 +279,30 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	}
 }
 
+static int observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
+static int observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
+			bl_err *err);
+
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
+{
+	enum prof_phase prev = prof_enter(PROF_MEASURE);
+	int rc = observe_canvas(r, what, out, err);
+
+	prof_leave(prev);
+	return rc;
+}
+
+int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
+		     bl_err *err)
+{
+	enum prof_phase prev = prof_enter(PROF_MEASURE);
+	int rc = observe_cell(r, cell, out, frame, n, err);
+
+	prof_leave(prev);
+	return rc;
+}
+
+static int observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
 {
 	struct img *avg;
 	struct vis_geometry g;
@@ -323,8 +353,8 @@ out_free:
 	return rc;
 }
 
-int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
-		     bl_err *err)
+static int observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
+			bl_err *err)
 {
 	const struct machine_station *st = machine_find_cell(&r->m, cell);
 	struct img *avg;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/prof.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "engine/run_int.h"
@@ -256,9 +257,11 @@ static int ask_one(struct run *r, struct planner *pl, const struct planner_reque
 {
 	cJSON *claims = NULL;
 	int64_t t0 = clk_real_ns();
+	enum prof_phase prev = prof_enter(PROF_PLAN);
 	int rc, rc2;
 
 	rc = pl->ops->propose(pl->ctx, q, out, &claims, why, err);
+	prof_leave(prev);
 	/* Wall time, not the run clock: a planner's time is real even when the arm is simulated. */
 	r->st.cost.planner_calls++;
 	r->st.cost.planner_ext_calls += pl == &r->ext;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/prof.h"
 #include "base/json.h"
 #include "engine/run_int.h"
 
@@ -302,7 +303,18 @@ cJSON *run_state_json(const struct run *r)
 	return o;
 }
 
+static int state_save(struct run *r, bl_err *err);
+
 int run_state_save(struct run *r, bl_err *err)
+{
+	enum prof_phase prev = prof_enter(PROF_STATE);
+	int rc = state_save(r, err);
+
+	prof_leave(prev);
+	return rc;
+}
+
+static int state_save(struct run *r, bl_err *err)
 {
 	char p[RUN_PATH_MAX];
 	cJSON *o;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/prof.h"
 #include "base/json.h"
 #include "engine/run_int.h"
 
@@ -288,12 +289,16 @@ int run_observe_record(struct run *r, const struct plan_subtask *s, const char *
 		       struct run_canvas *c, double *verdict, bl_err *err)
 {
 	double mean, p95;
+	enum prof_phase prev = prof_enter(PROF_MEASURE);
 	int rc;
 
-	if ((rc = run_observe_canvas(r, what, c, err)) ||
-	    (rc = run_canvas_vs_target(r, c, &mean, &p95, err)))
+	if ((rc = run_observe_canvas(r, what, c, err)) == 0)
+		rc = run_canvas_vs_target(r, c, &mean, &p95, err);
+	if (rc == 0)
+		*verdict = run_cells_verdict(r, s, c, s->type == PLAN_PAINT ? r->before_lab : NULL, NULL);
+	prof_leave(prev);
+	if (rc)
 		return rc;
-	*verdict = run_cells_verdict(r, s, c, s->type == PLAN_PAINT ? r->before_lab : NULL, NULL);
 	if (r->st.n_hist == RUN_MAX_HISTORY) {
 		memmove(r->st.hist, r->st.hist + 1, sizeof(r->st.hist[0]) * (RUN_MAX_HISTORY - 1));
 		r->st.n_hist--;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/prof.h"
 #include "vision/cam_open.h"
 #include "vision/image.h"
 
@@ -110,14 +111,19 @@ int cam_average_add(struct camera *c, bl_err *err)
 {
 	struct cam_buffers *b = c->buf;
 	struct img *im = &b->decoded, *avg = &b->avg;
+	enum prof_phase prev;
 	size_t n;
 	int rc;
 
 	if (b->frames == CAM_AVERAGE_MAX_FRAMES)
 		return bl_fail(err, BL_EINVAL, "an average of more than %d frames",
 			       CAM_AVERAGE_MAX_FRAMES);
-	if ((rc = capture_again(c, &b->frame, err)) ||
-	    (rc = img_decode_frame_into(&b->frame, c->m->camera.max_pixels, im, err)))
+	if ((rc = capture_again(c, &b->frame, err)))
+		return rc;
+	prev = prof_enter(PROF_DECODE);
+	rc = img_decode_frame_into(&b->frame, c->m->camera.max_pixels, im, err);
+	prof_leave(prev);
+	if (rc)
 		return rc;
 	if (b->frames && (im->w != avg->w || im->h != avg->h))
 		return bl_fail(err, BL_EIO, "%s: frame %d is %dx%d, the first was %dx%d",

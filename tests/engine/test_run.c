@@ -1547,6 +1547,29 @@ TEST(the_estimate_prices_the_plan_a_run_paints)
 	CHECK(cJSON_GetObjectItem(e, "colours")->valuedouble == n[2]);
 	CHECK(cJSON_GetObjectItem(e, "mixes")->valuedouble == n[0]);
 	CHECK(cJSON_GetObjectItem(e, "paint_batches")->valuedouble == n[1]);
+	/*
+	 * The run kept the estimate its supply check priced for the report: it is
+	 * what `estimate` prices from the run directory's own copies, as the
+	 * report would price them without it.
+	 */
+	{
+		char t[4200], m[4200], pal[4200], *again = NULL;
+		const char *args[] = { "estimate", t, "--machine", m, "--palette", pal, "--max-strokes", "60",
+				       "--open-loop", "--json", NULL };
+		cJSON *kept = run_json(dir, "report/estimate.json"), *fresh;
+
+		snprintf(t, sizeof(t), "%s/target.png", dir);
+		snprintf(m, sizeof(m), "%s/machine.json", dir);
+		snprintf(pal, sizeof(pal), "%s/palette.json", dir);
+		CHECK(test_brushloop(args, &again, NULL) == 0);
+		fresh = again ? cJSON_Parse(again) : NULL;
+		CHECK_MSG(kept != NULL, "the run kept no report/estimate.json");
+		CHECK_MSG(kept && fresh && cJSON_Compare(kept, fresh, 1), "the kept estimate is not the run's own: %s",
+			  again ? again : "");
+		free(again);
+		cJSON_Delete(kept);
+		cJSON_Delete(fresh);
+	}
 out:
 	cJSON_Delete(e);
 	cJSON_Delete(p);

@@ -46,6 +46,10 @@ struct expect_grid {
 	int *cell_px;    /* pixels in each cell */
 	int *covered;    /* pixels the current batch painted, per cell */
 	uint32_t *mark;  /* grid pixel -> last batch that painted it */
+	/* pm_batch_repaint's scratch, a cell each: its index in the batch (-1: not in it), sums, pixels. */
+	int *slot;
+	double *rep_sum;
+	long *rep_n;
 };
 
 int pm_expect_init(struct expect_grid *e, const struct pm_grid *g, double cell_mm,

@@ -19,8 +19,13 @@ int pm_expect_init(struct expect_grid *e, const struct pm_grid *g, double cell_m
 	e->mark = calloc(n, sizeof(uint32_t));
 	e->cell_px = calloc((size_t)e->cols * e->rows, sizeof(int));
 	e->covered = calloc((size_t)e->cols * e->rows, sizeof(int));
-	if (!e->cell_of || !e->mark || !e->cell_px || !e->covered)
+	e->slot = malloc((size_t)e->cols * e->rows * sizeof(int));
+	e->rep_sum = malloc((size_t)e->cols * e->rows * sizeof(double));
+	e->rep_n = malloc((size_t)e->cols * e->rows * sizeof(long));
+	if (!e->cell_of || !e->mark || !e->cell_px || !e->covered || !e->slot || !e->rep_sum || !e->rep_n)
 		return bl_fail(err, BL_ENOMEM, "out of memory for expected results");
+	for (int c = 0; c < e->cols * e->rows; c++)
+		e->slot[c] = -1;
 	for (int y = 0; y < g->h; y++)
 		for (int x = 0; x < g->w; x++) {
 			int c = pm_cell_of(g, cell_mm, e->cols, e->rows, x, y);
@@ -37,6 +42,9 @@ void pm_expect_free(struct expect_grid *e)
 	free(e->mark);
 	free(e->cell_px);
 	free(e->covered);
+	free(e->slot);
+	free(e->rep_sum);
+	free(e->rep_n);
 }
 
 static void cell_mean(const struct expect_grid *e, const struct pm_grid *g, const float *canvas,
@@ -126,7 +134,9 @@ int pm_batch_expect(struct plan_subtask *s, const struct expect_grid *e,
 /*
  * How much of each listed cell's colour the batch replaced in the model:
  * per pixel, the share of the way from its colour before to the paint
- * (what Lab blending moved it), averaged over the cell's pixels.
+ * (what Lab blending moved it), averaged over the cell's pixels. One pass
+ * over the grid adds each pixel to its cell's sum when the cell is the
+ * batch's (e->slot), so each sum takes its pixels in grid order.
  */
 void pm_batch_repaint(struct plan_subtask *s, const struct expect_grid *e,
 		      const struct pm_grid *g, const float *before, const float *after,
@@ -134,27 +144,38 @@ void pm_batch_repaint(struct plan_subtask *s, const struct expect_grid *e,
 {
 	for (size_t c = 0; c < s->n_cells; c++) {
 		int cell = s->cells[c].row * e->cols + s->cells[c].col;
-		double sum = 0.0;
-		long n = 0;
 
-		for (size_t i = 0; i < (size_t)g->w * g->h; i++) {
-			const float *b = before + 3 * i, *a = after + 3 * i;
-			double dp[3], da[3], n2;
-
-			if (e->cell_of[i] != cell)
-				continue;
-			for (int k = 0; k < 3; k++) {
-				dp[k] = paint[k] - b[k];
-				da[k] = a[k] - b[k];
-			}
-			n2 = dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2];
-			/* A pixel already the paint's colour: repainted in full where the batch painted it. */
-			sum += n2 < 1e-6 ? (e->mark[i] == batch_mark ? 1.0 : 0.0)
-					 : pm_clamp((da[0] * dp[0] + da[1] * dp[1] + da[2] * dp[2]) / n2, 0.0, 1.0);
-			n++;
-		}
-		s->cells[c].repaint = n ? round(100.0 * sum / n) / 100.0 : s->cells[c].coverage;
+		/* A cell listed twice has one sum, which both get. */
+		if (e->slot[cell] < 0)
+			e->slot[cell] = (int)c;
+		e->rep_sum[c] = 0.0;
+		e->rep_n[c] = 0;
 	}
+	for (size_t i = 0; i < (size_t)g->w * g->h; i++) {
+		const float *b = before + 3 * i, *a = after + 3 * i;
+		int c = e->slot[e->cell_of[i]];
+		double dp[3], da[3], n2;
+
+		if (c < 0)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			dp[k] = paint[k] - b[k];
+			da[k] = a[k] - b[k];
+		}
+		n2 = dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2];
+		/* A pixel already the paint's colour: repainted in full where the batch painted it. */
+		e->rep_sum[c] += n2 < 1e-6 ? (e->mark[i] == batch_mark ? 1.0 : 0.0)
+					   : pm_clamp((da[0] * dp[0] + da[1] * dp[1] + da[2] * dp[2]) / n2, 0.0, 1.0);
+		e->rep_n[c]++;
+	}
+	for (size_t c = 0; c < s->n_cells; c++) {
+		int cell = s->cells[c].row * e->cols + s->cells[c].col, k = e->slot[cell];
+
+		s->cells[c].repaint = e->rep_n[k] ? round(100.0 * e->rep_sum[k] / e->rep_n[k]) / 100.0
+						  : s->cells[c].coverage;
+	}
+	for (size_t c = 0; c < s->n_cells; c++)
+		e->slot[s->cells[c].row * e->cols + s->cells[c].col] = -1;
 }
 
 int pm_checkpoint_expect(struct plan_subtask *s, const struct expect_grid *e,

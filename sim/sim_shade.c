@@ -1,6 +1,8 @@
 /* sim_shade.c: the simulated camera's per-pixel pipeline sixteen pixels at a time with AVX-512 or eight with AVX2, byte for byte as the one-pixel loop in sim_camera.c. */
 #include "sim/sim_shade.h"
 
+#include "base/kernel.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define SHADE_AVX2 1
@@ -20,7 +22,7 @@ static inline uint64_t mix64(uint64_t z)
  * AVX2 without FMA: a fused multiply-add rounds once where the one-pixel
  * loop rounds twice, and the frames would differ in their last bits.
  */
-__attribute__((target("avx2"))) static size_t shade_avx2(const struct sim_shade *sh, float scale,
+BL_KERNEL __attribute__((target("avx2"))) static size_t shade_avx2(const struct sim_shade *sh, float scale,
 							   uint64_t *st, size_t from, size_t to)
 {
 	const __m256 top = _mm256_set1_ps((float)(SIM_LUT_N - 1)), half = _mm256_set1_ps(0.5f);
@@ -117,7 +119,7 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512i draw_bits(__m5
 	return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
 }
 
-__attribute__((target("avx512f,avx512dq"))) static size_t shade_avx512(const struct sim_shade *sh,
+BL_KERNEL __attribute__((target("avx512f,avx512dq"))) static size_t shade_avx512(const struct sim_shade *sh,
 									float scale, uint64_t *st,
 									size_t from, size_t to)
 {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/kernel.h"
 #include "plan/plan_int.h"
 
 /* The planner works on at most this many grid pixels: enough for a 2 mm brush on a 400 x 300 mm canvas. */
@@ -238,7 +239,7 @@ void pm_fp_apply(const struct pm_footprint *f, float *canvas, const float *colou
  * repeated, so every output float j sums pad[j + (i + rad) nch] over the taps
  * i in order with no index to clamp.
  */
-static void blur_row(const float *in, float *out, float *pad, int w, int nch, const float *k, int rad)
+BL_KERNEL static void blur_row(const float *in, float *out, float *pad, int w, int nch, const float *k, int rad)
 {
 	size_t n = (size_t)w * nch;
 
@@ -255,6 +256,27 @@ static void blur_row(const float *in, float *out, float *pad, int w, int nch, co
 
 		for (size_t j = 0; j < n; j++)
 			out[j] += kv * src[j];
+	}
+}
+
+/* The columns of the row-blurred tmp into out, each output's taps summed in kernel order. */
+BL_KERNEL static void blur_cols(const float *tmp, float *out, int w, int h, int nch, const float *k, int rad)
+{
+	size_t n = (size_t)w * nch;
+
+	for (int y = 0; y < h; y++) {
+		float *o = out + (size_t)y * n;
+
+		for (size_t j = 0; j < n; j++)
+			o[j] = 0.0f;
+		for (int i = -rad; i <= rad; i++) {
+			int yy = y + i < 0 ? 0 : y + i >= h ? h - 1 : y + i;
+			const float *t = tmp + (size_t)yy * n;
+			float kv = k[i + rad];
+
+			for (size_t j = 0; j < n; j++)
+				o[j] += kv * t[j];
+		}
 	}
 }
 
@@ -289,21 +311,7 @@ int pm_blur(const float *in, float *out, int w, int h, int nch, double sigma, bl
 	 */
 	for (int y = 0; y < h; y++)
 		blur_row(in + (size_t)y * w * nch, tmp + (size_t)y * w * nch, pad, w, nch, k, rad);
-	for (int y = 0; y < h; y++) {
-		float *o = out + (size_t)y * w * nch;
-		size_t n = (size_t)w * nch;
-
-		for (size_t j = 0; j < n; j++)
-			o[j] = 0.0f;
-		for (int i = -rad; i <= rad; i++) {
-			int yy = y + i < 0 ? 0 : y + i >= h ? h - 1 : y + i;
-			const float *t = tmp + (size_t)yy * n;
-			float kv = k[i + rad];
-
-			for (size_t j = 0; j < n; j++)
-				o[j] += kv * t[j];
-		}
-	}
+	blur_cols(tmp, out, w, h, nch, k, rad);
 	free(k);
 	free(tmp);
 	free(pad);

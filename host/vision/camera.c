@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/kernel.h"
 #include "base/log.h"
 #include "base/prof.h"
 #include "vision/cam_open.h"
@@ -107,6 +108,17 @@ static int capture_again(struct camera *c, struct cam_frame *f, bl_err *err)
 	return c->ops->capture(c, f, err);
 }
 
+/* A frame's n samples into the sums: the first frame sets them, the others add. */
+BL_KERNEL static void average_sum(uint16_t *sum, const unsigned char *px, size_t n, int first)
+{
+	if (first)
+		for (size_t i = 0; i < n; i++)
+			sum[i] = px[i];
+	else
+		for (size_t i = 0; i < n; i++)
+			sum[i] = (uint16_t)(sum[i] + px[i]);
+}
+
 int cam_average_add(struct camera *c, bl_err *err)
 {
 	struct cam_buffers *b = c->buf;
@@ -148,12 +160,8 @@ int cam_average_add(struct camera *c, bl_err *err)
 		im->icc = NULL;
 		im->icc_len = 0;
 		im->px16 = NULL;
-		for (size_t i = 0; i < n; i++)
-			b->sum[i] = im->px[i];
-	} else {
-		for (size_t i = 0; i < n; i++)
-			b->sum[i] = (uint16_t)(b->sum[i] + im->px[i]);
 	}
+	average_sum(b->sum, im->px, n, b->frames == 0);
 	b->locked &= b->frame.controls_locked;
 	b->frames++;
 	return 0;

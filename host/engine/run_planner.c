@@ -26,6 +26,7 @@ int run_planner_open(struct run *r, bl_err *err)
 	const struct machine_planner *mp = &r->m.planner;
 	struct planner_ext_config cfg = { 0 };
 	const char *cmd = r->planner_cmd[0] ? r->planner_cmd : mp->command;
+	const char *files[CFG_PLANNER_FILES_MAX + 1];
 	cJSON *eg;
 	int rc;
 
@@ -63,7 +64,14 @@ int run_planner_open(struct run *r, bl_err *err)
 	cfg.log_ctx = r;
 	cfg.grants_dir = r->dir;
 	cfg.max_grant_s = r->m.safety.max_grant_s;
-	return planner_external(&cfg, &r->ext, err);
+	for (int i = 0; i < mp->n_files; i++)
+		files[i] = mp->files[i];
+	files[mp->n_files] = NULL;
+	cfg.files = files;
+	/* A planner that names a folder, or a file that is not there, is refused before the run starts. */
+	if ((rc = planner_external(&cfg, &r->ext, err)))
+		return bl_err_prefix(err, "the external planner cannot be run");
+	return 0;
 }
 
 /* Per cell of the painting's grid: CIEDE2000 of the observed canvas against the target. */

@@ -313,6 +313,10 @@ TEST(claims_are_journaled_and_authorise_nothing)
 		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"");
 		/* Every verdict is the host's own observation. */
 		CHECK_STR_CONTAINS(o.journal, "\"event\":\"verified\"");
+		/* What the sandbox held and what its processes used, seen from the host. */
+		CHECK_STR_CONTAINS(o.journal, "/examples/planners/grid_planner.py\"],\"start_ms\"");
+		CHECK_STR_CONTAINS(o.journal, "\"cpu_user_ms\":");
+		CHECK_STR_CONTAINS(o.journal, "\"ended\":\"by itself\"");
 	}
 	/* The forged approval is no answer the gate would read. */
 	snprintf(p, sizeof(p), "%s/approvals/r000001.answer.json", o.dir);
@@ -544,6 +548,30 @@ TEST(an_egress_grant_opens_its_destination_from_the_next_phase)
 	close(revoked);
 }
 
+/*
+ * A planner is given the files it names, one by one: a command that names a
+ * folder (here grid_planner.py's) is refused before the run writes anything.
+ */
+TEST(a_planner_that_names_a_folder_is_refused_at_start)
+{
+	const char *src = getenv("BRUSHLOOP_SRC");
+	char planner[4200], target[4200], dir[4200];
+	const char *args[] = { "run", target, "--machine", fallback_machine(), "--out", dir, "--max-strokes", STROKES,
+			       "--quiet", "--planner", planner, NULL };
+	char *err = NULL;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s/run-folder", test_tmpdir());
+	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", src);
+	snprintf(planner, sizeof(planner), "/usr/bin/python3 %s/tests/planner/hostile_planner.py claims %s/examples/planners",
+		 src, src);
+	CHECK(test_brushloop(args, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "the external planner cannot be run: sandbox: ");
+	CHECK_STR_CONTAINS(err, "/examples/planners is a folder");
+	CHECK(stat(dir, &sb) != 0);
+	free(err);
+}
+
 /* No sandbox here (no bwrap on PATH): the run refuses the planner with exit 2 and never runs it. */
 TEST(no_sandbox_refuses_the_run)
 {
@@ -572,4 +600,5 @@ TEST_MAIN(T(estimate_prices_an_external_planners_calls_at_its_rate), T(malformed
 	  T(a_refused_answer_pauses_when_the_machine_says_pause), T(a_spent_budget_is_not_asked_again),
 	  T(decisions_replay_byte_for_byte), T(an_unwritten_working_envelope_refuses_the_planner),
 	  T(no_sandbox_refuses_the_run), T(an_egress_grant_opens_its_destination_from_the_next_phase),
-	  T(a_plan_over_the_stroke_budget_is_refused), T(a_correction_round_answered_with_a_painting_is_refused))
+	  T(a_plan_over_the_stroke_budget_is_refused), T(a_correction_round_answered_with_a_painting_is_refused),
+	  T(a_planner_that_names_a_folder_is_refused_at_start))

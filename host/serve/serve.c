@@ -1,6 +1,7 @@
 /* serve.c: the console's server: starts civetweb on the address asked, routes every request through one table after the token check. */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,12 @@ int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 		snprintf(s->exe, sizeof(s->exe), "brushloop");
 	/* Answers: 2 a second (bursts of 10) from everyone together; each client's requests have their own bucket (serve_auth.c). */
 	s->post = (struct serve_bucket){ .tokens = 10, .rate_per_s = 2, .burst = 10, .last_ms = clk_real_ns() / 1000000 };
+	/*
+	 * glibc gives busy threads malloc arenas of their own, each keeping what
+	 * it freed: with 64 workers and the estimates' planning that is memory
+	 * that only grows. Two arenas serve a console's few allocations at once.
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	init.user_data = s;
 	memset(&ed, 0, sizeof(ed));
 	ed.text = emsg;

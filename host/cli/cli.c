@@ -384,10 +384,12 @@ const struct cli_command cli_commands[] = {
 	  "for an answer admitted) with \"admitted\".\n",
 	  cli_planner_main, NULL },
 	{ "serve", "the web console: runs, a live run, approvals, grants and answers",
-	  "usage: brushloop serve [--runs DIR] [RUN_DIR...] [--listen HOST:PORT] [--read-only]\n"
+	  "usage: brushloop serve [--runs DIR] [RUN_DIR...] [--listen HOST:PORT] [--allow-remote] [--read-only]\n"
 	  "\n"
 	  "Serves a web console for the run directories under DIR (every one, as they appear)\n"
-	  "and those named, on HOST:PORT (default 127.0.0.1:8080; port 0 picks a free one).\n"
+	  "and those named, on HOST:PORT (default 127.0.0.1:8080; [::1]:PORT for IPv6; port 0\n"
+	  "picks a free one). An address other than loopback needs --allow-remote as well, and\n"
+	  "is warned about: anyone who reaches it can try the token.\n"
 	  "It prints the URL to open, with a random access token every request needs (kept\n"
 	  "in an HttpOnly, SameSite=Strict cookie after the first visit). Answers (approve,\n"
 	  "deny, grant, resume with accepted mixes, substitutes or refilled wells, hold) go\n"

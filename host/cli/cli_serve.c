@@ -9,13 +9,14 @@
 #include "serve/serve.h"
 
 enum serve_opt {
-	SERVE_RUNS, SERVE_LISTEN, SERVE_READ_ONLY,
+	SERVE_RUNS, SERVE_LISTEN, SERVE_ALLOW_REMOTE, SERVE_READ_ONLY,
 	SERVE_OPT_COUNT
 };
 
 static const struct cli_opt serve_opts[SERVE_OPT_COUNT] = {
 	[SERVE_RUNS] = { "runs", 0, "DIR", "serve every run directory under DIR", 0 },
 	[SERVE_LISTEN] = { "listen", 0, "HOST:PORT", "address to listen on (default 127.0.0.1:8080)", 0 },
+	[SERVE_ALLOW_REMOTE] = { "allow-remote", 0, NULL, "let --listen be an address other than loopback", 0 },
 	[SERVE_READ_ONLY] = { "read-only", 0, NULL, "no buttons, every POST refused", 0 },
 };
 static const struct cli_optset serve_set = { "serve", serve_opts, SERVE_OPT_COUNT, 0, NULL };
@@ -38,6 +39,7 @@ int cli_serve_main(int argc, char **argv)
 		switch ((enum serve_opt)opt) {
 		case SERVE_RUNS: o.runs_dir = p.arg; break;
 		case SERVE_LISTEN: o.listen = p.arg; break;
+		case SERVE_ALLOW_REMOTE: o.allow_remote = 1; break;
 		case SERVE_READ_ONLY: o.read_only = 1; break;
 		case SERVE_OPT_COUNT:
 			break;
@@ -56,6 +58,11 @@ int cli_serve_main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	if (serve_start(&o, &s, &err))
 		return cli_fail(&err);
+	if (!serve_loopback(s))
+		fprintf(stderr,
+			"brushloop: WARNING: the console listens on %s, not on loopback: anyone who can reach that "
+			"address can try its token, and the token and cookie travel unencrypted (plain HTTP)\n",
+			o.listen);
 	serve_url(s, url, sizeof(url));
 	printf("brushloop: the console%s is at\n%s\n", o.read_only ? " (read-only)" : "", url);
 	fflush(stdout);

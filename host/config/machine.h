@@ -223,6 +223,7 @@ struct machine_costs {
  */
 #define CFG_PLANNER_CMD_MAX 1024
 #define CFG_EGRESS_JSON_MAX 8192
+#define CFG_PLANNER_FILES_MAX 16
 enum machine_planner_failure { MACHINE_PLANNER_BUILTIN, MACHINE_PLANNER_PAUSE, MACHINE_PLANNER_FAILURE_COUNT };
 extern const char *const machine_planner_failure_names[]; /* "builtin", "pause" */
 struct machine_planner {
@@ -236,6 +237,9 @@ struct machine_planner {
 	long memory_mb;
 	int tmpfs_mb;
 	char egress_json[CFG_EGRESS_JSON_MAX]; /* planner.egress as written ("": no network); the sandbox parses it */
+	/* planner.files: files it reads besides those its command names, copied into its sandbox one by one */
+	int n_files;
+	char files[CFG_PLANNER_FILES_MAX][CFG_PATH_MAX];
 };
 
 struct machine_brakes {

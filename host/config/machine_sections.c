@@ -378,6 +378,29 @@ _Static_assert(sizeof(machine_planner_failure_names) / sizeof(machine_planner_fa
 	       "a planner failure policy without a name");
 
 /* After costs: a call's price defaults to the built-in's. */
+/* planner.files: absolute paths of files (whether each is a file is checked when a run starts the planner). */
+static int load_planner_files(json_obj *o, struct machine_planner *p, bl_err *err)
+{
+	const cJSON *arr, *it;
+	size_t n = 0;
+	int rc = json_array(o, "files", JSON_OPTIONAL, CFG_PLANNER_FILES_MAX, &arr, &n, err);
+
+	if (rc)
+		return rc < 0 ? rc : 0;
+	cJSON_ArrayForEach(it, arr) {
+		char key[32], *f = p->files[p->n_files];
+
+		snprintf(key, sizeof(key), "files[%d]", p->n_files);
+		if (!cJSON_IsString(it))
+			return json_fail(o, key, err, BL_EINVAL, "must be a file's absolute path");
+		BL_TRY(json_str_value(o, key, it, f, CFG_PATH_MAX, err));
+		if (f[0] != '/' || strstr(f, "/../") || !strcmp(f + strlen(f) - (strlen(f) >= 3 ? 3 : 0), "/.."))
+			return json_fail(o, key, err, BL_EINVAL, "'%s' is not an absolute path without '..'", f);
+		p->n_files++;
+	}
+	return 0;
+}
+
 int machine_load_planner(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_planner *p = &m->planner;
@@ -405,6 +428,7 @@ int machine_load_planner(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_num(&o, "memory_mb", JSON_OPTIONAL, 64, 1048576, &kb, err));
 	p->memory_mb = (long)kb;
 	BL_TRY(json_i32(&o, "tmpfs_mb", JSON_OPTIONAL, 1, 65536, &p->tmpfs_mb, err));
+	BL_TRY(load_planner_files(&o, p, err));
 	/* Read here as text; the sandbox module's strict reader checks it before a run starts. */
 	if ((eg = json_take(&o, "egress"))) {
 		char *s = cJSON_PrintUnformatted(eg);

@@ -27,6 +27,7 @@ int run_planner_open(struct run *r, bl_err *err)
 	const struct machine_planner *mp = &r->m.planner;
 	struct planner_ext_config cfg = { 0 };
 	const char *cmd = r->planner_cmd[0] ? r->planner_cmd : mp->command;
+	const char *files[CFG_PLANNER_FILES_MAX + 1];
 	cJSON *eg;
 	int rc;
 
@@ -64,7 +65,14 @@ int run_planner_open(struct run *r, bl_err *err)
 	cfg.log_ctx = r;
 	cfg.grants_dir = r->dir;
 	cfg.max_grant_s = r->m.safety.max_grant_s;
-	return planner_external(&cfg, &r->ext, err);
+	for (int i = 0; i < mp->n_files; i++)
+		files[i] = mp->files[i];
+	files[mp->n_files] = NULL;
+	cfg.files = files;
+	/* A planner that names a folder, or a file that is not there, is refused before the run starts. */
+	if ((rc = planner_external(&cfg, &r->ext, err)))
+		return bl_err_prefix(err, "the external planner cannot be run");
+	return 0;
 }
 
 /* Per cell of the painting's grid: CIEDE2000 of the observed canvas against the target. */
@@ -198,6 +206,10 @@ static int world_make(struct run *r, struct world_store *s, const struct planner
 		cJSON_AddNumberToObject(s->budgets, "cost_left",
 					mp->cost_max - (double)r->st.cost.planner_ext_calls * r->m.costs.per_external_call);
 	cJSON_AddStringToObject(s->budgets, "currency", r->m.costs.currency);
+	if (q->left) {
+		cJSON_AddNumberToObject(s->budgets, "arm_time_s_left", q->left->arm_time_s);
+		cJSON_AddBoolToObject(s->budgets, "refill_ok", !q->left->wells_ml);
+	}
 	s->w.in_dir = s->in;
 	s->w.target_name = s->target;
 	s->w.machine_view = s->view;
@@ -322,6 +334,8 @@ int run_planner_ask(struct run *r, const struct planner_request *q0, const struc
 		    struct plan *out, bl_err *err)
 {
 	struct planner_request q = *q0;
+	struct planner_budget left;
+	double wells_left[CFG_MAX_WELLS];
 	struct planner_denial why;
 	struct world_store ws;
 	int rc;
@@ -337,6 +351,16 @@ int run_planner_ask(struct run *r, const struct planner_request *q0, const struc
 			return rc;
 		return ext_failed(r, &q, &why, out, err);
 	}
+	/*
+	 * An external planner's answer is held to what the run has left, in the
+	 * figures its request tells it (so a replay decides the same); with
+	 * --refill-ok the wells may be refilled and their paint is not held.
+	 */
+	left.arm_time_s = floor(fmax(r->m.brakes.arm_time_s - r->st.cost.arm_s, 0.0));
+	for (int w = 0; w < r->m.n_wells; w++)
+		wells_left[w] = round(r->st.wells_ml[w] * 100) / 100;
+	left.wells_ml = r->opt.refill_ok ? NULL : wells_left;
+	q.left = &left;
 	if ((rc = world_make(r, &ws, &q, seen, err)) == 0) {
 		q.world = &ws.w;
 		planner_ext_record_dir(&r->ext, ws.record);

@@ -20,6 +20,8 @@ const char *const planner_reason_names[] = {
 	[PLANNER_R_TOLERANCE] = "tolerance",
 	[PLANNER_R_ACTION_KIND] = "action_kind",
 	[PLANNER_R_ACTION] = "action",
+	[PLANNER_R_PHASE] = "phase",
+	[PLANNER_R_OVER_BUDGET] = "over_budget",
 	[PLANNER_R_COUNT] = NULL,
 };
 _Static_assert(sizeof(planner_reason_names) / sizeof(planner_reason_names[0]) == PLANNER_R_COUNT + 1,

@@ -39,6 +39,16 @@ struct planner_world {
 	const cJSON *error_map;        /* correct: {"cols", "rows", "de00": [...]} (NULL: none) */
 };
 
+/*
+ * What is left of the run when an external planner is asked: admission holds
+ * its answer to it (over_budget). The built-in planner is sized by the
+ * request's options and stopped by the brakes, and is asked with none.
+ */
+struct planner_budget {
+	double arm_time_s;      /* arm motion time left, s (the arm-time brake less what the arm has moved) */
+	const double *wells_ml; /* paint left in each of the machine's wells, ml; NULL: not held to it (--refill-ok) */
+};
+
 /* What the engine knows and the planner may be told: the observation and the budgets. */
 struct planner_request {
 	enum planner_phase phase;
@@ -48,6 +58,7 @@ struct planner_request {
 	const struct plan *painting;        /* correct: round 0's plan, whose colours a correction keeps */
 	const struct plan_raster *observed; /* correct: the canvas as observed over the image rectangle */
 	const struct planner_world *world;  /* for a planner in another process (NULL for the built-in) */
+	const struct planner_budget *left;  /* what the run has left (NULL: opt->max_strokes alone) */
 };
 
 struct planner_denial;
@@ -94,6 +105,8 @@ enum planner_reason {
 	PLANNER_R_TOLERANCE,     /* a verification threshold looser than the bar (or not a number) */
 	PLANNER_R_ACTION_KIND,   /* an action kind that subtask type may not hold */
 	PLANNER_R_ACTION,        /* the gate's check refuses an action (limits, floors, curves ...) */
+	PLANNER_R_PHASE,         /* not the phase's kind of answer: a correction that is not one, or a painting that is */
+	PLANNER_R_OVER_BUDGET,   /* more strokes than the phase's budget, more arm time or paint than the run has left */
 	PLANNER_R_COUNT
 };
 extern const char *const planner_reason_names[];
@@ -124,7 +137,12 @@ struct planner_denial {
  * from where the last one left the tool (hard limits, floors, keep-outs,
  * curve acceleration) and the unattended soft limits (speed, single move,
  * curve acceleration: a plan never plans what needs a person for its
- * motion); then plan_check. Returns 0 when admitted, another negative code
+ * motion); then plan_check. The answer is the phase's (a correction in
+ * the correct phase, a painting otherwise), its strokes within
+ * opt->max_strokes, every mix used by a paint batch of its colour before
+ * the next mix of it, every paint batch with a stroke, and, when q->left is
+ * given, its motion time within the arm time left and its recipes within
+ * the paint each well has left. Returns 0 when admitted, another negative code
  * only when the check itself could not run (out of memory).
  */
 int planner_admit(const struct planner_request *q, const struct plan *p,

@@ -101,13 +101,18 @@ static int admit_colours(struct admit *x)
 	return 0;
 }
 
-/* The plan as a whole: made for this target, this machine and this grid. */
+/* The plan as a whole: the phase's kind of answer, made for this target, this machine and this grid. */
 static int admit_header(struct admit *x)
 {
 	const struct plan *p = x->p, *base = x->q->painting;
 	const struct machine *m = x->m;
 	const double *im = p->image_mm;
 
+	/* A painting run again as a "correction" would repaint the whole picture on the correction's budget. */
+	if (!p->correction != (x->q->phase != PLANNER_CORRECT))
+		return deny(x, PLANNER_R_PHASE, -1, -1, "correction", "correction: %s",
+			    x->q->phase == PLANNER_CORRECT ? "a correction round's answer is a correction (true)"
+							   : "the painting's answer is no correction (false)");
 	if (strcmp(p->target_hash, x->q->in->target_hash ? x->q->in->target_hash : ""))
 		return deny(x, PLANNER_R_HEADER, -1, -1, "target_hash", "target_hash: not the target asked about");
 	if (strcmp(p->machine_name, m->name))
@@ -210,6 +215,111 @@ static int admit_paint(struct admit *x, long i, const struct plan_subtask *s)
 	if (s->n_strokes < 0 || (size_t)s->n_strokes != strokes || s->batch < 0)
 		return deny(x, PLANNER_R_BAD_SUBTASK, i, -1, "n_strokes",
 			    "subtask %ld: n_strokes is not the count of its strokes", i);
+	/* A batch without a stroke would make any number of mixes look used. */
+	if (strokes == 0)
+		return deny(x, PLANNER_R_BAD_SUBTASK, i, -1, "n_strokes", "subtask %ld: a paint batch without a stroke", i);
+	return 0;
+}
+
+/*
+ * Every mix is for the paint batches of its colour that follow it: one mix
+ * more before any batch has used the last, or a mix no batch uses, dispenses
+ * paint and arm time for nothing (and is how a correction round would mix
+ * the whole palette again).
+ */
+static int admit_mix_use(struct admit *x)
+{
+	long unused[PLAN_MAX_COLOURS];
+
+	for (int k = 0; k < PLAN_MAX_COLOURS; k++)
+		unused[k] = -1;
+	for (size_t i = 0; i < x->p->n_subtasks; i++) {
+		const struct plan_subtask *s = &x->p->subtasks[i];
+
+		if (s->type == PLAN_PAINT)
+			unused[s->colour] = -1;
+		if (s->type != PLAN_MIX)
+			continue;
+		if (unused[s->colour] >= 0)
+			return deny(x, PLANNER_R_BAD_SUBTASK, unused[s->colour], -1, "type",
+				    "subtask %ld: a mix of %s that no paint batch uses before its next mix (subtask %zu)",
+				    unused[s->colour], x->p->colours[s->colour].name, i);
+		unused[s->colour] = (long)i;
+	}
+	for (int k = 0; k < x->p->n_colours; k++)
+		if (unused[k] >= 0)
+			return deny(x, PLANNER_R_BAD_SUBTASK, unused[k], -1, "type",
+				    "subtask %ld: a mix of %s that no paint batch uses", unused[k], x->p->colours[k].name);
+	return 0;
+}
+
+/* The paint the mixes' recipes draw from each well, against what it has left. */
+static int admit_paint_left(struct admit *x)
+{
+	const struct machine *m = x->m;
+	double drawn[CFG_MAX_WELLS] = { 0 };
+
+	for (size_t i = 0; i < x->p->n_subtasks; i++) {
+		const struct plan_subtask *s = &x->p->subtasks[i];
+
+		for (int k = 0; s->type == PLAN_MIX && k < s->mix.recipe.n; k++) {
+			const struct plan_recipe_item *it = &s->mix.recipe.item[k];
+			int w = 0;
+
+			while (w < m->n_wells && strcmp(m->wells[w].name, it->well))
+				w++;
+			if (w == m->n_wells)
+				continue; /* admit_mix refused it already */
+			drawn[w] += it->units * m->mixing.dispense_unit_ml;
+			if (drawn[w] > x->q->left->wells_ml[w] + 1e-9) {
+				deny(x, PLANNER_R_OVER_BUDGET, (long)i, -1, "mix.recipe",
+				     "subtask %zu: the mixes draw more of well %s than it has left (wells[].left_ml)", i,
+				     it->well);
+				snprintf(x->why->detail, sizeof(x->why->detail),
+					 "subtask %zu: the mixes up to here draw %.2f ml of well %s, which has %.2f ml left", i,
+					 drawn[w], it->well, x->q->left->wells_ml[w]);
+				return BL_EDENIED;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The phase's stroke budget, and what the run has left of arm time and paint. */
+static int admit_budget(struct admit *x, bl_err *err)
+{
+	const struct plan *p = x->p;
+	const struct planner_budget *left = x->q->left;
+	long strokes = 0;
+	double arm_s;
+	int rc;
+
+	for (size_t i = 0; i < p->n_subtasks; i++)
+		strokes += p->subtasks[i].type == PLAN_PAINT ? p->subtasks[i].n_strokes : 0;
+	if (p->n_strokes != strokes)
+		return deny(x, PLANNER_R_HEADER, -1, -1, "strokes", "strokes: %d, and the paint subtasks hold %ld",
+			    p->n_strokes, strokes);
+	if (strokes > x->q->opt->max_strokes)
+		return deny(x, PLANNER_R_OVER_BUDGET, -1, -1, "strokes",
+			    "strokes: %ld, more than this phase's budget of %d (options.max_strokes)", strokes,
+			    x->q->opt->max_strokes);
+	if ((rc = admit_mix_use(x)))
+		return rc;
+	if (!left)
+		return 0;
+	if (left->wells_ml && (rc = admit_paint_left(x)))
+		return rc;
+	/* The planner's arm_time_s is its claim: the time is the host's own estimate, at the arm's acceleration. */
+	if ((rc = plan_motion_time_s(p, x->m, x->m->limits.soft.accel_mm_s2, &arm_s, err)))
+		return rc;
+	if (arm_s > left->arm_time_s) {
+		deny(x, PLANNER_R_OVER_BUDGET, -1, -1, "arm_time_s",
+		     "arm_time_s: the plan's motion takes longer than the run has left");
+		snprintf(x->why->detail, sizeof(x->why->detail),
+			 "arm_time_s: the plan's motion takes %.0f s and the run has %.0f s of arm time left", arm_s,
+			 fmax(left->arm_time_s, 0.0));
+		return BL_EDENIED;
+	}
 	return 0;
 }
 
@@ -341,6 +451,8 @@ int planner_admit(const struct planner_request *q, const struct plan *p, struct 
 	for (size_t i = 0; i < p->n_subtasks && rc == 0; i++)
 		rc = admit_subtask(&x, (long)i, &at, &path, err);
 	if (rc)
+		goto out;
+	if ((rc = admit_budget(&x, err)))
 		goto out;
 	qsort(x.ids, x.n_ids, sizeof(*x.ids), cmp_long);
 	for (size_t i = 1; i < x.n_ids; i++)

@@ -23,12 +23,19 @@ struct ext {
 	struct planner_ext_config cfg;
 	char *argv_store;          /* the strings argv points into */
 	const char *argv[PLANNER_EXT_MAX_ARGS + 1];
-	char ro_store[PLANNER_EXT_MAX_ARGS][CFG_PATH_MAX];
-	const char *ro[PLANNER_EXT_MAX_ARGS + 1]; /* the directories of the command's absolute paths */
+	struct sbx_file files[PLANNER_EXT_MAX_FILES]; /* what the command and planner.files name, opened at the start */
+	int n_files;
 	struct sbx_proc proc;
 	int running;
 	long id;                   /* the phase under way's request id */
 };
+
+static void close_files(struct ext *x)
+{
+	for (int i = 0; i < x->n_files; i++)
+		sbx_file_close(&x->files[i]);
+	x->n_files = 0;
+}
 
 static void ext_stop(struct ext *x)
 {
@@ -121,7 +128,8 @@ static int ext_start(struct ext *x, const struct planner_request *q, struct plan
 	bl_err serr = { 0 };
 
 	pol.argv = x->argv;
-	pol.ro_paths = x->ro;
+	pol.files = x->files;
+	pol.n_files = x->n_files;
 	pol.in_dir = q->world ? q->world->in_dir : NULL;
 	pol.cpu_s = x->cfg.cpu_s;
 	pol.as_mb = x->cfg.as_mb;
@@ -213,6 +221,7 @@ static void ext_close(void *ctx)
 	struct ext *x = ctx;
 
 	ext_stop(x);
+	close_files(x);
 	free(x->argv_store);
 	free(x);
 }
@@ -250,35 +259,43 @@ int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv,
 	return 0;
 }
 
-/*
- * A planner named by absolute paths (a script, its interpreter's argument)
- * sees their directories read-only; /usr is there already. Nothing else of
- * the host's filesystem is.
- */
-static void ro_dirs(struct ext *x)
+/* Whether path is already among x's files. */
+static int has_file(const struct ext *x, const char *path)
 {
-	int n = 0;
+	for (int i = 0; i < x->n_files; i++)
+		if (!strcmp(x->files[i].path, path))
+			return 1;
+	return 0;
+}
 
+static int add_file(struct ext *x, const char *path, bl_err *err)
+{
+	if (has_file(x, path))
+		return 0;
+	if (x->n_files == PLANNER_EXT_MAX_FILES)
+		return bl_fail(err, BL_EINVAL, "the planner names more than %d files", PLANNER_EXT_MAX_FILES);
+	BL_TRY(sbx_file_open(path, &x->files[x->n_files], err));
+	x->n_files++;
+	return 0;
+}
+
+/*
+ * The files the planner is given, opened once when the run starts: every
+ * absolute path among the command's words (the script beside its
+ * interpreter; /usr is there already) and files. Each is copied into
+ * every phase's sandbox at its own path, and nothing beside it is: a word
+ * naming a folder, a socket or a missing file refuses the planner here.
+ */
+static int open_files(struct ext *x, const char *const *files, bl_err *err)
+{
 	for (int i = 0; x->argv[i]; i++) {
-		char d[CFG_PATH_MAX], *slash;
-		int dup = 0;
-
-		if (x->argv[i][0] != '/' || !strncmp(x->argv[i], "/usr/", 5) || !strncmp(x->argv[i], "/bin/", 5) ||
-		    snprintf(d, sizeof(d), "%s", x->argv[i]) >= (int)sizeof(d))
+		if (x->argv[i][0] != '/' || !strncmp(x->argv[i], "/usr/", 5) || !strncmp(x->argv[i], "/bin/", 5))
 			continue;
-		slash = strrchr(d, '/');
-		if (slash == d)
-			continue; /* never the root */
-		*slash = '\0';
-		for (int k = 0; k < n; k++)
-			dup |= !strcmp(x->ro[k], d);
-		if (dup)
-			continue;
-		snprintf(x->ro_store[n], sizeof(x->ro_store[n]), "%s", d);
-		x->ro[n] = x->ro_store[n];
-		n++;
+		BL_TRY(add_file(x, x->argv[i], err));
 	}
-	x->ro[n] = NULL;
+	for (int i = 0; files && files[i]; i++)
+		BL_TRY(add_file(x, files[i], err));
+	return 0;
 }
 
 int planner_external(const struct planner_ext_config *cfg, struct planner *out, bl_err *err)
@@ -292,12 +309,14 @@ int planner_external(const struct planner_ext_config *cfg, struct planner *out, 
 		return bl_fail(err, BL_ENOMEM, "out of memory for the planner");
 	}
 	x->cfg = *cfg;
-	if ((rc = planner_ext_split(cfg->command, x->argv_store, n, x->argv, PLANNER_EXT_MAX_ARGS, err))) {
+	x->cfg.files = NULL; /* the caller's list need not outlive this call: the files are opened now */
+	if ((rc = planner_ext_split(cfg->command, x->argv_store, n, x->argv, PLANNER_EXT_MAX_ARGS, err)) ||
+	    (rc = open_files(x, cfg->files, err))) {
+		close_files(x);
 		free(x->argv_store);
 		free(x);
 		return rc;
 	}
-	ro_dirs(x);
 	out->ops = &ext_ops;
 	out->ctx = x;
 	return 0;

@@ -6,6 +6,7 @@
 #include "sandbox/sbx.h"
 
 #define PLANNER_EXT_MAX_ARGS 32
+#define PLANNER_EXT_MAX_FILES 48 /* the command's absolute words and planner.files */
 
 struct planner_ext_config {
 	const char *command;          /* "COMMAND ARGS...": words split at spaces, no shell */
@@ -20,6 +21,7 @@ struct planner_ext_config {
 	const char *record_dir;       /* where request.json and answer.json of a phase are kept (may be NULL) */
 	double max_grant_s;           /* the machine's safety.max_grant_s: a longer egress grant opens nothing */
 	const char *grants_dir;       /* the run directory whose grants.json's egress grants each phase's broker opens (may be NULL) */
+	const char *const *files;     /* planner.files, NULL-terminated (may be NULL); read by planner_external only */
 };
 
 /*
@@ -28,6 +30,10 @@ struct planner_ext_config {
  * line, reads one answer line within the deadline and the size limit and
  * parses it strictly (planner_answer_parse); told sends the verdict and ends
  * the sandbox. Nothing of one phase's process survives into the next.
+ * The sandbox holds the files the planner names, copied one by one: the
+ * absolute paths among the command's words (outside /usr) and cfg->files,
+ * opened here; one that is a folder, a socket or missing is BL_EINVAL now,
+ * before any phase.
  * The egress grants in force in cfg->grants_dir's grants.json when a phase
  * starts are opened for that phase, for what is left of each.
  */

@@ -9,10 +9,43 @@
 #include "base/json.h"
 #include "planner/planner_proto.h"
 
+/* What the run had left, as the request told the planner (budgets.arm_time_s_left, wells[].left_ml). */
+struct replay_left {
+	struct planner_budget b;
+	double wells_ml[CFG_MAX_WELLS];
+};
+
+static int left_of(const cJSON *req, const struct machine *m, struct replay_left *l, struct planner_request *q,
+		   bl_err *err)
+{
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(req, "budgets");
+	const cJSON *arm = cJSON_GetObjectItemCaseSensitive(b, "arm_time_s_left");
+	const cJSON *wells = cJSON_GetObjectItemCaseSensitive(req, "wells"), *w;
+	int n = 0;
+
+	if (!arm)
+		return 0; /* a request from before the run's budget was held: none */
+	if (!cJSON_IsNumber(arm) || cJSON_GetArraySize(wells) != m->n_wells)
+		return bl_fail(err, BL_EINVAL, "request.json: budgets.arm_time_s_left or wells not the machine's");
+	l->b.arm_time_s = arm->valuedouble;
+	cJSON_ArrayForEach(w, wells) {
+		const cJSON *ml = cJSON_GetObjectItemCaseSensitive(w, "left_ml");
+
+		if (!cJSON_IsNumber(ml))
+			return bl_fail(err, BL_EINVAL, "request.json: wells[%d].left_ml is not a number", n);
+		l->wells_ml[n++] = ml->valuedouble;
+	}
+	l->b.wells_ml = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "refill_ok")) ? NULL : l->wells_ml;
+	q->left = &l->b;
+	return 0;
+}
+
 /* The request's fields admission reads, back into a request. */
 static int request_of(const cJSON *req, const struct machine *m, struct plan_inputs *in,
-		      struct plan_options *po, struct plan *painting, struct planner_request *q, bl_err *err)
+		      struct plan_options *po, struct plan *painting, struct replay_left *left,
+		      struct planner_request *q, bl_err *err)
 {
+	const cJSON *strokes;
 	const char *phase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "phase"));
 	const cJSON *opt = cJSON_GetObjectItemCaseSensitive(req, "options");
 	const cJSON *cell = cJSON_GetObjectItemCaseSensitive(opt, "cell_mm");
@@ -28,6 +61,12 @@ static int request_of(const cJSON *req, const struct machine *m, struct plan_inp
 	if (!phase || !in->target_hash || !cJSON_IsNumber(cell) || !cJSON_IsNumber(round))
 		return bl_fail(err, BL_EINVAL, "request.json: not a planner request");
 	po->cell_mm = cell->valuedouble;
+	strokes = cJSON_GetObjectItemCaseSensitive(opt, "max_strokes");
+	if (!cJSON_IsNumber(strokes))
+		return bl_fail(err, BL_EINVAL, "request.json: options.max_strokes is not a number");
+	po->max_strokes = (int)strokes->valuedouble;
+	if ((rc = left_of(req, m, left, q, err)))
+		return rc;
 	q->phase = strcmp(phase, "correct") == 0 ? PLANNER_CORRECT : PLANNER_PLAN;
 	q->round = (int)round->valuedouble;
 	q->in = in;
@@ -48,6 +87,7 @@ int planner_replay(const char *record_dir, const struct machine *m, cJSON **out,
 	struct plan_options po;
 	struct plan_inputs in;
 	struct planner_request q;
+	struct replay_left left;
 	struct plan painting = { 0 }, answer = { 0 };
 	const cJSON *id;
 	cJSON *req = NULL, *claims = NULL;
@@ -56,7 +96,7 @@ int planner_replay(const char *record_dir, const struct machine *m, cJSON **out,
 
 	*out = NULL;
 	snprintf(p, sizeof(p), "%s/request.json", record_dir);
-	if ((rc = json_parse_file(p, &req, err)) || (rc = request_of(req, m, &in, &po, &painting, &q, err)))
+	if ((rc = json_parse_file(p, &req, err)) || (rc = request_of(req, m, &in, &po, &painting, &left, &q, err)))
 		goto out;
 	id = cJSON_GetObjectItemCaseSensitive(req, "id");
 	snprintf(p, sizeof(p), "%s/answer.json", record_dir);

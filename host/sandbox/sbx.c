@@ -6,11 +6,13 @@
 #include <dirent.h>
 #include <grp.h>
 #include <linux/close_range.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,9 +22,9 @@
 #include "base/strbuf.h"
 
 #define SBX_MAX_ARGS 512
-#define SBX_MAX_RO 16
+#define SBX_MAX_FILES 64
 #define SBX_MAX_IN 64 /* files of in_dir */
-#define SBX_MAX_KEEP (SBX_MAX_RO + SBX_MAX_IN + 8)
+#define SBX_MAX_KEEP (SBX_MAX_FILES + SBX_MAX_IN + 8)
 
 /* Everything sbx_start prepares before fork: the child only dups, drops and execs. */
 struct sbx_spawn {
@@ -127,34 +129,88 @@ static int add_data(struct sbx_spawn *sp, const char *text, const char *dest, bl
 	return add(sp, dest, err);
 }
 
-/*
- * A host path to bind must exist and, under a root host, be reachable by
- * nobody (every directory above it searchable by others, itself readable):
- * said here, not by bwrap on the planner's stderr.
- */
-static int check_path(const char *path, int as_nobody, bl_err *err)
-{
-	char up[PATH_MAX];
-	struct stat st;
+/* Paths the sandbox makes itself: a file there would hide or replace what the host put. */
+static const char *const sbx_own_paths[] = { "/proc", "/dev", "/sys", "/run", "/in", NULL };
 
-	if (path[0] != '/')
-		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not absolute", path);
-	if (stat(path, &st) < 0)
-		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s: %s", path, strerror(errno));
-	if (!as_nobody || st.st_uid == SBX_UID)
-		return 0;
-	if (!(st.st_mode & S_IROTH))
-		return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is not readable by others "
-			       "(a root host's sandbox runs as uid %d)", path, SBX_UID);
-	snprintf(up, sizeof(up), "%s", path);
-	for (char *slash = strrchr(up, '/'); slash; slash = strrchr(up, '/')) {
-		*slash = '\0';
-		if (stat(up[0] ? up : "/", &st) == 0 && st.st_uid != SBX_UID && !(st.st_mode & S_IXOTH))
-			return bl_fail(err, BL_EINVAL, "sandbox: read-only path %s is below %s, which "
-				       "others cannot search (a root host's sandbox runs as uid %d)",
-				       path, up[0] ? up : "/", SBX_UID);
-		if (!up[0])
-			break;
+int sbx_file_open(const char *path, struct sbx_file *out, bl_err *err)
+{
+	struct stat st;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	if (path[0] != '/' || !path[1] || snprintf(out->path, sizeof(out->path), "%s", path) >= (int)sizeof(out->path))
+		return bl_fail(err, BL_EINVAL, "sandbox: %s is not an absolute path to a file", path);
+	for (int i = 0; sbx_own_paths[i]; i++) {
+		size_t n = strlen(sbx_own_paths[i]);
+
+		if (!strncmp(path, sbx_own_paths[i], n) && (path[n] == '/' || !path[n]))
+			return bl_fail(err, BL_EINVAL, "sandbox: %s is below %s, which the sandbox makes itself",
+				       path, sbx_own_paths[i]);
+	}
+	/* A socket cannot be opened at all: said as what it is. O_NONBLOCK: a FIFO must not hang the host. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return bl_fail(err, BL_EINVAL, "sandbox: %s is not a regular file (a socket, a device or a pipe is "
+			       "never given to a planner)", path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == EISDIR)
+		return bl_fail(err, BL_EINVAL, "sandbox: %s is a folder: a planner's sandbox holds the files it "
+			       "names, one by one, never a folder (name each file it reads in planner.files)", path);
+	if (fd < 0)
+		return bl_fail(err, BL_EINVAL, "sandbox: %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int dir = S_ISDIR(st.st_mode);
+
+		close(fd);
+		if (dir)
+			return bl_fail(err, BL_EINVAL, "sandbox: %s is a folder: a planner's sandbox holds the files "
+				       "it names, one by one, never a folder (name each file it reads in planner.files)",
+				       path);
+		return bl_fail(err, BL_EINVAL, "sandbox: %s is not a regular file (a socket, a device or a pipe is "
+			       "never given to a planner)", path);
+	}
+	if (st.st_size > SBX_FILE_MAX_BYTES) {
+		close(fd);
+		return bl_fail(err, BL_EINVAL, "sandbox: %s is %lld bytes, more than the %lld a planner's file may "
+			       "have (each sandbox holds a copy)", path, (long long)st.st_size, SBX_FILE_MAX_BYTES);
+	}
+	out->fd = fd;
+	out->exec = (st.st_mode & 0111) != 0;
+	out->bytes = (long long)st.st_size;
+	return 0;
+}
+
+void sbx_file_close(struct sbx_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+/* The host files, copied from descriptors: bwrap (nobody under a root host) never resolves their folders. */
+static int add_files(struct sbx_spawn *sp, const struct sbx_policy *pol, bl_err *err)
+{
+	if (pol->n_files > SBX_MAX_FILES)
+		return bl_fail(err, BL_EINVAL, "sandbox: more than %d files", SBX_MAX_FILES);
+	for (int i = 0; i < pol->n_files; i++) {
+		const struct sbx_file *f = &pol->files[i];
+		int fd, rc;
+
+		/* bwrap reads from the offset the descriptors share: each sandbox starts at the beginning. */
+		if (f->fd < 0 || lseek(f->fd, 0, SEEK_SET) != 0 || (fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3)) < 0)
+			return bl_fail(err, BL_EIO, "sandbox: %s: %s", f->path, strerror(errno));
+		rc = add(sp, "--perms", err);
+		if (rc == 0)
+			rc = add(sp, f->exec ? "0555" : "0444", err);
+		if (rc == 0)
+			rc = add(sp, "--ro-bind-data", err);
+		if (rc == 0)
+			rc = add_fd(sp, fd, err);
+		if (rc < 0) {
+			close(fd);
+			return rc;
+		}
+		BL_TRY(add(sp, f->path, err));
 	}
 	return 0;
 }
@@ -253,15 +309,7 @@ static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx
 	BL_TRY(add(sp, "/tmp", err));
 	if (pol->in_dir)
 		BL_TRY(add_in(sp, pol->in_dir, err));
-	/* Bound by path: bwrap (as nobody under a root host) must be able to reach them. */
-	for (int i = 0; pol->ro_paths && pol->ro_paths[i]; i++) {
-		if (i >= SBX_MAX_RO)
-			return bl_fail(err, BL_EINVAL, "sandbox: more than %d read-only paths", SBX_MAX_RO);
-		BL_TRY(check_path(pol->ro_paths[i], sp->drop_uid, err));
-		BL_TRY(add(sp, "--ro-bind", err));
-		BL_TRY(add(sp, pol->ro_paths[i], err));
-		BL_TRY(add(sp, pol->ro_paths[i], err));
-	}
+	BL_TRY(add_files(sp, pol, err));
 	if (s->has_egress) {
 		BL_TRY(add(sp, "--ro-bind", err));
 		BL_TRY(add(sp, s->sock_path, err));
@@ -279,7 +327,12 @@ static int add_fs(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx
 static int build(struct sbx_spawn *sp, const struct sbx_policy *pol, struct sbx_impl *s,
 		 bl_err *err)
 {
-	static const char *const ns[] = { "--unshare-user", "--unshare-pid", "--unshare-net",
+	/*
+	 * --as-pid-1: the planner is the namespace's pid 1, reaped by bwrap's
+	 * monitor, so the host's wait4 counts every process of the sandbox (with
+	 * bwrap's own init the monitor exits on init's word and reaps nothing).
+	 */
+	static const char *const ns[] = { "--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-net",
 		"--unshare-ipc", "--unshare-uts", "--unshare-cgroup", "--disable-userns",
 		"--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
 		"--hostname", "planner", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
@@ -473,6 +526,7 @@ int sbx_start(const struct sbx_policy *pol, struct sbx_proc *out, bl_err *err)
 		goto out_mem;
 	}
 	s->t_start_ms = sbx_now_ms();
+	s->cpu_s = pol->cpu_s > 0 ? pol->cpu_s : 60;
 	sp->drop_uid = geteuid() == 0;
 	rc = find_bwrap(sp->bwrap, sizeof(sp->bwrap), err);
 	if (rc < 0)
@@ -518,6 +572,13 @@ int sbx_start(const struct sbx_policy *pol, struct sbx_proc *out, bl_err *err)
 	cJSON_AddStringToObject(d, "planner", pol->argv[0]);
 	cJSON_AddBoolToObject(d, "egress", s->has_egress);
 	cJSON_AddNumberToObject(d, "uid", sp->drop_uid ? SBX_UID : (double)getuid());
+	{
+		/* What of the host it holds: the files named, copied in (in_dir's are the run's own). */
+		cJSON *fl = cJSON_AddArrayToObject(d, "files");
+
+		for (int i = 0; i < pol->n_files; i++)
+			cJSON_AddItemToArray(fl, cJSON_CreateString(pol->files[i].path));
+	}
 	cJSON_AddNumberToObject(d, "start_ms", sbx_now_ms() - s->t_start_ms);
 	sbx_queue(s, "sandbox_start", d);
 	free(sp);
@@ -590,6 +651,81 @@ static cJSON *stderr_json(struct sbx_impl *s)
 	return j;
 }
 
+/* pid 1 of the sandbox's pid namespace: bwrap's one child, or -1. */
+static pid_t sandbox_init(pid_t bwrap)
+{
+	char path[64], buf[64];
+	FILE *f;
+	long child = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)bwrap, (int)bwrap);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%ld", &child) != 1)
+		child = -1;
+	fclose(f);
+	return (pid_t)child;
+}
+
+/* Reaps bwrap within ms (-1: waits): 1 reaped, its status and the usage of all it reaped kept. */
+static int reap(struct sbx_impl *s, int ms)
+{
+	double until = sbx_now_ms() + ms;
+
+	while (!s->reaped) {
+		pid_t r = wait4(s->pid, &s->status, ms < 0 ? 0 : WNOHANG, &s->ru);
+
+		if (r == s->pid || (r < 0 && errno != EINTR)) {
+			s->reaped = 1;
+			break;
+		}
+		if (ms >= 0 && sbx_now_ms() >= until)
+			return 0;
+		if (ms >= 0)
+			usleep(2000);
+	}
+	return 1;
+}
+
+/*
+ * The sandbox's end: killed through its pid 1, so that bwrap reaps it and
+ * every process below is counted in the usage wait4 gives; bwrap itself only
+ * when that does not end it within a second.
+ */
+static void end_sandbox(struct sbx_impl *s)
+{
+	pid_t init = sandbox_init(s->pid);
+
+	s->killed = 1;
+	if (init > 0 && kill(init, SIGKILL) == 0 && reap(s, 1000))
+		return;
+	kill(s->pid, SIGKILL);
+	reap(s, -1);
+}
+
+static double tv_ms(struct timeval tv)
+{
+	return tv.tv_sec * 1e3 + tv.tv_usec / 1e3;
+}
+
+/* What the sandbox's processes used, and how it ended, into sandbox_stop's data. */
+static void usage_json(const struct sbx_impl *s, cJSON *d)
+{
+	double cpu_ms = tv_ms(s->ru.ru_utime) + tv_ms(s->ru.ru_stime);
+	int sig = WIFSIGNALED(s->status) ? WTERMSIG(s->status)
+		  : WIFEXITED(s->status) && WEXITSTATUS(s->status) > 128 ? WEXITSTATUS(s->status) - 128 : 0;
+
+	cJSON_AddNumberToObject(d, "cpu_user_ms", round(tv_ms(s->ru.ru_utime)));
+	cJSON_AddNumberToObject(d, "cpu_sys_ms", round(tv_ms(s->ru.ru_stime)));
+	cJSON_AddNumberToObject(d, "max_rss_kb", (double)s->ru.ru_maxrss);
+	cJSON_AddNumberToObject(d, "blocks_in", (double)s->ru.ru_inblock);
+	cJSON_AddNumberToObject(d, "blocks_out", (double)s->ru.ru_oublock);
+	cJSON_AddStringToObject(d, "ended", s->killed ? "killed by the host" : "by itself");
+	/* A limit that ended it, as far as the host can tell from outside. */
+	if (sig == SIGXCPU || (!s->killed && sig == SIGKILL && cpu_ms >= s->cpu_s * 1e3))
+		cJSON_AddStringToObject(d, "limit", "cpu_s");
+}
+
 int sbx_stop(struct sbx_proc *p, int *wstatus, bl_err *err)
 {
 	struct sbx_impl *s = p ? p->impl : NULL;
@@ -602,14 +738,8 @@ int sbx_stop(struct sbx_proc *p, int *wstatus, bl_err *err)
 			p->fd = -1;
 		return 0;
 	}
-	if (!s->reaped) {
-		/* bwrap's own child has PR_SET_PDEATHSIG (--die-with-parent) and is the pid
-		 * namespace's init: with it dies every process of the sandbox. */
-		kill(s->pid, SIGKILL);
-		while (waitpid(s->pid, &s->status, 0) < 0 && errno == EINTR)
-			;
-		s->reaped = 1;
-	}
+	if (!s->reaped)
+		end_sandbox(s);
 	if (s->thread_on) {
 		if (write(s->wake[1], &c, 1) < 0)
 			(void)0; /* the thread also ends at stderr's EOF, which the kill brought */
@@ -629,6 +759,7 @@ int sbx_stop(struct sbx_proc *p, int *wstatus, bl_err *err)
 	cJSON_AddNumberToObject(d, "stderr_dropped", (double)(s->err_total - s->err_len));
 	cJSON_AddItemToObject(d, "stderr", stderr_json(s));
 	cJSON_AddNumberToObject(d, "wall_ms", sbx_now_ms() - s->t_start_ms);
+	usage_json(s, d);
 	sbx_queue(s, "sandbox_stop", d);
 	sbx_pump(p);
 	if (wstatus)
@@ -643,21 +774,11 @@ int sbx_stop(struct sbx_proc *p, int *wstatus, bl_err *err)
 int sbx_wait(struct sbx_proc *p, int timeout_ms, int *wstatus)
 {
 	struct sbx_impl *s = p ? p->impl : NULL;
-	double until = sbx_now_ms() + timeout_ms;
 
 	if (!s)
 		return -1;
-	while (!s->reaped) {
-		pid_t r = waitpid(s->pid, &s->status, WNOHANG);
-
-		if (r == s->pid || (r < 0 && errno != EINTR)) {
-			s->reaped = 1;
-			break;
-		}
-		if (sbx_now_ms() >= until)
-			return 0;
-		usleep(2000);
-	}
+	if (!reap(s, timeout_ms))
+		return 0;
 	if (wstatus)
 		*wstatus = s->status;
 	return 1;

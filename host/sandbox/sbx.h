@@ -47,11 +47,35 @@ int egress_check_name(const struct egress_policy *pol, const char *name, char *w
  */
 typedef void (*sbx_log_fn)(void *ctx, const char *event, cJSON *data);
 
+/*
+ * A host file the sandbox holds: a regular file the host opened, copied
+ * read-only into each sandbox at its own path (executable when the file has
+ * an execute bit). Never a folder: a planner sees the files it names and
+ * nothing beside them.
+ */
+#define SBX_FILE_MAX_BYTES (256ll << 20) /* each file: its copy lives in memory while a phase runs */
+struct sbx_file {
+	int fd;             /* O_RDONLY; rewound for each sandbox */
+	char path[512];     /* absolute: where the host found it and the sandbox shows it */
+	int exec;
+	long long bytes;
+};
+
+/*
+ * Opens path for sandboxes to hold: an absolute path to a regular file of at
+ * most SBX_FILE_MAX_BYTES, outside what the sandbox makes itself (/proc,
+ * /dev, /sys, /run, /in). A folder, a socket, a device or a missing file is
+ * BL_EINVAL naming the path and what it is.
+ */
+int sbx_file_open(const char *path, struct sbx_file *out, bl_err *err);
+void sbx_file_close(struct sbx_file *f);
+
 /* Everything 0 or NULL takes its default (in brackets). */
 struct sbx_policy {
 	const char *const *argv;     /* the planner; argv[0] found on PATH=/usr/bin:/bin inside the sandbox */
-	const char *in_dir;          /* host directory bound read-only at /in, or NULL */
-	const char *const *ro_paths; /* host paths bound read-only at the same path, NULL-terminated, or NULL */
+	const char *in_dir;          /* host directory whose regular files are copied read-only to /in, or NULL */
+	const struct sbx_file *files; /* n_files host files copied read-only at their own paths */
+	int n_files;
 	int tmpfs_mb;                /* size of /tmp, the only writable place [64] */
 	double cpu_s;                /* RLIMIT_CPU per process: SIGXCPU, then SIGKILL a second later [60] */
 	long as_mb;                  /* RLIMIT_AS [2048] */
@@ -81,8 +105,8 @@ int sbx_probe(bl_err *err);
 /*
  * Starts pol->argv in a fresh sandbox. A host running as root drops to uid
  * and gid 65534 (nobody) before bwrap, so the sandbox's processes are counted
- * for RLIMIT_NPROC (root's are not); in_dir and ro_paths are bound by open
- * descriptors, but their files must be readable by that uid. The thread that
+ * for RLIMIT_NPROC (root's are not); in_dir's files and files are copied
+ * from descriptors the host opened, so they need not be readable by it. The thread that
  * calls sbx_start must outlive the sandbox (--die-with-parent follows it).
  * A sandbox that fails after bwrap started shows as EOF on fd and in
  * sandbox_stop's status and stderr.
@@ -99,10 +123,13 @@ int sbx_pump(struct sbx_proc *p);
 size_t sbx_stderr(struct sbx_proc *p, char *buf, size_t n);
 
 /*
- * Kills the whole sandbox (SIGKILL to bwrap), reaps it, stops the broker,
- * closes fds, delivers the last events and sandbox_stop. *wstatus (may be
- * NULL) gets bwrap's wait status: the planner's exit code, or 128 + the
- * signal that ended it. Idempotent: a stopped or zeroed sbx_proc returns 0.
+ * Kills the whole sandbox (SIGKILL to its pid 1, whose namespace's processes
+ * die with it; to bwrap too if it does not then end), reaps it, stops the
+ * broker, closes fds, delivers the last events and sandbox_stop with what
+ * the sandbox's processes used (CPU, largest resident size, blocks: every
+ * process reaped inside counts). *wstatus (may be NULL) gets bwrap's wait
+ * status: the planner's exit code, or 128 + the signal that ended it.
+ * Idempotent: a stopped or zeroed sbx_proc returns 0.
  */
 int sbx_stop(struct sbx_proc *p, int *wstatus, bl_err *err);
 

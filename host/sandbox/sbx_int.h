@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include "sandbox/sbx.h"
 
@@ -54,6 +55,9 @@ struct sbx_impl {
 	double t_start_ms;
 	pid_t pid;
 	int reaped, status;
+	struct rusage ru;  /* bwrap's and every process reaped below it, once reaped */
+	int killed;        /* the host ended it (sbx_stop), not the planner */
+	double cpu_s;      /* the CPU limit it ran under */
 
 	pthread_mutex_t lock; /* the event queue, the stderr buffer and the grants */
 	pthread_t thread;

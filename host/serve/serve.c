@@ -1,6 +1,7 @@
 /* serve.c: the console's server: starts civetweb on the address asked, routes every request through one table after the token check. */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,13 @@ static int on_log(const struct mg_connection *c, const char *msg)
 	return 1;
 }
 
-/* "HOST:PORT" into what civetweb listens on; a bare port is loopback. */
+/* Whether host ("127.0.0.1", "localhost", "[::1]") is this machine's loopback. */
+static int loopback_host(const char *host)
+{
+	return !strncmp(host, "127.", 4) || !strcmp(host, "localhost") || !strcmp(host, "[::1]");
+}
+
+/* "HOST:PORT" into what civetweb listens on ("[::1]:PORT" for IPv6); a bare port is loopback. */
 static int listen_spec(const char *listen, char *host, size_t hn, char *spec, size_t sn,
 		       bl_err *err)
 {
@@ -202,6 +209,12 @@ static int listen_spec(const char *listen, char *host, size_t hn, char *spec, si
 		return bl_fail(err, BL_EINVAL, "--listen %s: host too long", listen);
 	memcpy(host, listen, (size_t)(colon - listen));
 	host[colon - listen] = '\0';
+	if (strchr(host, ':') && (host[0] != '[' || host[strlen(host) - 1] != ']'))
+		return bl_fail(err, BL_EINVAL, "--listen %s: an IPv6 address goes in brackets ([::1]:8080)", listen);
+	/* Debian's civetweb 1.15 is built without USE_IPV6: said plainly, not as "Failed to setup server ports". */
+	if (host[0] == '[' && !mg_check_feature(8))
+		return bl_fail(err, BL_EINVAL, "--listen %s: this civetweb (%s) was built without IPv6, so the console "
+			       "listens on IPv4 only (127.0.0.1)", listen, mg_version());
 	snprintf(spec, sn, "%s:%ld", host, port);
 	return 0;
 }
@@ -245,14 +258,21 @@ int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 	char spec[320];
 	const char *opts[] = {
 		"listening_ports", spec,
-		"num_threads", SERVE_THREADS,
-		"request_timeout_ms", "10000",
+		"num_threads", SERVE_WORKERS_TEXT,
+		"request_timeout_ms", SERVE_HEADER_MS,
 		"max_request_size", "16384", /* bytes of request line and headers */
 		"enable_keep_alive", "yes",
 		"enable_directory_listing", "no",
+		"connection_queue", "64",
+		"listen_backlog", "512",
+		/* civetweb answers a CORS preflight itself with "*" unless these are empty: it goes to serve_auth. */
+		"access_control_allow_origin", "",
+		"access_control_allow_methods", "",
+		"access_control_allow_headers", "",
 		NULL, NULL,
 	};
-	struct mg_callbacks cb = { .log_message = on_log };
+	struct mg_callbacks cb = { .log_message = on_log, .http_error = serve_http_error,
+				   .init_connection = serve_conn_open, .connection_close = serve_conn_close };
 	struct mg_init_data init = { .callbacks = &cb, .configuration_options = opts };
 	struct mg_error_data ed;
 	char emsg[256] = "";
@@ -264,9 +284,20 @@ int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 	s->o = *o;
 	s->o.listen = o->listen ? o->listen : "127.0.0.1:8080";
 	pthread_mutex_init(&s->lock, NULL);
+	if ((rc = serve_conns_init(&s->conns, err))) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return rc;
+	}
 	if ((rc = runs_given(s, err)) ||
 	    (rc = listen_spec(s->o.listen, s->host, sizeof(s->host), spec, sizeof(spec), err)))
 		goto out_free;
+	/* Anyone who can reach the address can try the token: only this machine, unless told. */
+	if (!loopback_host(s->host) && !o->allow_remote) {
+		rc = bl_fail(err, BL_EINVAL, "--listen %s is not a loopback address: the console would be open to "
+			     "the network; give --allow-remote as well to mean it", s->o.listen);
+		goto out_free;
+	}
 	if (o->token) {
 		if (strlen(o->token) < 16 || strlen(o->token) > SERVE_TOKEN_HEX) {
 			rc = bl_fail(err, BL_EINVAL, "a token must be 16 to 64 characters");
@@ -280,9 +311,14 @@ int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 		snprintf(s->exe, sizeof(s->exe), "%s", o->self_exe);
 	else if (!realpath("/proc/self/exe", s->exe))
 		snprintf(s->exe, sizeof(s->exe), "brushloop");
-	/* A client may ask at most 100 things a second (bursts of 400: a page and its pictures), and answer 2 a second (bursts of 10). */
-	s->any = (struct serve_bucket){ .tokens = 400, .rate_per_s = 100, .burst = 400, .last_ms = clk_real_ns() / 1000000 };
+	/* Answers: 2 a second (bursts of 10) from everyone together; each client's requests have their own bucket (serve_auth.c). */
 	s->post = (struct serve_bucket){ .tokens = 10, .rate_per_s = 2, .burst = 10, .last_ms = clk_real_ns() / 1000000 };
+	/*
+	 * glibc gives busy threads malloc arenas of their own, each keeping what
+	 * it freed: with 64 workers and the estimates' planning that is memory
+	 * that only grows. Two arenas serve a console's few allocations at once.
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	init.user_data = s;
 	memset(&ed, 0, sizeof(ed));
 	ed.text = emsg;
@@ -301,6 +337,7 @@ int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 out_lib:
 	mg_exit_library();
 out_free:
+	serve_conns_free(&s->conns);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return rc;
@@ -309,6 +346,11 @@ out_free:
 int serve_port(const struct serve *s)
 {
 	return s->port;
+}
+
+int serve_loopback(const struct serve *s)
+{
+	return loopback_host(s->host);
 }
 
 const char *serve_token(const struct serve *s)
@@ -323,6 +365,8 @@ void serve_url(const struct serve *s, char *out, size_t n)
 	/* An address for every interface is reached through loopback on this machine. */
 	if (!strcmp(h, "0.0.0.0") || !*h)
 		h = "127.0.0.1";
+	else if (!strcmp(h, "[::]"))
+		h = "[::1]";
 	snprintf(out, n, "http://%s:%d/?token=%s", h, s->port, s->token);
 }
 
@@ -335,6 +379,7 @@ void serve_stop(struct serve *s)
 	mg_exit_library();
 	serve_children_stop(s);
 	serve_estimates_stop(s);
+	serve_conns_free(&s->conns);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

@@ -17,6 +17,7 @@ struct serve_options {
 	int read_only;                          /* no buttons, every POST refused */
 	const char *token;                      /* tests and bench: this token; NULL: a random one */
 	const char *self_exe;                   /* the brushloop binary `resume` runs (NULL: /proc/self/exe) */
+	int allow_remote;                       /* listen on an address other than loopback (refused without it) */
 };
 
 struct serve;
@@ -25,6 +26,8 @@ struct serve;
 int serve_start(const struct serve_options *o, struct serve **out, bl_err *err);
 /* The port it listens on, the access token and the URL that carries it. */
 int serve_port(const struct serve *s);
+/* Whether it listens on loopback only (127.0.0.0/8, localhost, [::1]). */
+int serve_loopback(const struct serve *s);
 const char *serve_token(const struct serve *s);
 void serve_url(const struct serve *s, char *out, size_t n);
 /* Stops accepting, ends the event streams, waits for the threads and any resume it started to be told. */

@@ -55,6 +55,45 @@ int serve_bucket_take(struct serve *s, struct serve_bucket *b)
 	return ok;
 }
 
+/*
+ * The client's own bucket, by its address: 100 requests a second, bursts of
+ * 400 (a page and its pictures). Taken only after the token is checked, so
+ * requests without it never spend the operator's.
+ */
+static int client_take(struct serve *s, struct mg_connection *c)
+{
+	const char *addr = mg_get_request_info(c)->remote_addr;
+	int64_t now = clk_real_ns() / 1000000;
+	struct serve_client *k = NULL, *lru = &s->clients[0];
+
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < SERVE_CLIENTS_MAX && !k; i++) {
+		if (!strcmp(s->clients[i].addr, addr))
+			k = &s->clients[i];
+		else if (s->clients[i].last_ms < lru->last_ms)
+			lru = &s->clients[i];
+	}
+	if (!k) {
+		k = lru;
+		snprintf(k->addr, sizeof(k->addr), "%s", addr);
+		k->b = (struct serve_bucket){ .tokens = 400, .rate_per_s = 100, .burst = 400, .last_ms = now };
+	}
+	k->last_ms = now;
+	pthread_mutex_unlock(&s->lock);
+	return serve_bucket_take(s, &k->b);
+}
+
+/* Where the first visit is sent on: the path asked, when it is one of this console's (never "//host/..."). */
+static const char *same_origin_path(const char *uri)
+{
+	if (!uri || uri[0] != '/' || uri[1] == '/' || uri[1] == '\\')
+		return "/";
+	for (const char *p = uri; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '\\')
+			return "/"; /* a decoded CR or LF would end the header; a backslash is a slash to browsers */
+	return uri;
+}
+
 /* The token the request carries and where: 0 none, 1 cookie, 2 Authorization, 3 ?token=. */
 static int token_of(struct mg_connection *c, char *out, size_t n)
 {
@@ -133,27 +172,23 @@ int serve_auth(struct serve *s, struct mg_connection *c, int post)
 	char tok[SERVE_TOKEN_HEX + 2] = "", why[256];
 	int from;
 
-	if (!serve_bucket_take(s, &s->any))
+	/* Without the right token the answer is 401 and nothing else: no rate, no route, no preflight. */
+	from = token_of(c, tok, sizeof(tok));
+	if (!from || !serve_token_equal(tok, s->token))
+		return serve_send(c, 401, "text/html; charset=utf-8", no_token_page, sizeof(no_token_page) - 1,
+				  "Cache-Control: no-store\r\n"), 1;
+	serve_conn_authed(s, c);
+	if (!client_take(s, c))
 		return serve_send(c, 429, "text/plain; charset=utf-8", "too many requests\n", 18,
 				  "Retry-After: 1\r\n"), 1;
-	from = token_of(c, tok, sizeof(tok));
-	if (!from)
-		return serve_send(c, 401, "text/html; charset=utf-8", no_token_page,
-				  sizeof(no_token_page) - 1, NULL), 1;
-	if (!serve_token_equal(tok, s->token))
-		return serve_send_error(c, 403, "wrong access token"), 1;
 	if (from == 3 && !post) {
 		/* The first visit: the token moves into a cookie scripts cannot read and other sites never send, and leaves the address bar. */
-		char hdr[512];
-		const char *to = ri->local_uri_raw;
+		char hdr[SERVE_PATH_MAX + 256];
 
-		for (const char *p = to; *p; p++)
-			if (*p <= ' ' || *p >= 0x7f)
-				to = "/"; /* a decoded CR or LF would end the header */
 		snprintf(hdr, sizeof(hdr),
 			 "Set-Cookie: " SERVE_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict\r\n"
 			 "Location: %s\r\nCache-Control: no-store\r\n",
-			 s->token, to);
+			 s->token, same_origin_path(ri->local_uri_raw));
 		return serve_send(c, 303, "text/plain; charset=utf-8", "", 0, hdr), 1;
 	}
 	if (!post)

@@ -27,7 +27,8 @@ static const struct {
 	{ 200, "OK" }, { 303, "See Other" }, { 400, "Bad Request" }, { 401, "Unauthorized" },
 	{ 403, "Forbidden" }, { 404, "Not Found" }, { 405, "Method Not Allowed" },
 	{ 409, "Conflict" }, { 413, "Payload Too Large" }, { 415, "Unsupported Media Type" },
-	{ 429, "Too Many Requests" }, { 500, "Internal Server Error" }, { 503, "Service Unavailable" },
+	{ 429, "Too Many Requests" }, { 431, "Request Header Fields Too Large" }, { 500, "Internal Server Error" },
+	{ 503, "Service Unavailable" }, { 505, "HTTP Version Not Supported" },
 };
 
 static const char *reason_phrase(int status)
@@ -47,6 +48,18 @@ int serve_send(struct mg_connection *c, int status, const char *type, const void
 		  status, reason_phrase(status), type, n, extra_headers ? extra_headers : "");
 	if (n && mg_write(c, body, n) <= 0)
 		return -1;
+	return 0;
+}
+
+int serve_http_error(struct mg_connection *c, int status, const char *msg)
+{
+	char body[64];
+	int n = snprintf(body, sizeof(body), "%d %s\n", status, reason_phrase(status));
+
+	/* civetweb's own page writes the request's version back into its status line, headers and token with it. */
+	mg_printf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
+		  "Connection: close\r\n" SERVE_COMMON_HEADERS "\r\n%s",
+		  status, reason_phrase(status), n, body);
 	return 0;
 }
 

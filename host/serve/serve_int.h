@@ -16,12 +16,48 @@
 #define SERVE_BODY_MAX 4096        /* bytes: every answer fits in far less */
 #define SERVE_FILE_MAX (64u << 20) /* bytes: the largest run file served */
 #define SERVE_STREAMS_MAX 8        /* event streams at once (each holds a thread) */
-#define SERVE_THREADS "16"
 #define SERVE_CHILDREN_MAX 8
+
+/*
+ * civetweb's workers, each holding one connection from its accept to its
+ * close (serve_conns.c): those without the token yet hold at most
+ * SERVE_UNAUTH_MAX of them, and the rest are the token's holder's.
+ */
+#define SERVE_WORKERS 64
+#define SERVE_WORKERS_TEXT "64"
+#define SERVE_RESERVE 16
+#define SERVE_UNAUTH_MAX (SERVE_WORKERS - SERVE_RESERVE)
+#define SERVE_HEADER_MS "5000"     /* a request's line and headers arrive within this, or it is closed */
+#define SERVE_EVICT_MIN_MS 200     /* under pressure, a connection without the token after this long may be ended */
+#define SERVE_SWEEP_MS 50
+#define SERVE_CLIENTS_MAX 64       /* clients with a rate bucket of their own (the least recent make room) */
 
 /* A token bucket: rate_per_s sustained, burst at once. */
 struct serve_bucket {
 	double tokens, rate_per_s, burst;
+	int64_t last_ms;
+};
+
+/* One worker's connection: the worker's thread, since when, whether a request of it carried the token. */
+struct serve_conn_slot {
+	const struct mg_connection *c; /* NULL: the worker is free */
+	pthread_t worker;
+	int64_t since_ns;
+	int authed, evicted;
+};
+
+struct serve_conns {
+	pthread_mutex_t lock;
+	struct serve_conn_slot slot[SERVE_WORKERS];
+	long evicted; /* connections ended to make room, since the start */
+	pthread_t thread; /* the sweeper */
+	int stop;
+};
+
+/* A client's rate: its address and its bucket, for requests that carried the token. */
+struct serve_client {
+	char addr[48];
+	struct serve_bucket b;
 	int64_t last_ms;
 };
 
@@ -35,7 +71,8 @@ struct serve_estimate {
 	char dir[SERVE_PATH_MAX];
 	cJSON *json;      /* what `brushloop estimate` says for the run's target, machine and palette */
 	int done;         /* json is there (or null: it could not be made) */
-	pthread_t thread; /* planning takes seconds: done aside, joined on stop */
+	pthread_t thread; /* planning takes seconds: done aside, joined once done */
+	int joined;
 	struct serve *s;
 };
 
@@ -51,7 +88,9 @@ struct serve {
 	char exe[SERVE_PATH_MAX];
 	volatile int stopping;
 	pthread_mutex_t lock;                  /* the buckets, streams, estimates and children */
-	struct serve_bucket any, post;
+	struct serve_client clients[SERVE_CLIENTS_MAX];
+	struct serve_bucket post;
+	struct serve_conns conns;
 	int streams;
 	struct serve_estimate est[SERVE_MAX_RUNS];
 	int n_est;
@@ -74,6 +113,17 @@ int serve_send_run_file(struct serve *s, struct mg_connection *c, const struct s
 			const char *rel);
 /* Who answers from the console, for the journal: "console (client ADDR:PORT, UA)". */
 void serve_client_name(struct mg_connection *c, char *out, size_t n);
+
+/* The console's error page for what civetweb refuses itself: its status and a fixed text, nothing of the request. */
+int serve_http_error(struct mg_connection *c, int status, const char *msg);
+
+/* ---- serve_conns.c: who holds civetweb's workers ---- */
+int serve_conns_init(struct serve_conns *t, bl_err *err);
+void serve_conns_free(struct serve_conns *t);
+int serve_conn_open(const struct mg_connection *c, void **data); /* civetweb's init_connection */
+void serve_conn_close(const struct mg_connection *c);            /* civetweb's connection_close */
+/* The connection's request carried the token: it holds its worker as the reserve's. */
+void serve_conn_authed(struct serve *s, const struct mg_connection *c);
 
 /* ---- serve_auth.c: token, cookie, Origin, rates ---- */
 int serve_token_new(char out[SERVE_TOKEN_HEX + 1], bl_err *err);

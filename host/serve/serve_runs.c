@@ -327,6 +327,11 @@ static cJSON *estimate_of(struct serve *s, const struct serve_run *r)
 			e = NULL;
 	} else if (e && e->done) {
 		copy = cJSON_Duplicate(e->json, 1);
+		/* Done: its thread (stack and all) goes now, not when the console stops. */
+		if (!e->joined) {
+			pthread_join(e->thread, NULL);
+			e->joined = 1;
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	return copy ? copy : cJSON_CreateNull();
@@ -335,7 +340,8 @@ static cJSON *estimate_of(struct serve *s, const struct serve_run *r)
 void serve_estimates_stop(struct serve *s)
 {
 	for (int i = 0; i < s->n_est; i++) {
-		pthread_join(s->est[i].thread, NULL);
+		if (!s->est[i].joined)
+			pthread_join(s->est[i].thread, NULL);
 		cJSON_Delete(s->est[i].json);
 	}
 	s->n_est = 0;

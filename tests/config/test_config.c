@@ -259,6 +259,11 @@ static const struct mutation machine_cases[] = {
 	{ "brakes.attempts_per_subtask", "0", "machine.json: brakes.attempts_per_subtask: 0 is out of range" },
 	{ "brakes.stuck_repeats", "1", "machine.json: brakes.stuck_repeats: 1 is out of range [2, 100]" },
 	{ "brakes.wall_time_s", "true", "machine.json: brakes.wall_time_s: must be a number, not a boolean" },
+	{ "planner", "{\"files\": [\"planner/model.json\"]}",
+	  "machine.json: planner.files[0]: 'planner/model.json' is not an absolute path without '..'" },
+	{ "planner", "{\"files\": [\"/opt/lab/../etc/shadow\"]}",
+	  "machine.json: planner.files[0]: '/opt/lab/../etc/shadow' is not an absolute path without '..'" },
+	{ "planner", "{\"files\": [7]}", "machine.json: planner.files[0]: must be a file's absolute path" },
 };
 
 TEST(machine_mutations_are_rejected)

@@ -1,16 +1,17 @@
 #!/usr/bin/python3
-# hostile_planner.py: a planner that breaks the protocol on purpose, one way a run (tests only): hostile_planner.py MODE EXAMPLES_PLANNERS_DIR
+# hostile_planner.py: a planner that breaks the protocol on purpose, one way a run (tests only): hostile_planner.py MODE GRID_PLANNER_PY
 #
-# Modes that need a plausible plan start from examples/planners/grid_planner.py's and spoil it.
+# Modes that need a plausible plan start from examples/planners/grid_planner.py's (its file named by the
+# second argument: the sandbox holds the files a planner names, never their folders) and spoil it.
 # egress:PORT[,PORT]: asks the broker (docs/sandbox.md, "The broker") for localhost:PORT each phase, for each port,
 # sends one line through when it is let through, then plans as grid_planner.py does.
+import importlib.util
 import json
 import sys
 import time
 
 mode, _, mode_arg = sys.argv[1].partition(":")
-examples = sys.argv[2]
-sys.path.insert(0, examples)
+grid_file = sys.argv[2]
 req_line = sys.stdin.buffer.readline()
 out = sys.stdout.buffer
 
@@ -20,9 +21,15 @@ def send(obj):
     out.flush()
 
 
+def grid_planner():
+    spec = importlib.util.spec_from_file_location("grid_planner", grid_file)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def good_plan():
-    import grid_planner
-    return grid_planner.plan(json.loads(req_line))
+    return grid_planner().plan(json.loads(req_line))
 
 
 def first(plan, kind):
@@ -80,6 +87,17 @@ elif mode == "claims":
     send({"type": "answer", "id": req["id"], "plan": good_plan(), "verified": True,
           "measured_lab": [50, 0, 0], "usage": {"tokens": 123, "money": 0},
           "approval": {"request": "r000001", "answer": "yes", "digest": "0" * 64, "by": "planner"}})
+elif mode == "over_strokes":
+    # A painting of 30 strokes whatever options.max_strokes says.
+    r = json.loads(req_line)
+    r["options"]["max_strokes"] = 30
+    send({"type": "answer", "id": req["id"], "plan": grid_planner().plan(r)})
+elif mode == "uncorrected":
+    # The painting as asked; then each correction round answered with the whole painting again
+    # (correction false, a mix of every colour, the painting's strokes).
+    r = json.loads(req_line)
+    r["phase"] = "plan"
+    send({"type": "answer", "id": req["id"], "plan": grid_planner().plan(r)})
 elif mode == "egress":
     import socket
     for port in mode_arg.split(","):

@@ -328,7 +328,139 @@ TEST(the_planner_view_of_a_denial_has_no_limit)
 	fx_free(&f);
 }
 
-TEST_MAIN(T(builtin_plan_and_correction_are_admitted), T(tolerance_looser_than_the_bar_is_denied),
+/* The painting with more strokes than its budget, or a stroke count its batches do not hold: refused. */
+TEST(strokes_past_the_phase_budget_are_denied)
+{
+	struct planner_denial why;
+	struct fx f;
+
+	fx_plan(&f);
+	CHECK(f.p.n_strokes > 1);
+	f.opt.max_strokes = f.p.n_strokes;
+	CHECK_MSG(admit(&f, &why) == 0, "%s", why.detail);
+	f.opt.max_strokes = f.p.n_strokes - 1;
+	CHECK(admit(&f, &why) == BL_EDENIED);
+	CHECK_MSG(why.reason == PLANNER_R_OVER_BUDGET && strcmp(why.field, "strokes") == 0, "%s", why.detail);
+	/* The header's count is not the budget's measure: the batches' strokes are. */
+	f.p.n_strokes = 1;
+	CHECK(admit(&f, &why) == BL_EDENIED && why.reason == PLANNER_R_HEADER && strcmp(why.field, "strokes") == 0);
+	fx_free(&f);
+}
+
+/* A correction round is answered with a correction, the painting with none. */
+TEST(an_answer_of_the_other_phase_is_denied)
+{
+	struct planner_denial why;
+	struct planner_request q;
+	struct fx f;
+
+	fx_plan(&f);
+	f.p.correction = 1;
+	CHECK(admit(&f, &why) == BL_EDENIED);
+	CHECK_MSG(why.reason == PLANNER_R_PHASE && strcmp(why.field, "correction") == 0, "%s", why.detail);
+	f.p.correction = 0;
+	/* The painting again as round 1's answer. */
+	q = f.q;
+	q.phase = PLANNER_CORRECT;
+	q.round = 1;
+	q.painting = &f.p;
+	q.observed = &f.target;
+	f.q = q;
+	CHECK(admit(&f, &why) == BL_EDENIED && why.reason == PLANNER_R_PHASE);
+	fx_free(&f);
+}
+
+/* f's plan with subtask i written twice, the copy's actions numbered apart. */
+static void twice(struct fx *f, size_t i)
+{
+	cJSON *j = plan_to_json(&f->p), *subs = cJSON_DetachItemFromObject(j, "subtasks"), *out, *a, *s, *c;
+	bl_err err = { 0 };
+	int id = 1;
+	size_t k = 0;
+
+	out = cJSON_AddArrayToObject(j, "subtasks");
+	cJSON_ArrayForEach(s, subs) {
+		cJSON_AddItemToArray(out, cJSON_Duplicate(s, 1));
+		if (k++ != i)
+			continue;
+		c = cJSON_Duplicate(s, 1);
+		cJSON_ArrayForEach(a, cJSON_GetObjectItem(c, "actions"))
+			cJSON_SetNumberValue(cJSON_GetObjectItem(a, "id"),
+					     cJSON_GetObjectItem(a, "id")->valuedouble + 50000000);
+		cJSON_AddItemToArray(out, c);
+	}
+	cJSON_ArrayForEach(s, out)
+		cJSON_SetNumberValue(cJSON_GetObjectItem(s, "id"), id++);
+	cJSON_Delete(subs);
+	plan_free(&f->p);
+	CHECK_MSG(plan_from_json(j, "twice", &f->p, &err) == 0, "%s", err.msg);
+	cJSON_Delete(j);
+}
+
+/* A mix no paint batch uses before the next mix of its colour dispenses for nothing: a correction's "new mixes". */
+TEST(a_mix_no_batch_uses_is_denied)
+{
+	struct planner_denial why;
+	struct plan_subtask *mix;
+	struct fx f;
+	long at;
+
+	fx_plan(&f);
+	mix = first_of(&f.p, PLAN_MIX);
+	CHECK(mix != NULL);
+	at = mix - f.p.subtasks;
+	twice(&f, (size_t)at);
+	CHECK(admit(&f, &why) == BL_EDENIED);
+	CHECK_MSG(why.reason == PLANNER_R_BAD_SUBTASK && why.subtask == at, "%s", why.detail);
+	CHECK_STR_CONTAINS(why.message, "that no paint batch uses before its next mix");
+	fx_free(&f);
+	/* The last batch of the last colour mixed turned into a checkpoint's place: its mix is used by none. */
+	fx_plan(&f);
+	for (size_t i = f.p.n_subtasks; i-- > 0;)
+		if (f.p.subtasks[i].type == PLAN_MIX) {
+			mix = &f.p.subtasks[i];
+			break;
+		}
+	for (size_t i = (size_t)(mix - f.p.subtasks) + 1; i < f.p.n_subtasks; i++)
+		if (f.p.subtasks[i].type == PLAN_PAINT)
+			f.p.subtasks[i].colour = mix->colour == 0 ? 1 : 0;
+	CHECK(admit(&f, &why) == BL_EDENIED);
+	CHECK_MSG(why.reason == PLANNER_R_BAD_SUBTASK && why.subtask == mix - f.p.subtasks, "%s", why.detail);
+	fx_free(&f);
+}
+
+/* An external planner's answer within what the run has left of paint and arm time, or refused. */
+TEST(paint_or_arm_time_past_what_is_left_is_denied)
+{
+	struct planner_budget left = { .arm_time_s = 1e9 };
+	const struct machine *m = fixture_machine();
+	double wells[CFG_MAX_WELLS];
+	struct planner_denial why;
+	struct fx f;
+
+	for (int w = 0; w < CFG_MAX_WELLS; w++)
+		wells[w] = 1e6;
+	left.wells_ml = wells;
+	fx_plan(&f);
+	f.q.left = &left;
+	CHECK_MSG(admit(&f, &why) == 0, "%s", why.detail);
+	for (int w = 0; w < m->n_wells; w++)
+		wells[w] = 0.0; /* every well empty: the first mix draws more than is left */
+	CHECK(admit(&f, &why) == BL_EDENIED);
+	CHECK_MSG(why.reason == PLANNER_R_OVER_BUDGET && strcmp(why.field, "mix.recipe") == 0, "%s", why.detail);
+	left.wells_ml = NULL; /* --refill-ok: the wells are refilled when they run low */
+	CHECK_MSG(admit(&f, &why) == 0, "%s", why.detail);
+	left.arm_time_s = 1.0;
+	CHECK(admit(&f, &why) == BL_EDENIED);
+	CHECK_MSG(why.reason == PLANNER_R_OVER_BUDGET && strcmp(why.field, "arm_time_s") == 0, "%s", why.detail);
+	/* The planner is told the field, not the time left. */
+	CHECK(strstr(why.message, "1 s") == NULL && strstr(why.detail, "1 s of arm time left") != NULL);
+	fx_free(&f);
+}
+
+TEST_MAIN(T(strokes_past_the_phase_budget_are_denied), T(an_answer_of_the_other_phase_is_denied),
+	  T(a_mix_no_batch_uses_is_denied), T(paint_or_arm_time_past_what_is_left_is_denied),
+	  T(builtin_plan_and_correction_are_admitted), T(tolerance_looser_than_the_bar_is_denied),
 	  T(speed_past_the_hard_limit_is_denied), T(curve_acceleration_past_the_limits_is_denied),
 	  T(action_kind_its_subtask_may_not_hold_is_denied), T(references_the_machine_lacks_are_denied),
 	  T(cells_outside_the_grid_or_not_colours_are_denied),

@@ -57,13 +57,15 @@ static void outcome_free(struct outcome *o)
 
 /*
  * Runs the demo target with hostile_planner.py MODE on machine, into a fresh
- * directory; fault (NULL: none) is a simulator fault for the run.
+ * directory, with a budget of strokes; fault (NULL: none) is a simulator
+ * fault for the run.
  */
-static void run_hostile_with(const char *mode, const char *machine, const char *fault, struct outcome *o)
+static void run_hostile_strokes(const char *mode, const char *machine, const char *fault, const char *strokes,
+				struct outcome *o)
 {
 	const char *src = getenv("BRUSHLOOP_SRC");
 	char planner[4200], target[4200], p[4300];
-	const char *args[20] = { "run", target, "--machine", machine, "--out", o->dir, "--max-strokes", STROKES,
+	const char *args[20] = { "run", target, "--machine", machine, "--out", o->dir, "--max-strokes", strokes,
 				 "--accept-nearest", "--quiet", "--planner", planner };
 	char *out = NULL;
 	int n = 12;
@@ -71,7 +73,8 @@ static void run_hostile_with(const char *mode, const char *machine, const char *
 	memset(o, 0, sizeof(*o));
 	snprintf(o->dir, sizeof(o->dir), "%s/run-%s", test_tmpdir(), mode);
 	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", src);
-	snprintf(planner, sizeof(planner), "/usr/bin/python3 %s/tests/planner/hostile_planner.py %s %s/examples/planners",
+	snprintf(planner, sizeof(planner),
+		 "/usr/bin/python3 %s/tests/planner/hostile_planner.py %s %s/examples/planners/grid_planner.py",
 		 src, mode, src);
 	if (fault) {
 		args[n++] = "--fault";
@@ -84,6 +87,11 @@ static void run_hostile_with(const char *mode, const char *machine, const char *
 	o->journal = test_read_file(p);
 	snprintf(p, sizeof(p), "%s/STATUS.md", o->dir);
 	o->status = test_read_file(p);
+}
+
+static void run_hostile_with(const char *mode, const char *machine, const char *fault, struct outcome *o)
+{
+	run_hostile_strokes(mode, machine, fault, STROKES, o);
 }
 
 static void run_hostile(const char *mode, const char *machine, struct outcome *o)
@@ -118,12 +126,13 @@ enum how_far { INTO_THE_PLAN, TO_THE_END };
  * built-in planner (painted to the end, or began its first subtask); o is
  * left for the caller's own checks.
  */
-static void fell_back(const char *mode, const char *machine, const char *reason, enum how_far how, struct outcome *o)
+static void fell_back_at(const char *mode, const char *machine, const char *strokes, const char *reason,
+			 enum how_far how, struct outcome *o)
 {
 	const char *builtin = "\"event\":\"planner_answer\",\"data\":{\"planner\":\"builtin\"", *at;
 	char want[128];
 
-	run_hostile_with(mode, machine, how == INTO_THE_PLAN ? FIRST_PLAN_ACTION : NULL, o);
+	run_hostile_strokes(mode, machine, how == INTO_THE_PLAN ? FIRST_PLAN_ACTION : NULL, strokes, o);
 	CHECK_MSG(o->rc == (how == INTO_THE_PLAN ? 86 : 0), "%s: exit %d: %s", mode, o->rc, o->err ? o->err : "");
 	CHECK(o->journal != NULL);
 	if (!o->journal)
@@ -138,6 +147,11 @@ static void fell_back(const char *mode, const char *machine, const char *reason,
 		CHECK_STR_CONTAINS(o->journal, "\"event\":\"finished\"");
 	/* Nothing the external planner proposed ran: its answer was never the plan. */
 	CHECK(strstr(o->journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"") == NULL);
+}
+
+static void fell_back(const char *mode, const char *machine, const char *reason, enum how_far how, struct outcome *o)
+{
+	fell_back_at(mode, machine, STROKES, reason, how, o);
 }
 
 static void check_fell_back_on(const char *mode, const char *machine, const char *reason)
@@ -250,6 +264,40 @@ TEST(a_verification_inside_the_plan_is_a_schema_violation)
 	check_fell_back("verified_inside", "malformed");
 }
 
+/* --max-strokes 10 and a painting of 30 strokes: refused over the budget, and the built-in plans instead. */
+TEST(a_plan_over_the_stroke_budget_is_refused)
+{
+	struct outcome o;
+
+	fell_back_at("over_strokes", fallback_machine(), "10", "over_budget", INTO_THE_PLAN, &o);
+	CHECK_STR_CONTAINS(o.journal, "\"field\":\"strokes\",\"message\":\"strokes: 30, more than this phase's budget of 10");
+	outcome_free(&o);
+}
+
+/*
+ * Each correction round answered with the painting again (correction false, a
+ * mix of every colour): refused for its phase, and the rounds are the
+ * built-in's; the painting's own answer was admitted.
+ */
+TEST(a_correction_round_answered_with_a_painting_is_refused)
+{
+	const char *denied = "\"event\":\"planner_denied\",\"data\":{\"reason\":\"phase\",\"subtask\":-1,"
+			     "\"action\":-1,\"field\":\"correction\"";
+	struct outcome o;
+	char *j;
+
+	run_hostile_strokes("uncorrected", fallback_machine(), NULL, "10", &o);
+	CHECK_MSG(o.rc == 0 || o.rc == 4, "exit %d: %s", o.rc, o.err ? o.err : "");
+	j = o.journal ? o.journal : "";
+	CHECK_STR_CONTAINS(j, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\",\"phase\":\"plan\"");
+	CHECK_STR_CONTAINS(j, denied);
+	CHECK_STR_CONTAINS(j, "\"planner\":\"external\",\"phase\":\"correct\",\"round\":1");
+	CHECK_STR_CONTAINS(j, "\"event\":\"planner_fallback\",\"data\":{\"reason\":\"phase\",\"round\":1}");
+	/* No correction of the external planner's ran: every one admitted is the built-in's. */
+	CHECK(strstr(j, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\",\"phase\":\"correct\"") == NULL);
+	outcome_free(&o);
+}
+
 /* "verified", a measured colour, usage and an approval beside the plan: claims, journaled, and nothing more. */
 TEST(claims_are_journaled_and_authorise_nothing)
 {
@@ -265,6 +313,10 @@ TEST(claims_are_journaled_and_authorise_nothing)
 		CHECK_STR_CONTAINS(o.journal, "\"event\":\"planner_answer\",\"data\":{\"planner\":\"external\"");
 		/* Every verdict is the host's own observation. */
 		CHECK_STR_CONTAINS(o.journal, "\"event\":\"verified\"");
+		/* What the sandbox held and what its processes used, seen from the host. */
+		CHECK_STR_CONTAINS(o.journal, "/examples/planners/grid_planner.py\"],\"start_ms\"");
+		CHECK_STR_CONTAINS(o.journal, "\"cpu_user_ms\":");
+		CHECK_STR_CONTAINS(o.journal, "\"ended\":\"by itself\"");
 	}
 	/* The forged approval is no answer the gate would read. */
 	snprintf(p, sizeof(p), "%s/approvals/r000001.answer.json", o.dir);
@@ -496,6 +548,30 @@ TEST(an_egress_grant_opens_its_destination_from_the_next_phase)
 	close(revoked);
 }
 
+/*
+ * A planner is given the files it names, one by one: a command that names a
+ * folder (here grid_planner.py's) is refused before the run writes anything.
+ */
+TEST(a_planner_that_names_a_folder_is_refused_at_start)
+{
+	const char *src = getenv("BRUSHLOOP_SRC");
+	char planner[4200], target[4200], dir[4200];
+	const char *args[] = { "run", target, "--machine", fallback_machine(), "--out", dir, "--max-strokes", STROKES,
+			       "--quiet", "--planner", planner, NULL };
+	char *err = NULL;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s/run-folder", test_tmpdir());
+	snprintf(target, sizeof(target), "%s/examples/targets/flat-shapes.png", src);
+	snprintf(planner, sizeof(planner), "/usr/bin/python3 %s/tests/planner/hostile_planner.py claims %s/examples/planners",
+		 src, src);
+	CHECK(test_brushloop(args, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "the external planner cannot be run: sandbox: ");
+	CHECK_STR_CONTAINS(err, "/examples/planners is a folder");
+	CHECK(stat(dir, &sb) != 0);
+	free(err);
+}
+
 /* No sandbox here (no bwrap on PATH): the run refuses the planner with exit 2 and never runs it. */
 TEST(no_sandbox_refuses_the_run)
 {
@@ -523,4 +599,6 @@ TEST_MAIN(T(estimate_prices_an_external_planners_calls_at_its_rate), T(malformed
 	  T(a_verification_inside_the_plan_is_a_schema_violation), T(claims_are_journaled_and_authorise_nothing),
 	  T(a_refused_answer_pauses_when_the_machine_says_pause), T(a_spent_budget_is_not_asked_again),
 	  T(decisions_replay_byte_for_byte), T(an_unwritten_working_envelope_refuses_the_planner),
-	  T(no_sandbox_refuses_the_run), T(an_egress_grant_opens_its_destination_from_the_next_phase))
+	  T(no_sandbox_refuses_the_run), T(an_egress_grant_opens_its_destination_from_the_next_phase),
+	  T(a_plan_over_the_stroke_budget_is_refused), T(a_correction_round_answered_with_a_painting_is_refused),
+	  T(a_planner_that_names_a_folder_is_refused_at_start))

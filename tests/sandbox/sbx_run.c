@@ -39,30 +39,34 @@ int hostile_run(const struct sbx_policy *base, const char *const *args, int time
 		struct hostile_run *r, bl_err *err)
 {
 	const char *argv[32];
-	static char dir[4096];
-	const char *ro[] = { dir, NULL };
+	struct sbx_file files[8];
 	struct sbx_policy pol = { 0 };
 	struct sbx_proc p;
 	size_t len = 0;
-	int n = 0;
+	int n = 0, nf = 0, rc;
 
 	memset(r, 0, sizeof(*r));
 	r->events = cJSON_CreateArray();
 	if (base)
 		pol = *base;
-	snprintf(dir, sizeof(dir), "%s", hostile_path());
-	*strrchr(dir, '/') = '\0';
-	argv[n++] = hostile_path();
+	/* The planner is the file named, copied in alone: a test may give a copy of it kept elsewhere. */
+	argv[n++] = base && base->argv ? base->argv[0] : hostile_path();
+	if (sbx_file_open(argv[0], &files[nf++], err))
+		return -1;
+	for (int i = 0; base && i < base->n_files && nf < 8; i++)
+		files[nf++] = base->files[i];
 	for (int i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	pol.argv = argv;
-	if (!pol.ro_paths)
-		pol.ro_paths = ro;
+	pol.files = files;
+	pol.n_files = nf;
 	pol.log = collect;
 	pol.log_ctx = r;
 	double t0 = now_ms();
-	if (sbx_start(&pol, &p, err) < 0)
+	rc = sbx_start(&pol, &p, err);
+	sbx_file_close(&files[0]);
+	if (rc < 0)
 		return -1;
 	/* Read what it says until it closes its end or the time is up. */
 	while (len < sizeof(r->out) - 1) {

@@ -14,9 +14,10 @@ struct hostile_run {
 };
 
 /*
- * Runs the hostile planner (tests/sandbox/hostile) with args in a sandbox made
- * from base (NULL: defaults; argv and log are filled in), for at most
- * timeout_ms, then stops it. 0, or -1 when the sandbox could not start (the
+ * Runs the hostile planner (tests/sandbox/hostile, or base->argv[0] when
+ * base gives one: a copy of it elsewhere) with args in a sandbox made from
+ * base (NULL: defaults; argv, files and log are filled in: the planner's file
+ * first, then base's files), for at most timeout_ms, then stops it. 0, or -1 when the sandbox could not start (the
  * error in err).
  */
 int hostile_run(const struct sbx_policy *base, const char *const *args, int timeout_ms,

@@ -273,12 +273,11 @@ static void cue(struct sbx_proc *p, char *line, size_t n)
 TEST(a_grant_opens_one_destination_until_it_expires)
 {
 	struct egress_policy e;
-	const char *dir_end;
-	char p[16], dest[64], line[256], dir[4096];
+	char p[16], dest[64], line[256];
 	const char *host = getenv("BRUSHLOOP_HOSTILE");
-	const char *ro[] = { dir, NULL };
 	const char *argv[] = { host, "broker_on_cue", "localhost", p, NULL };
-	struct sbx_policy pol = { .argv = argv, .ro_paths = ro, .egress = &e };
+	struct sbx_file planner;
+	struct sbx_policy pol = { .argv = argv, .files = &planner, .n_files = 1, .egress = &e };
 	struct sbx_proc sp;
 	struct far_end f;
 	bl_err err = { 0 };
@@ -288,9 +287,9 @@ TEST(a_grant_opens_one_destination_until_it_expires)
 	e.n_dest = 0; /* the name is allowed, no destination is */
 	snprintf(p, sizeof(p), "%d", f.port);
 	snprintf(dest, sizeof(dest), "localhost:%d", f.port);
-	dir_end = strrchr(host, '/');
-	snprintf(dir, sizeof(dir), "%.*s", (int)(dir_end - host), host);
+	CHECK_MSG(sbx_file_open(host, &planner, &err) == 0, "%s", err.msg);
 	CHECK(sbx_start(&pol, &sp, &err) == 0);
+	sbx_file_close(&planner);
 	cue(&sp, line, sizeof(line));
 	CHECK_MSG(strcmp(line, "broker_on_cue: HTTP/1.1 403 denied\n") == 0, "before: '%s'", line);
 	CHECK(egress_grant(&sp, dest, 0.01, &err) == 0); /* 600 ms */

@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -156,27 +159,157 @@ TEST(in_dir_files_are_there_read_only)
 	hostile_free(&r);
 }
 
-TEST(a_read_only_path_nobody_can_reach_is_a_clear_error)
+/* The hostile planner copied to path (a planner kept in a folder of the host's). */
+static void copy_planner(const char *path)
+{
+	int in = open(getenv("BRUSHLOOP_HOSTILE"), O_RDONLY), out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	char buf[65536];
+	ssize_t n;
+
+	CHECK(in >= 0 && out >= 0);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		CHECK(write(out, buf, (size_t)n) == n);
+	close(in);
+	close(out);
+}
+
+/* A host listener on a Unix socket at path; what reached it, after the planner ran, into got. */
+static int unix_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
+	CHECK(chmod(path, 0777) == 0);
+	return fd;
+}
+
+/*
+ * A planner kept in a folder of the host's, dir: a file and a run directory
+ * beside it, a host listener's socket there. The sandbox holds its file, and
+ * none of the rest.
+ */
+static void nothing_beside(const char *dir, const char *name)
+{
+	char exe[PATH_MAX], secret[PATH_MAX], run[PATH_MAX], sock[PATH_MAX], own[PATH_MAX + 32];
+	const char *argv[] = { exe, NULL };
+	struct sbx_policy pol = { .argv = argv };
+	struct hostile_run r;
+	int lfd, c;
+
+	snprintf(exe, sizeof(exe), "%s/%s", dir, name);
+	snprintf(secret, sizeof(secret), "%s/%s-secret.json", dir, name);
+	snprintf(run, sizeof(run), "%s/%s-runs", dir, name);
+	snprintf(sock, sizeof(sock), "%s/%s.sock", dir, name);
+	copy_planner(exe);
+	CHECK(mkdir(run, 0755) == 0 || errno == EEXIST);
+	{
+		FILE *f = fopen(secret, "w");
+
+		CHECK(f != NULL);
+		if (f) {
+			fputs("{\"token\": \"the host's\"}\n", f);
+			fclose(f);
+		}
+		chmod(secret, 0644);
+		snprintf(own, sizeof(own), "%s/machine.json", run);
+		if ((f = fopen(own, "w"))) {
+			fputs("{\"limits\": {}}\n", f);
+			fclose(f);
+		}
+	}
+	lfd = unix_listen(sock);
+	run_with(&pol, (const char *[]){ "read", secret, NULL }, 10000, &r);
+	CHECK_MSG(strcmp(r.out, "read: errno=ENOENT\n") == 0, "%s: said '%s'", dir, r.out);
+	hostile_free(&r);
+	run_with(&pol, (const char *[]){ "read", own, NULL }, 10000, &r);
+	CHECK_MSG(strcmp(r.out, "read: errno=ENOENT\n") == 0, "%s: said '%s'", dir, r.out);
+	hostile_free(&r);
+	run_with(&pol, (const char *[]){ "unix", sock, NULL }, 10000, &r);
+	CHECK_MSG(strcmp(r.out, "unix: errno=ENOENT\n") == 0, "%s: said '%s'", dir, r.out);
+	c = accept(lfd, NULL, NULL);
+	CHECK_MSG(c < 0, "%s: the host's listener was reached", dir);
+	if (c >= 0)
+		close(c);
+	hostile_free(&r);
+	/* Its own file is there, read-only. */
+	run_with(&pol, (const char *[]){ "read", exe, NULL }, 10000, &r);
+	CHECK_MSG(strcmp(r.out, "read: read 4096 bytes\n") == 0, "%s: said '%s'", dir, r.out);
+	hostile_free(&r);
+	run_with(&pol, (const char *[]){ "write", exe, NULL }, 10000, &r);
+	CHECK_MSG(strcmp(r.out, "write: errno=EROFS\n") == 0, "%s: said '%s'", dir, r.out);
+	hostile_free(&r);
+	close(lfd);
+	unlink(sock);
+	unlink(secret);
+	unlink(own);
+	rmdir(run);
+	unlink(exe);
+}
+
+TEST(nothing_beside_the_planners_file_is_there)
 {
 	char dir[PATH_MAX];
-	const char *ro[] = { dir, NULL };
-	const char *argv[] = { "true", NULL };
-	struct sbx_policy pol = { .argv = argv, .ro_paths = ro };
-	struct sbx_proc p;
-	bl_err err = { 0 };
 
-	if (geteuid() != 0)
-		test_skip("only a root host runs its sandbox as nobody");
-	/* test_tmpdir is 0700: a planner's directory below it cannot be bound by nobody. */
-	snprintf(dir, sizeof(dir), "%s/planner", test_tmpdir());
+	snprintf(dir, sizeof(dir), "%s/lab", test_tmpdir());
 	CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
-	CHECK(chmod(test_tmpdir(), 0700) == 0);
-	CHECK(sbx_start(&pol, &p, &err) == BL_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "others cannot search");
-	CHECK(chmod(test_tmpdir(), 0711) == 0);
-	CHECK(sbx_start(&pol, &p, &err) == 0);
-	CHECK(sbx_stop(&p, NULL, NULL) == 0);
-	CHECK(chmod(test_tmpdir(), 0700) == 0);
+	nothing_beside(dir, "planner");
+}
+
+/* A planner kept in /tmp itself sees nothing else of the host's /tmp. */
+TEST(a_planner_in_tmp_sees_nothing_of_tmp)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "brushloop-planner-%d", (int)getpid());
+	nothing_beside("/tmp", name);
+}
+
+/* A root host's sandbox runs as nobody: a planner below a folder nobody can search is copied in all the same. */
+TEST(a_planner_below_a_private_folder_still_runs)
+{
+	char dir[PATH_MAX], exe[PATH_MAX + 16];
+	const char *argv[] = { exe, NULL };
+	struct sbx_policy pol = { .argv = argv };
+	struct hostile_run r;
+
+	snprintf(dir, sizeof(dir), "%s/private", test_tmpdir());
+	CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
+	CHECK(chmod(dir, 0700) == 0);
+	snprintf(exe, sizeof(exe), "%s/planner", dir);
+	copy_planner(exe);
+	CHECK(chmod(exe, 0700) == 0);
+	run_with(&pol, (const char *[]){ "read", exe, NULL }, 10000, &r);
+	CHECK_MSG(strcmp(r.out, "read: read 4096 bytes\n") == 0, "said '%s'", r.out);
+	hostile_free(&r);
+}
+
+/* What a planner may be given is a file: a folder, a socket, a missing file or a path the sandbox makes is refused, naming it. */
+TEST(a_folder_a_socket_or_a_missing_file_is_refused)
+{
+	char dir[PATH_MAX], sock[PATH_MAX + 16], missing[PATH_MAX + 16];
+	struct sbx_file f;
+	bl_err err = { 0 };
+	int lfd;
+
+	snprintf(dir, sizeof(dir), "%s/lab2", test_tmpdir());
+	CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	snprintf(sock, sizeof(sock), "%s/host.sock", dir);
+	snprintf(missing, sizeof(missing), "%s/nothing.py", dir);
+	lfd = unix_listen(sock);
+	CHECK(sbx_file_open(dir, &f, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "is a folder");
+	CHECK(sbx_file_open(sock, &f, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "is not a regular file");
+	CHECK(sbx_file_open(missing, &f, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "No such file");
+	CHECK(sbx_file_open("/proc/self/environ", &f, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "which the sandbox makes itself");
+	CHECK(sbx_file_open("relative.py", &f, &err) == BL_EINVAL);
+	CHECK(f.fd < 0);
+	close(lfd);
 }
 
 TEST(tmp_over_its_cap_is_enospc)
@@ -239,6 +372,17 @@ TEST(a_cpu_spin_is_killed_at_its_limit)
 					  WEXITSTATUS(r.status) == 128 + SIGKILL),
 		  "status %#x", r.status);
 	CHECK(stop_num(&r, "exit") == 128 + SIGXCPU || stop_num(&r, "exit") == 128 + SIGKILL);
+	/* What it used is journaled from the host's side, and which limit ended it. */
+	CHECK_MSG(stop_num(&r, "cpu_user_ms") + stop_num(&r, "cpu_sys_ms") >= 900, "cpu %g + %g ms",
+		  stop_num(&r, "cpu_user_ms"), stop_num(&r, "cpu_sys_ms"));
+	CHECK(stop_num(&r, "max_rss_kb") > 0);
+	{
+		const cJSON *d = hostile_event(&r, "sandbox_stop", 0);
+
+		CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "ended")), "by itself") == 0);
+		CHECK(cJSON_GetStringValue(cJSON_GetObjectItem(d, "limit")) &&
+		      strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "limit")), "cpu_s") == 0);
+	}
 	hostile_free(&r);
 }
 
@@ -267,24 +411,24 @@ TEST(the_host_pid_is_not_visible)
 	expect((const char *[]){ "kill", pid, NULL }, "kill: errno=ESRCH\n");
 }
 
-/* Processes running the hostile binary, seen from the host. */
+/* Processes running the hostile binary (a copy of it in the sandbox: known by its name), seen from the host. */
 static int hostile_processes(void)
 {
-	const char *path = getenv("BRUSHLOOP_HOSTILE");
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	int n = 0;
 
-	while (d && path && (e = readdir(d))) {
-		char link[64], exe[PATH_MAX];
-		ssize_t len;
+	while (d && (e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		snprintf(link, sizeof(link), "/proc/%s/exe", e->d_name);
-		len = readlink(link, exe, sizeof(exe) - 1);
-		if (len > 0 && (exe[len] = '\0', strcmp(exe, path) == 0))
-			n++;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			n += fgets(comm, sizeof(comm), f) && strcmp(comm, "hostile\n") == 0;
+			fclose(f);
+		}
 	}
 	if (d)
 		closedir(d);
@@ -300,6 +444,8 @@ TEST(stopping_kills_every_process_of_the_sandbox)
 	run_with(&pol, (const char *[]){ "forkbomb", "stay", NULL }, 3000, &r);
 	CHECK_STR_CONTAINS(r.out, "forkbomb: fork failed after");
 	CHECK(!r.ended);
+	CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(hostile_event(&r, "sandbox_stop", 0), "ended")),
+		     "killed by the host") == 0);
 	for (int i = 0; i < 100 && hostile_processes(); i++)
 		usleep(20000);
 	CHECK_MSG(hostile_processes() == 0, "%d hostile processes left", hostile_processes());
@@ -342,7 +488,8 @@ TEST_MAIN(T(capabilities_are_all_dropped), T(socket_inet_is_refused_by_seccomp),
 	  T(the_host_environment_is_not_visible), T(machine_file_approvals_and_home_are_not_visible),
 	  T(an_approval_answer_cannot_be_forged), T(writing_outside_tmp_fails),
 	  T(in_dir_files_are_there_read_only),
-	  T(a_read_only_path_nobody_can_reach_is_a_clear_error), T(tmp_over_its_cap_is_enospc), T(each_sandbox_starts_fresh), T(a_fork_bomb_is_contained),
+	  T(nothing_beside_the_planners_file_is_there), T(a_planner_in_tmp_sees_nothing_of_tmp),
+	  T(a_planner_below_a_private_folder_still_runs), T(a_folder_a_socket_or_a_missing_file_is_refused), T(tmp_over_its_cap_is_enospc), T(each_sandbox_starts_fresh), T(a_fork_bomb_is_contained),
 	  T(a_memory_bomb_is_contained), T(a_cpu_spin_is_killed_at_its_limit),
 	  T(a_gigabyte_of_stderr_is_capped), T(the_host_pid_is_not_visible),
 	  T(stopping_kills_every_process_of_the_sandbox), T(a_sandbox_can_be_made_here),

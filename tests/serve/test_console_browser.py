@@ -6,7 +6,7 @@
 # opens the console's URL (the token moves into its cookie), opens the run, sees the first request
 # with its preview, clicks Approve, and the waiting run goes on: its journal's `answer` event names
 # the console. A grant given through the form lets the later stirs through; the canvas picture then
-# changes as the run paints. Without the token a request is 401, a cross-site POST 403; a read-only
+# changes as the run paints. Without the right token a request is 401, a cross-site POST 403; a read-only
 # console shows no buttons and refuses POSTs.
 #
 # usage: test_console_browser.py BRUSHLOOP [CASE] [--screenshot FILE]
@@ -127,9 +127,9 @@ def live_run(tmp):
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = browser(tmp)
     try:
-        # Without the token: 401; a wrong one: 403 (the browser's first page, and a script's).
+        # Without the token, or with a wrong one: 401 (the browser's first page, and a script's).
         check(http(base + '/') == 401, 'a request without the token is 401')
-        check(http(base + '/api/runs', headers={'Authorization': 'Bearer ' + '0' * 64}) == 403, 'a wrong token is 403')
+        check(http(base + '/api/runs', headers={'Authorization': 'Bearer ' + '0' * 64}) == 401, 'a wrong token is 401')
         d.get(url)
         check('token=' not in d.current_url, f'the token left the address bar ({d.current_url})')
         cookies = {c['name']: c for c in d.get_cookies()}

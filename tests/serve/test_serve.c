@@ -1,11 +1,14 @@
 /* test_serve.c: the console's HTTP layer over a socket: the token, the cookie, the Origin, read-only mode, sizes, rates and paths that try to leave a run. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <civetweb.h>
 
 #include "serve/serve.h"
 #include "test.h"
@@ -113,7 +116,7 @@ static int post(struct serve *s, const char *path, const char *headers, const ch
 	return http(s, req, NULL);
 }
 
-TEST(a_request_without_the_token_is_401_and_a_wrong_one_403)
+TEST(a_request_without_the_right_token_is_401)
 {
 	struct serve *s = start(0);
 
@@ -121,9 +124,10 @@ TEST(a_request_without_the_token_is_401_and_a_wrong_one_403)
 	CHECK(get(s, "/api/runs", "") == 401);
 	CHECK(get(s, "/files/r1/STATUS.md", "") == 401);
 	CHECK(get(s, "/no/such/page", "") == 401); /* nothing is told without it, not even a 404 */
-	CHECK(get(s, "/api/runs", "Authorization: Bearer 0123456789abcdef0123456789abcdee\r\n") == 403);
-	CHECK(get(s, "/api/runs", "Cookie: bl_token=" TOKEN "0\r\n") == 403);
-	CHECK(get(s, "/?token=0123456789abcdef", "") == 403);
+	/* A wrong token is no authentication either: the same 401, nothing more. */
+	CHECK(get(s, "/api/runs", "Authorization: Bearer 0123456789abcdef0123456789abcdee\r\n") == 401);
+	CHECK(get(s, "/api/runs", "Cookie: bl_token=" TOKEN "0\r\n") == 401);
+	CHECK(get(s, "/?token=0123456789abcdef", "") == 401);
 	CHECK(get(s, "/api/runs", bearer()) == 200);
 	CHECK(get(s, "/api/runs", "Cookie: other=1; bl_token=" TOKEN "\r\n") == 200);
 	CHECK(serve_token_equal(TOKEN, TOKEN) && !serve_token_equal(TOKEN, TOKEN "x") &&
@@ -148,6 +152,18 @@ TEST(the_first_visit_moves_the_token_into_an_httponly_strict_cookie)
 	CHECK(http(s, req, &resp) == 303);
 	CHECK_STR_CONTAINS(resp, "Location: /\r\n");
 	CHECK(resp && !strstr(resp, "Set-Cookie: a=b"));
+	free(resp);
+	/* Never off the page's origin: "//host/" and "/\\host/" are other sites to a browser. */
+	snprintf(req, sizeof(req), "GET //evil.example/?token=" TOKEN " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+		 serve_port(s));
+	CHECK(http(s, req, &resp) == 303);
+	CHECK_STR_CONTAINS(resp, "Location: /\r\n");
+	CHECK(resp && !strstr(resp, "evil.example"));
+	free(resp);
+	snprintf(req, sizeof(req), "GET /%%5cevil.example/?token=" TOKEN " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+		 serve_port(s));
+	CHECK(http(s, req, &resp) == 303);
+	CHECK_STR_CONTAINS(resp, "Location: /\r\n");
 	free(resp);
 	{
 		char url[512];
@@ -297,6 +313,112 @@ TEST(answers_beyond_their_rate_are_refused)
 	serve_stop(s);
 }
 
+/* A CORS preflight is a request like any: without the token, 401, and never "Access-Control-Allow-Origin". */
+TEST(a_preflight_without_the_token_is_401_and_allows_no_origin)
+{
+	struct serve *s = start(0);
+	char req[512], *resp = NULL;
+
+	snprintf(req, sizeof(req),
+		 "OPTIONS /api/runs/r1/approve HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://evil.example\r\n"
+		 "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type\r\n"
+		 "Connection: close\r\n\r\n", serve_port(s));
+	CHECK(http(s, req, &resp) == 401);
+	CHECK_MSG(resp && !strstr(resp, "Access-Control-Allow"), "%s", resp ? resp : "");
+	free(resp);
+	serve_stop(s);
+}
+
+/* A request civetweb cannot read is refused with a fixed page: nothing of it, its token least of all, comes back. */
+TEST(a_malformed_request_is_never_echoed)
+{
+	struct serve *s = start(0);
+	const char *bad[] = {
+		"GET /?token=" TOKEN " HTTP/1.1 x\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " TOKEN "\r\n\r\n",
+		"GARBAGE " TOKEN "\r\nCookie: bl_token=" TOKEN "\r\n\r\n",
+		"GET / HTTP/9." TOKEN "\r\nHost: 127.0.0.1\r\n\r\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *resp = NULL;
+		int st = http(s, bad[i], &resp);
+
+		CHECK_MSG(st >= 400 && st < 600, "case %zu answered %d", i, st);
+		CHECK_MSG(resp && !strstr(resp, TOKEN) && !strstr(resp, "0123456789abcdef"), "case %zu: %s", i,
+			  resp ? resp : "");
+		free(resp);
+	}
+	serve_stop(s);
+}
+
+/* 600 requests without the token spend nothing of the operator's: each is 401, and the token's holder gets 200. */
+TEST(requests_without_the_token_never_spend_the_operators_rate)
+{
+	struct serve *s = start(0);
+	int unauth = 0;
+
+	for (int i = 0; i < 600; i++)
+		unauth += get(s, "/api/runs", "") == 401;
+	CHECK_MSG(unauth == 600, "%d of 600 were 401", unauth);
+	CHECK(get(s, "/api/runs", bearer()) == 200);
+	serve_stop(s);
+}
+
+/* [::1] is loopback too; an address open to the network needs allow_remote, and is then served. */
+TEST(ipv6_loopback_or_a_plain_refusal_and_a_network_address_needs_allow_remote)
+{
+	struct serve_options o = { 0 };
+	struct serve *s = NULL;
+	bl_err err = { 0 };
+	char url[512];
+	const char *root = runs_root();
+	const char *any[] = { "serve", "--runs", root, "--listen", "0.0.0.0:0", NULL };
+	char *e = NULL;
+	int rc;
+
+	o.runs_dir = root;
+	o.token = TOKEN;
+	o.listen = "[::1]:0";
+	rc = serve_start(&o, &s, &err);
+	if (!mg_check_feature(8)) {
+		/* A civetweb built without IPv6 (Debian 12's): refused as bad input, saying why. */
+		CHECK(rc == BL_EINVAL);
+		CHECK_STR_CONTAINS(err.msg, "was built without IPv6");
+	} else {
+		CHECK_MSG(rc == 0, "%s", err.msg);
+	}
+	if (s) {
+		struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)serve_port(s)),
+					  .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+		const char req[] = "GET /api/runs HTTP/1.1\r\nHost: [::1]\r\nAuthorization: Bearer " TOKEN
+				   "\r\nConnection: close\r\n\r\n";
+		char buf[64] = "";
+		int fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+		CHECK(serve_loopback(s));
+		serve_url(s, url, sizeof(url));
+		CHECK_STR_CONTAINS(url, "http://[::1]:");
+		CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+		CHECK(write(fd, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1);
+		CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
+		CHECK_STR_CONTAINS(buf, "HTTP/1.1 200");
+		close(fd);
+		serve_stop(s);
+	}
+	o.listen = "0.0.0.0:0";
+	CHECK(serve_start(&o, &s, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "is not a loopback address");
+	CHECK(test_brushloop(any, NULL, &e) == 2);
+	CHECK_STR_CONTAINS(e, "give --allow-remote as well");
+	free(e);
+	o.allow_remote = 1;
+	CHECK_MSG(serve_start(&o, &s, &err) == 0, "%s", err.msg);
+	if (s) {
+		CHECK(!serve_loopback(s));
+		serve_stop(s);
+	}
+}
+
 TEST(a_console_without_runs_or_with_a_bad_address_does_not_start)
 {
 	struct serve_options o = { 0 };
@@ -317,7 +439,9 @@ TEST(a_console_without_runs_or_with_a_bad_address_does_not_start)
 	free(e);
 }
 
-TEST_MAIN(T(a_request_without_the_token_is_401_and_a_wrong_one_403),
+TEST_MAIN(T(a_request_without_the_right_token_is_401), T(a_preflight_without_the_token_is_401_and_allows_no_origin),
+	  T(a_malformed_request_is_never_echoed), T(requests_without_the_token_never_spend_the_operators_rate),
+	  T(ipv6_loopback_or_a_plain_refusal_and_a_network_address_needs_allow_remote),
 	  T(the_first_visit_moves_the_token_into_an_httponly_strict_cookie),
 	  T(paths_never_leave_the_run_directories), T(a_post_from_another_origin_is_refused),
 	  T(a_read_only_console_refuses_every_post), T(bodies_and_headers_over_their_limits_are_refused),

@@ -221,6 +221,22 @@ static int abstract(const char *c, const char *name)
 	return say(c, "connected");
 }
 
+/* A connection to a Unix socket by its path (a host listener beside the planner's file). */
+static int unix_path(const char *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0)
+		return say(c, "socket errno=%s", ename(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return say(c, "errno=%s", ename(errno));
+	if (write(fd, "planner was here\n", 17) < 0)
+		return say(c, "write errno=%s", ename(errno));
+	return say(c, "connected");
+}
+
 static int readfile(const char *c, const char *path)
 {
 	char buf[4096];
@@ -311,6 +327,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(c, "abstract"))
 		return abstract(c, a);
+	if (!strcmp(c, "unix"))
+		return unix_path(c, a);
 	if (!strcmp(c, "tiocsti"))
 		return tiocsti(c);
 	if (!strcmp(c, "caps"))

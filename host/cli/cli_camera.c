@@ -110,13 +110,6 @@ static int camera_list(const struct cli_command *cmd, int argc, char **argv)
 	return root ? cli_print_json(root) : 0;
 }
 
-static int has_ext(const char *path, const char *ext)
-{
-	size_t n = strlen(path), e = strlen(ext);
-
-	return n > e && strcasecmp(path + n - e, ext) == 0;
-}
-
 enum capture_opt {
 	CAPTURE_MACHINE, CAPTURE_OUTPUT, CAPTURE_AVERAGE, CAPTURE_JSON,
 	CAPTURE_OPT_COUNT
@@ -163,7 +156,7 @@ static int capture_parse(const struct cli_command *cmd, int argc, char **argv, c
 		return cli_usage(cmd, "camera capture takes no arguments besides its options");
 	if (!*outp)
 		return cli_usage(cmd, "camera capture needs -o FILE (.jpg or .png)");
-	if (!has_ext(*outp, ".jpg") && !has_ext(*outp, ".jpeg") && !has_ext(*outp, ".png"))
+	if (!img_save_name_ok(*outp))
 		return cli_usage(cmd, "-o %s: name the file .jpg or .png", *outp);
 	return 0;
 }
@@ -209,19 +202,7 @@ static int camera_capture(const struct cli_command *cmd, int argc, char **argv)
 			goto out_close;
 		locked = f.controls_locked;
 		snprintf(source, sizeof(source), "%s", f.source);
-		/* A camera's JPEG is kept byte for byte: recompressing would lose detail. */
-		if (f.format == CAM_FMT_JPEG && !has_ext(outp, ".png")) {
-			w = f.width;
-			h = f.height;
-			rc = fs_write_atomic(outp, f.data, f.len, &err);
-		} else {
-			rc = img_decode_frame(&f, m->camera.max_pixels, &im, &err);
-			if (rc == 0) {
-				w = im.w;
-				h = im.h;
-				rc = img_save(outp, &im, &err);
-			}
-		}
+		rc = img_save_frame(outp, &f, m->camera.max_pixels, &w, &h, &err);
 		cam_frame_free(&f);
 	} else {
 		rc = cam_capture_average(cam, (int)average, &im, &locked, &err);

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "arm/action.h"
 #include "base/fs.h"
@@ -17,6 +20,7 @@
 #include "rig/rig.h"
 #include "safety/gate.h"
 #include "sim/sim.h"
+#include "vision/image.h"
 
 struct sim_args {
 	const char *machine;
@@ -148,6 +152,8 @@ static int parse_args(const struct cli_command *cmd, int exec, int argc, char **
 			return cli_usage(cmd, "unexpected argument '%s'", argv[p.ind]);
 		if (!a->out)
 			return cli_usage(cmd, "sim render needs -o FRAME.jpg");
+		if (!img_save_name_ok(a->out))
+			return cli_usage(cmd, "-o %s: name the file .jpg or .png", a->out);
 	}
 	a->ro.world_file = a->world;
 	return 0;
@@ -178,12 +184,21 @@ static int open_rig(const struct sim_args *a, struct machine *m, struct rig *r, 
 	return rc;
 }
 
+/* Whether a frame's file name says PNG (img_save_name_ok allowed only .png, .jpg and .jpeg). */
+static int is_png(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 4 && strcasecmp(path + n - 4, ".png") == 0;
+}
+
 static int render_main(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct sim_args a;
 	struct machine *m = malloc(sizeof(*m));
 	struct rig *r = malloc(sizeof(*r));
 	struct cam_frame f = { 0 };
+	struct stat written;
 	cJSON *truth = NULL;
 	bl_err err = { 0 };
 	int rc, n_patches = 0;
@@ -203,7 +218,9 @@ static int render_main(const struct cli_command *cmd, int argc, char **argv)
 	}
 	rc = cam_capture(r->cam, &f, &err);
 	if (rc == 0)
-		rc = fs_write_atomic(a.out, f.data, f.len, &err);
+		rc = img_save_frame(a.out, &f, m->camera.max_pixels, NULL, NULL, &err);
+	if (rc == 0 && stat(a.out, &written) != 0)
+		rc = bl_fail(&err, BL_EIO, "%s: written, then gone: %s", a.out, strerror(errno));
 	if (rc == 0 && a.truth) {
 		rc = sim_truth(r->sim, (enum sim_scene)a.scene, &truth, &err);
 		if (rc == 0)
@@ -219,7 +236,7 @@ static int render_main(const struct cli_command *cmd, int argc, char **argv)
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "frame", a.out);
-		cJSON_AddNumberToObject(o, "bytes", (double)f.len);
+		cJSON_AddNumberToObject(o, "bytes", (double)written.st_size);
 		cJSON_AddNumberToObject(o, "width", f.width);
 		cJSON_AddNumberToObject(o, "height", f.height);
 		cJSON_AddStringToObject(o, "scene", sim_scene_names[a.scene]);
@@ -230,8 +247,9 @@ static int render_main(const struct cli_command *cmd, int argc, char **argv)
 		}
 		rc = cli_print_json(o);
 	} else {
-		printf("wrote %s: %dx%d JPEG, %zu bytes, scene %s, simulated time %.3f s\n", a.out,
-		       f.width, f.height, f.len, sim_scene_names[a.scene], (double)f.t_ns * 1e-9);
+		printf("wrote %s: %dx%d %s, %lld bytes, scene %s, simulated time %.3f s\n", a.out,
+		       f.width, f.height, is_png(a.out) ? "PNG" : "JPEG", (long long)written.st_size,
+		       sim_scene_names[a.scene], (double)f.t_ns * 1e-9);
 		if (a.truth)
 			printf("wrote %s: %d patches\n", a.truth, n_patches);
 		rc = 0;

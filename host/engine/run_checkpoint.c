@@ -9,7 +9,7 @@ static int checkpoint_run(struct run *r, const struct plan_subtask *s, bl_err *e
 {
 	struct run_sub *sub = &r->st.sub[r->st.next];
 	struct run_canvas c = { 0 };
-	char name[32], path[RUN_PATH_MAX];
+	char name[32];
 	double verdict;
 	enum run_brake b;
 	int rc;
@@ -21,10 +21,6 @@ static int checkpoint_run(struct run *r, const struct plan_subtask *s, bl_err *e
 	if ((rc = run_observe_record(r, s, name, &c, &verdict, err)))
 		return rc;
 	sub->verdict_de00 = verdict;
-	/* The latest canvas, always there for a person to look at. */
-	if ((rc = run_path(r, "canvas-latest.png", path, sizeof(path), err)) ||
-	    (rc = run_canvas_save_png(&c, path, err)))
-		goto out;
 	{
 		const struct run_hist *h = &r->st.hist[r->st.n_hist - 1];
 		cJSON *dj = cJSON_CreateObject();

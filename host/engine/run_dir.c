@@ -72,7 +72,10 @@ static void status_head(strbuf *sb, const struct run *r)
 	sb_printf(sb, "- **state**: %s%s%s\n", st->state, st->reason[0] ? ": " : "", st->reason);
 	if (st->brake[0])
 		sb_printf(sb, "- **brake**: %s\n", st->brake);
-	sb_printf(sb, "- **target**: %s (%s)\n", r->plan.target_file, r->plan.target_hash);
+	/* Before the plan (a run stopped at its homing or first look) the target is the run's own copy. */
+	sb_printf(sb, "- **target**: %s (%s)\n", r->plan.target_file[0] ? r->plan.target_file
+		      : r->opt.target ? r->opt.target : r->target_copy,
+		      r->plan.target_hash[0] ? r->plan.target_hash : r->target.hash);
 	sb_printf(sb, "- **machine**: %s (arm %s, camera %s)%s\n", r->m.name,
 		      machine_arm_backend_names[r->m.arm_backend],
 		      machine_cam_backend_names[r->m.camera.backend],
@@ -161,11 +164,16 @@ static void status_waiting(strbuf *sb, const struct run *r)
 			      run_well_paint(r, w), fmax(st->wells_ml[w], 0.0), r->m.wells[w].capacity_ml,
 			      r->dir, r->m.wells[w].name);
 	}
-	for (int i = 0; i < st->n_deferred; i++)
-		sb_printf(sb, "- request %s (subtask %d of round %d): %s. Answer with `brushloop "
-			      "approve %s %s` (or `--deny`), then `brushloop resume %s`.\n",
-			      st->deferred[i].request, st->deferred[i].subtask, st->deferred[i].round,
+	for (int i = 0; i < st->n_deferred; i++) {
+		char at[64] = "before the plan";
+
+		if ((r->st.round ? r->corr.n_subtasks : r->plan.n_subtasks) > 0)
+			snprintf(at, sizeof(at), "subtask %d of round %d", st->deferred[i].subtask,
+				 st->deferred[i].round);
+		sb_printf(sb, "- request %s (%s): %s. Answer with `brushloop approve %s %s` (or "
+			      "`--deny`), then `brushloop resume %s`.\n", st->deferred[i].request, at,
 			      st->deferred[i].why, r->dir, st->deferred[i].request, r->dir);
+	}
 	for (int c = 0; c < st->n_colours; c++)
 		if (st->colours[c].escalated && !st->colours[c].accepted) {
 			const char *n = r->plan.colours[c].name;
@@ -190,6 +198,11 @@ static void status_subtasks(strbuf *sb, struct run *r)
 	const struct plan *p = run_plan(r);
 	char buf[256], name[32];
 
+	if (!p->n_subtasks) {
+		sb_printf(sb, "\n## Subtasks\n\nNone yet: the run stopped before it had a plan (no "
+			      "plan.json); a resume plans first.\n");
+		return;
+	}
 	sb_printf(sb, "\n## Subtasks (%s)\n\n| subtask | what | status | attempts | "
 		      "verdict CIEDE2000 | note |\n|---|---|---|---|---|---|\n",
 		      st->round ? "correction plan" : "plan.json");
@@ -211,6 +224,8 @@ static void status_colours(strbuf *sb, const struct run *r)
 {
 	const struct run_state *st = &r->st;
 
+	if (!st->n_colours)
+		return;
 	sb_printf(sb, "\n## Colours\n\n| colour | cell | verified | measured CIEDE2000 | mixes "
 		      "| attempts | cells | paint ml |\n|---|---|---|---|---|---|---|---|\n");
 	for (int c = 0; c < st->n_colours; c++) {

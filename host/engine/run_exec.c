@@ -118,6 +118,22 @@ int run_actions_planned(struct run *r, const char *event, const char *step,
 	return run_event(r, event, d, err);
 }
 
+/* Whatever asked for it (a stroke, a dispense, a park, the homing): STATUS.md lists what waits. */
+static void note_deferred(struct run *r, const struct gate_decision *d, const char *what)
+{
+	struct run_deferred *df;
+	const struct gate_finding *f = gate_decision_primary(d);
+	const struct plan *p = run_plan(r);
+
+	if (r->st.n_deferred >= RUN_MAX_DEFERRED)
+		return;
+	df = &r->st.deferred[r->st.n_deferred++];
+	df->round = r->st.round;
+	df->subtask = r->st.next < p->n_subtasks ? p->subtasks[r->st.next].id : 0;
+	snprintf(df->request, sizeof(df->request), "%s", d->request_id);
+	snprintf(df->why, sizeof(df->why), "%s%s", what, f ? f->detail : "needs an operator");
+}
+
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err)
 {
 	for (;;) {
@@ -136,17 +152,8 @@ int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, 
 			fp = &frame;
 		}
 		rc = gate_execute(r->gate, r->rig.arm, a, fp, d, err);
-		if (rc == BL_EDEFERRED && r->st.n_deferred < RUN_MAX_DEFERRED) {
-			/* Whatever asked for it (a stroke, a dispense, a park): STATUS.md lists what waits. */
-			struct run_deferred *df = &r->st.deferred[r->st.n_deferred++];
-			const struct gate_finding *f = gate_decision_primary(d);
-			const struct plan *p = run_plan(r);
-
-			df->round = r->st.round;
-			df->subtask = r->st.next < p->n_subtasks ? p->subtasks[r->st.next].id : 0;
-			snprintf(df->request, sizeof(df->request), "%s", d->request_id);
-			snprintf(df->why, sizeof(df->why), "%s", f ? f->detail : "needs an operator");
-		}
+		if (rc == BL_EDEFERRED)
+			note_deferred(r, d, "");
 		if (have0 && arm_status(r->rig.arm, &s1, NULL) == 0 && s1.arm_time_s >= s0.arm_time_s)
 			r->st.cost.arm_s += s1.arm_time_s - s0.arm_time_s;
 		if (rc == 0) {
@@ -174,6 +181,8 @@ int run_home(struct run *r, bl_err *err)
 		if ((rc = run_poll(r, err)))
 			return rc;
 		rc = gate_home(r->gate, r->rig.arm, &d, err);
+		if (rc == BL_EDEFERRED)
+			note_deferred(r, &d, "homing the arm: ");
 		if (rc == 0) {
 			run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
 			return 0;

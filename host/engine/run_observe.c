@@ -282,6 +282,7 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 static int observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
 static int observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
 			bl_err *err);
+static int save_latest(const struct run *r, const struct run_canvas *c, bl_err *err);
 
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
 {
@@ -348,6 +349,7 @@ static int observe_canvas(struct run *r, const char *what, struct run_canvas *ou
 	r->last_w = ob.rect.w;
 	r->last_h = ob.rect.h;
 	ob.rect.px = NULL;
+	rc = save_latest(r, out, err);
 out_free:
 	vis_observation_free(&ob);
 	return rc;
@@ -492,10 +494,10 @@ out_free:
 	return rc;
 }
 
-int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *err)
+/* The observed canvas as sRGB (out of gamut: black). */
+static int canvas_rgb(const struct run_canvas *c, struct img *im, bl_err *err)
 {
-	struct img im = { 0 };
-	int rc = img_alloc(&im, c->w, c->h, err);
+	int rc = img_alloc(im, c->w, c->h, err);
 
 	if (rc)
 		return rc;
@@ -505,11 +507,44 @@ int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *er
 		int in_gamut;
 
 		if (color_lab_to_srgb(&l, &rgb, &in_gamut, NULL) == 0)
-			color_rgb_to_u8(&rgb, im.px + 3 * i);
+			color_rgb_to_u8(&rgb, im->px + 3 * i);
 		else
-			memset(im.px + 3 * i, 0, 3);
+			memset(im->px + 3 * i, 0, 3);
 	}
-	rc = img_save(path, &im, err);
+	return 0;
+}
+
+int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *err)
+{
+	struct img im = { 0 };
+	int rc = canvas_rgb(c, &im, err);
+
+	if (rc == 0)
+		rc = img_save(path, &im, err);
+	img_free(&im);
+	return rc;
+}
+
+/*
+ * canvas-latest.png: the canvas at every look (the blank one, each paint
+ * batch's verification, each checkpoint), so that a person (and the console)
+ * sees the painting from the first look on. Renamed into place without
+ * fsyncs: the next look writes it again, and nothing is judged on it.
+ */
+static int save_latest(const struct run *r, const struct run_canvas *c, bl_err *err)
+{
+	char path[RUN_PATH_MAX];
+	struct img im = { 0 };
+	unsigned char *png = NULL;
+	size_t len;
+	int rc;
+
+	if ((rc = run_path(r, "canvas-latest.png", path, sizeof(path), err)) ||
+	    (rc = canvas_rgb(c, &im, err)) || (rc = img_encode_png(&im, &png, &len, err)))
+		goto out;
+	rc = fs_write_replace(path, png, len, err);
+out:
+	free(png);
 	img_free(&im);
 	return rc;
 }

@@ -6,32 +6,32 @@
 
 #include "base/err.h"
 
-/* Where the pictures the report draws from the run's frames go, inside the run directory. */
+/* Where the pictures the report draws from the run's frames (and embeds) are kept, inside the run directory. */
 #define REPORT_DIR "report"
 
 /* What report_write wrote. */
 struct report_info {
 	char path[4200];     /* DIR/report.html */
 	size_t bytes;        /* its size */
-	int images;          /* pictures it shows, every one checked to exist */
+	int images;          /* pictures it embeds */
 	int drawn;           /* of them drawn now from a frame (the rest were drawn by an earlier report) */
 	double estimate_s;   /* time spent pricing the run's plan as `brushloop estimate` would (0: cached) */
 };
 
 /*
  * Writes DIR/report.html (atomically) from journal.jsonl, state.json,
- * run.json, plan.json, machine.json, palette.json and frames/: the target
- * beside the final (else the latest) canvas, the canvas and its CIEDE2000
- * map at every observation of the whole canvas, each colour's mix attempts
- * against the tolerance with their frames, paint per well, cost against the
- * estimate, the subtasks on the run clock, and every deferral, accepted
- * colour, brake and operator answer with its reason. The canvas and map
- * pictures are drawn from the frames into DIR/report/ (a picture already
- * there is kept: a frame never changes); the page links them and the frames
- * by relative paths, so the directory can be copied or served as it is.
- * A missing or damaged file is BL_EINVAL naming it, and report.html is left
- * as it was. info may be NULL. Safe while the run runs (its files are
- * written atomically; a torn journal line is skipped and counted).
+ * run.json, plan.json (when the run has one), machine.json, palette.json and
+ * frames/: the target beside the canvas at the last look, the canvas and its
+ * CIEDE2000 map at every observation of the whole canvas (over the picture's
+ * rectangle), each colour's mix attempts against the tolerance with their
+ * frames, paint per well, cost against the estimate, the subtasks on the run
+ * clock, and every deferral, accepted colour, brake and operator answer with
+ * its reason. One file: every picture is embedded as a data: URI, drawn once
+ * from the frames into DIR/report/ at the size the page shows it (a picture
+ * already there is kept: a frame never changes). A missing or damaged file is
+ * BL_EINVAL naming it, and report.html is left as it was. info may be NULL.
+ * Safe while the run runs (its files are written atomically; a torn journal
+ * line is skipped and counted).
  */
 int report_write(const char *dir, struct report_info *info, bl_err *err);
 

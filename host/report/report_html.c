@@ -8,6 +8,10 @@
 
 #include "base/fs.h"
 #include "report/report_int.h"
+#include "vision/image.h"
+
+/* The largest picture the page embeds (they are drawn at the size they are shown: tens of kB). */
+#define REPORT_PICTURE_MAX (8u << 20)
 
 /* What HTML must not see as itself, in text and in attribute values. */
 static const char *const entities[128] = {
@@ -53,22 +57,60 @@ void report_lab_rgb(const double lab[3], unsigned char rgb[3])
 		rgb[0] = rgb[1] = rgb[2] = 0;
 }
 
-/* An <img> of a file of the run directory (a relative path); one that is not there is remembered as missing. */
-static void img_tag(strbuf *sb, struct report *r, const char *rel, const char *alt, int width)
+/* bytes as base64 (RFC 4648), for a data: URI, a few kB at a time into sb. */
+static void base64(strbuf *sb, const unsigned char *b, size_t n)
 {
-	char p[REPORT_PATH_MAX];
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char out[4096];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0) |
+			     (i + 2 < n ? b[i + 2] : 0);
+
+		out[k++] = abc[v >> 18 & 63];
+		out[k++] = abc[v >> 12 & 63];
+		out[k++] = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		out[k++] = i + 2 < n ? abc[v & 63] : '=';
+		if (k == sizeof(out) || i + 3 >= n) {
+			sb_printf(sb, "%.*s", (int)k, out);
+			k = 0;
+		}
+	}
+}
+
+/*
+ * An <img> of a picture of the run directory (a relative path), embedded as a
+ * data: URI so that report.html is one file that can be mailed or copied
+ * alone; shown css_w CSS px wide (0: its own width) at its own aspect. One
+ * that is not there, or not a PNG or JPEG, is remembered as missing.
+ */
+static void img_tag(strbuf *sb, struct report *r, const char *rel, const char *alt, int css_w)
+{
+	char p[REPORT_PATH_MAX], *buf = NULL;
+	enum cam_format fmt;
+	size_t len = 0;
+	int w = 0, h = 0;
 
 	snprintf(p, sizeof(p), "%s/%s", r->dir, rel);
-	if (access(p, R_OK) != 0 && !r->missing) {
-		snprintf(r->missing_buf, sizeof(r->missing_buf), "%s", p);
-		r->missing = r->missing_buf;
+	if (fs_read_file(p, REPORT_PICTURE_MAX, &buf, &len, NULL) ||
+	    img_probe((unsigned char *)buf, len, p, &fmt, &w, &h, NULL) || fmt == CAM_FMT_RGB24) {
+		if (!r->missing) {
+			snprintf(r->missing_buf, sizeof(r->missing_buf), "%s", p);
+			r->missing = r->missing_buf;
+		}
+		free(buf);
+		return;
 	}
 	r->images++;
-	sb_printf(sb, "<img src=\"");
-	report_esc(sb, rel);
+	sb_printf(sb, "<img src=\"data:image/%s;base64,", fmt == CAM_FMT_PNG ? "png" : "jpeg");
+	base64(sb, (unsigned char *)buf, len);
 	sb_printf(sb, "\" alt=\"");
 	report_esc(sb, alt);
-	sb_printf(sb, "\" width=\"%d\">", width);
+	if (css_w <= 0)
+		css_w = w;
+	sb_printf(sb, "\" width=\"%d\" height=\"%d\">", css_w, (int)lround((double)h * css_w / w));
+	free(buf);
 }
 
 /* A small square of a Lab colour, with the Lab as its tooltip. */
@@ -102,6 +144,27 @@ static void fact(strbuf *sb, const char *key, const char *value)
 	sb_printf(sb, "</td></tr>");
 }
 
+/* What the run waits for a person to answer, as STATUS.md says it: the requests, the colours. */
+static void waiting_facts(strbuf *sb, struct report *r)
+{
+	const cJSON *d;
+	char v[1024];
+
+	cJSON_ArrayForEach(d, cJSON_GetObjectItem(r->status, "deferred")) {
+		snprintf(v, sizeof(v), "request %s: %s (brushloop approve DIR %s, then brushloop resume DIR)",
+			 report_str(d, "request"), report_str(d, "why"), report_str(d, "request"));
+		fact(sb, "waits for", v);
+	}
+	cJSON_ArrayForEach(d, cJSON_GetObjectItem(r->status, "mixes"))
+		if (cJSON_IsTrue(cJSON_GetObjectItem(d, "escalated")) &&
+		    !cJSON_IsTrue(cJSON_GetObjectItem(d, "accepted"))) {
+			snprintf(v, sizeof(v), "colour %s: no mix came within the tolerance (best %.2f); "
+				 "brushloop resume DIR --accept-mix %s, or --substitute", report_str(d, "colour"),
+				 report_num(d, "measured_de00", -1), report_str(d, "colour"));
+			fact(sb, "waits for", v);
+		}
+}
+
 static void section_run(strbuf *sb, struct report *r)
 {
 	const cJSON *st = r->status, *tg = cJSON_GetObjectItem(r->run, "target");
@@ -113,7 +176,7 @@ static void section_run(strbuf *sb, struct report *r)
 	report_esc(sb, report_str(st, "state"));
 	sb_printf(sb, "</b>%s", *report_str(st, "reason") ? ": " : "");
 	report_esc(sb, report_str(st, "reason"));
-	sb_printf(sb, "</p><table class=\"facts\">");
+	sb_printf(sb, "</p><div class=\"tw\"><table class=\"facts\">");
 	snprintf(v, sizeof(v), "%s (copied as %s, hash %s)", report_str(tg, "file"), r->target,
 		 report_str(tg, "hash"));
 	fact(sb, "target", v);
@@ -127,9 +190,13 @@ static void section_run(strbuf *sb, struct report *r)
 		 report_num(r->run, "seed", 0),
 		 cJSON_IsTrue(cJSON_GetObjectItem(st, "calibrated")) ? "calibrated camera" : "UNCALIBRATED camera (sRGB assumed)");
 	fact(sb, "how", v);
-	snprintf(v, sizeof(v), "%.0f of %.0f strokes; correction round %.0f; %.0f of %.0f subtasks of the "
-		 "plan under way done", report_num(st, "strokes_done", 0), report_num(st, "strokes_total", 0),
-		 report_num(st, "round", 0), report_num(st, "subtasks_done", 0), report_num(st, "subtasks", 0));
+	if (!r->have_plan)
+		snprintf(v, sizeof(v), "no plan yet: the run stopped before it planned (a resume plans first)");
+	else
+		snprintf(v, sizeof(v), "%.0f of %.0f strokes; correction round %.0f; %.0f of %.0f subtasks "
+			 "of the plan under way done", report_num(st, "strokes_done", 0),
+			 report_num(st, "strokes_total", 0), report_num(st, "round", 0),
+			 report_num(st, "subtasks_done", 0), report_num(st, "subtasks", 0));
 	fact(sb, "progress", v);
 	snprintf(v, sizeof(v), "%.2f h of run clock (arm and drying), %.0f s of wall time over every process",
 		 r->t_end_s / 3600.0, report_num(st, "wall_s", 0));
@@ -139,31 +206,45 @@ static void section_run(strbuf *sb, struct report *r)
 	if (r->bad_lines)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), ": %ld", r->bad_lines);
 	fact(sb, "journal", v);
-	sb_printf(sb, "</table>");
+	waiting_facts(sb, r);
+	sb_printf(sb, "</table></div>");
+}
+
+/* The last look at the whole canvas (the final one when there is one), or NULL. */
+static const cJSON *last_look(const struct report *r)
+{
+	return cJSON_GetArrayItem(r->looks, cJSON_GetArraySize(r->looks) - 1);
 }
 
 static void section_final(strbuf *sb, struct report *r)
 {
-	const cJSON *c = cJSON_GetObjectItem(r->status, "canvas");
-	const char *canvas = cJSON_IsTrue(cJSON_GetObjectItem(c, "final")) ? "final-canvas.png"
-			     : "canvas-latest.png";
-	char p[REPORT_PATH_MAX];
+	const cJSON *c = cJSON_GetObjectItem(r->status, "canvas"), *o = last_look(r);
 
-	sb_printf(sb, "<div class=\"pair\"><figure>");
-	img_tag(sb, r, r->target, "the target", 440);
-	sb_printf(sb, "<figcaption>the target</figcaption></figure><figure>");
-	snprintf(p, sizeof(p), "%s/%s", r->dir, canvas);
-	if (access(p, F_OK) == 0) {
-		img_tag(sb, r, canvas, "the canvas", 440);
-		sb_printf(sb, "<figcaption>%s: ", !strcmp(canvas, "final-canvas.png") ? "the final canvas"
-						  : "the canvas at the last checkpoint");
-		if (report_num(c, "mean_de00", -1) >= 0)
-			sb_printf(sb, "mean CIEDE2000 %.2f, 95th percentile %.2f%s",
-				  report_num(c, "mean_de00", -1), report_num(c, "p95_de00", -1),
-				  cJSON_IsTrue(cJSON_GetObjectItem(c, "verified")) ? ", verified against its prediction" : "");
-		sb_printf(sb, "</figcaption>");
+	sb_printf(sb, "<div class=\"pics\"><figure>");
+	img_tag(sb, r, REPORT_DIR "/target.jpg", "the target", 0);
+	sb_printf(sb, "<figcaption>the target, over the %d x %d mm the run paints it on</figcaption>"
+		      "</figure><figure>", r->box[2], r->box[3]);
+	if (o) {
+		img_tag(sb, r, report_str(o, "canvas"), "the canvas", 0);
+		if (!strcmp(report_str(o, "what"), "final"))
+			sb_printf(sb, "<figcaption>the final canvas: ");
+		else
+			sb_printf(sb, "<figcaption>the canvas at the last look (%s %s at %.2f h): ",
+				  report_str(o, "what"), report_str(o, "subtask"), report_num(o, "t_s", 0) / 3600.0);
+		if (report_num(o, "mean", -1) >= 0)
+			sb_printf(sb, "mean CIEDE2000 %.2f, 95th percentile %.2f%s", report_num(o, "mean", -1),
+				  report_num(o, "p95", -1),
+				  !strcmp(report_str(o, "what"), "final") &&
+					  cJSON_IsTrue(cJSON_GetObjectItem(c, "verified"))
+					  ? ", verified against its prediction" : "");
+		sb_printf(sb, "; frame <a href=\"frames/");
+		report_esc(sb, report_str(o, "frame"));
+		sb_printf(sb, "\">");
+		report_esc(sb, report_str(o, "frame"));
+		sb_printf(sb, "</a></figcaption>");
 	} else
-		sb_printf(sb, "<p>No canvas observed yet.</p>");
+		sb_printf(sb, "<p>No canvas observed yet: the run stopped before its first look at the "
+			      "canvas.</p>");
 	sb_printf(sb, "</figure></div>");
 }
 
@@ -175,18 +256,22 @@ static void section_observations(strbuf *sb, struct report *r)
 		sb_printf(sb, "<p>The canvas has not been observed yet.</p>");
 		return;
 	}
-	report_svg_history(sb, cJSON_GetObjectItem(cJSON_GetObjectItem(r->status, "canvas"), "history"),
-			   r->t_end_s);
-	sb_printf(sb, "<p class=\"legend\">CIEDE2000 per %g mm cell against the target: 0 ", r->plan.cell_mm);
-	img_tag(sb, r, REPORT_DIR "/legend.png", "the map's colours from 0 to 25", 300);
-	sb_printf(sb, " 25 (blue 2, green 5, yellow 10, red 20 and above)</p><div class=\"obs\">");
+	sb_printf(sb, "<p>The canvas's difference from the target at every look: %d, the blank "
+		      "canvas, each paint batch's verification and each checkpoint; the pictures below "
+		      "are the blank canvas, the checkpoints and the final look.</p><div class=\"plot\">",
+		  cJSON_GetArraySize(r->looks));
+	report_svg_history(sb, r->looks, r->t_end_s);
+	sb_printf(sb, "</div><p class=\"legend\">CIEDE2000 per %g mm cell against the target: 0 ", r->cell_mm);
+	img_tag(sb, r, REPORT_DIR "/legend.png", "the map's colours from 0 to 25", 0);
+	sb_printf(sb, " 25 (blue 2, green 5, yellow 10, red 20 and above). Each canvas and its map "
+		      "cover the picture's %d x %d mm.</p><div class=\"obs\">", r->box[2], r->box[3]);
 	cJSON_ArrayForEach(o, r->obs) {
 		char frame[300];
 
 		snprintf(frame, sizeof(frame), "frames/%s", report_str(o, "frame"));
 		sb_printf(sb, "<figure class=\"ob\"><div>");
-		img_tag(sb, r, report_str(o, "canvas"), "the canvas", 260);
-		img_tag(sb, r, report_str(o, "map"), "its CIEDE2000 map", 260);
+		img_tag(sb, r, report_str(o, "canvas"), "the canvas", 0);
+		img_tag(sb, r, report_str(o, "map"), "its CIEDE2000 map", 0);
 		sb_printf(sb, "</div><figcaption><b>%s</b> %s at %.2f h", report_str(o, "what"),
 			  report_str(o, "subtask"), report_num(o, "t_s", 0) / 3600.0);
 		if (report_num(o, "mean", -1) >= 0)
@@ -221,44 +306,53 @@ static void colour_attempts(strbuf *sb, struct report *r, const cJSON *attempts)
 	const cJSON *a;
 	int i = 0;
 
-	sb_printf(sb, "<table><tr><th>#</th><th>subtask</th><th>cell</th><th>measured</th>"
-		      "<th>CIEDE2000</th><th>tolerance</th><th>verdict</th><th>frame</th></tr>");
+	sb_printf(sb, "<div class=\"tw\"><table><tr><th>#</th><th>subtask, cell</th><th>measured</th>"
+		      "<th>CIEDE2000 / tolerance</th><th>verdict</th><th>frame</th></tr>");
 	cJSON_ArrayForEach(a, attempts) {
 		char frame[300];
 
 		snprintf(frame, sizeof(frame), "frames/%s", report_str(a, "frame"));
-		sb_printf(sb, "<tr><td class=\"n\">%d</td><td>%s</td><td>%s</td><td>", ++i,
+		sb_printf(sb, "<tr><td class=\"n\">%d</td><td>%s %s</td><td>", ++i,
 			  report_str(a, "subtask"), report_str(a, "cell"));
 		swatch(sb, cJSON_GetObjectItem(a, "measured_lab"));
-		sb_printf(sb, "</td>");
-		cell_num(sb, report_num(a, "de00", -1), "%.2f");
-		cell_num(sb, report_num(a, "tolerance_de00", -1), "%.2f");
-		sb_printf(sb, "<td class=\"%s\">%s</td><td><a href=\"", report_str(a, "verdict"),
+		sb_printf(sb, "</td><td class=\"n\">%.2f / %.2f</td>", report_num(a, "de00", -1),
+			  report_num(a, "tolerance_de00", -1));
+		sb_printf(sb, "<td class=\"%s\">%s</td><td class=\"fr\">", report_str(a, "verdict"),
 			  report_str(a, "verdict"));
+		img_tag(sb, r, report_str(a, "thumb"), report_str(a, "frame"), 120);
+		sb_printf(sb, "<br><a href=\"");
 		report_esc(sb, frame);
 		sb_printf(sb, "\">");
-		img_tag(sb, r, frame, report_str(a, "frame"), 120);
+		report_esc(sb, report_str(a, "frame"));
 		sb_printf(sb, "</a></td></tr>");
 	}
-	sb_printf(sb, "</table>");
+	sb_printf(sb, "</table></div>");
 }
 
 static void section_mixes(strbuf *sb, struct report *r)
 {
 	const cJSON *c;
 
+	if (!r->have_plan) {
+		sb_printf(sb, "<p>No colours yet: the run stopped before it had a plan.</p>");
+		return;
+	}
+
 	cJSON_ArrayForEach(c, r->mixes) {
 		const cJSON *at = cJSON_GetObjectItem(c, "attempts"), *ms = mix_state(r, report_str(c, "colour"));
 		double tol = report_num(cJSON_GetArrayItem(at, 0), "tolerance_de00", r->m.tolerances.mix_de00);
+		int accepted = cJSON_IsTrue(cJSON_GetObjectItem(ms, "accepted"));
 
 		sb_printf(sb, "<div class=\"colour\"><h3>");
 		swatch(sb, cJSON_GetObjectItem(c, "lab"));
 		sb_printf(sb, " %s", report_str(c, "colour"));
 		if (ms)
-			sb_printf(sb, ": %s%s%s, %.0f mixes, %.0f attempts, %.0f cells, %.2f ml",
+			sb_printf(sb, ": %s%s%s%s, %.0f mixes, %.0f attempts, %.0f cells, %.2f ml",
 				  cJSON_IsTrue(cJSON_GetObjectItem(ms, "verified")) ? "verified" : "not verified",
-				  cJSON_IsTrue(cJSON_GetObjectItem(ms, "accepted")) ? ", accepted by the operator" : "",
-				  cJSON_IsTrue(cJSON_GetObjectItem(ms, "escalated")) ? ", waiting for the operator" : "",
+				  accepted ? ", " : "", !accepted ? "" : *report_str(c, "accepted_by")
+				  ? report_str(c, "accepted_by") : "accepted",
+				  cJSON_IsTrue(cJSON_GetObjectItem(ms, "escalated")) && !accepted
+				  ? ", waiting for the operator" : "",
 				  report_num(ms, "mixes", 0), report_num(ms, "attempts", 0),
 				  report_num(ms, "cells", 0), report_num(ms, "paint_ml", 0));
 		sb_printf(sb, "</h3>");
@@ -266,8 +360,9 @@ static void section_mixes(strbuf *sb, struct report *r)
 			sb_printf(sb, "<p>Not measured (not mixed yet, or an open-loop run).</p></div>");
 			continue;
 		}
-		sb_printf(sb, "<div class=\"pair\">");
+		sb_printf(sb, "<div class=\"pair\"><div class=\"plot\">");
 		report_svg_mix(sb, at, tol);
+		sb_printf(sb, "</div>");
 		colour_attempts(sb, r, at);
 		sb_printf(sb, "</div></div>");
 	}
@@ -309,8 +404,9 @@ static void section_cost(strbuf *sb, struct report *r)
 	sb_printf(sb, "<p>Bars: spent; black mark: expected by the estimate; dashed: its upper bound "
 		      "(every retry to its limit). Budget %.2f %s.</p>",
 		  report_num(r->estimate, "budget", 0), cur);
+	sb_printf(sb, "<div class=\"plot\">");
 	report_svg_bars(sb, bars, n, cur);
-	sb_printf(sb, "<table><tr><th>category</th><th>spent</th><th>expected</th><th>upper bound</th>"
+	sb_printf(sb, "</div><div class=\"tw\"><table><tr><th>category</th><th>spent</th><th>expected</th><th>upper bound</th>"
 		      "<th>spent / expected</th><th>priced spent</th><th>priced expected</th></tr>");
 	for (int i = 0; i < n; i++) {
 		const struct cost_cat *k = &cost_cats[i];
@@ -325,7 +421,7 @@ static void section_cost(strbuf *sb, struct report *r)
 		cell_num(sb, bars[i].expected, "%.2f");
 		sb_printf(sb, "</tr>");
 	}
-	sb_printf(sb, "</table>");
+	sb_printf(sb, "</table></div>");
 }
 
 /* The estimate's paint for well w (-1 when it expects none). */
@@ -351,7 +447,7 @@ static void section_wells(strbuf *sb, struct report *r)
 		free(labels);
 		return;
 	}
-	sb_printf(sb, "<table><tr><th>well</th><th>paint</th><th>capacity ml</th><th>left ml</th>"
+	sb_printf(sb, "<div class=\"tw\"><table><tr><th>well</th><th>paint</th><th>capacity ml</th><th>left ml</th>"
 		      "<th>refilled ml</th><th>used ml</th><th>expected ml</th></tr>");
 	cJSON_ArrayForEach(w, wells) {
 		const char *name = report_str(w, "well");
@@ -376,11 +472,13 @@ static void section_wells(strbuf *sb, struct report *r)
 		cell_num(sb, exp, "%.2f");
 		sb_printf(sb, "</tr>");
 	}
-	sb_printf(sb, "</table>");
+	sb_printf(sb, "</table></div>");
 	if (n) {
 		sb_printf(sb, "<p>Bars: paint drawn from each well; black mark: the estimate's; dashed: the "
 			      "well's capacity.</p>");
+		sb_printf(sb, "<div class=\"plot\">");
 		report_svg_bars(sb, bars, n, "ml");
+		sb_printf(sb, "</div>");
 	} else
 		sb_printf(sb, "<p>No paint drawn yet.</p>");
 	free(bars);
@@ -391,8 +489,13 @@ static void section_timeline(strbuf *sb, struct report *r)
 {
 	const cJSON *s;
 
+	if (!cJSON_GetArraySize(r->spans)) {
+		sb_printf(sb, "<p>No subtask has run%s.</p>", r->have_plan ? "" : ": the run has no plan yet");
+		return;
+	}
+	sb_printf(sb, "<div class=\"plot\">");
 	report_svg_timeline(sb, r);
-	sb_printf(sb, "<details><summary>every subtask (%d)</summary><table><tr><th>subtask</th>"
+	sb_printf(sb, "</div><details><summary>every subtask (%d)</summary><div class=\"tw\"><table><tr><th>subtask</th>"
 		      "<th>what</th><th>colour</th><th>status</th><th>verdict CIEDE2000</th>"
 		      "<th>start h</th><th>end h</th></tr>", cJSON_GetArraySize(r->spans));
 	cJSON_ArrayForEach(s, r->spans) {
@@ -404,7 +507,7 @@ static void section_timeline(strbuf *sb, struct report *r)
 		cell_num(sb, report_num(s, "t1", 0) / 3600.0, "%.2f");
 		sb_printf(sb, "</tr>");
 	}
-	sb_printf(sb, "</table></details>");
+	sb_printf(sb, "</table></div></details>");
 }
 
 /* The gate's questions (approvals/) with their answers and the picture the operator was shown. */
@@ -412,7 +515,7 @@ static void requests_table(strbuf *sb, struct report *r)
 {
 	const cJSON *q;
 
-	sb_printf(sb, "<h3>The gate's questions and their answers (approvals/)</h3><table "
+	sb_printf(sb, "<h3>The gate's questions and their answers (approvals/)</h3><div class=\"tw\"><table "
 		      "class=\"requests\"><tr><th>request</th><th>action</th><th>why</th><th>status</th>"
 		      "<th>answer</th><th>by</th><th>when (UTC)</th><th>preview</th></tr>");
 	cJSON_ArrayForEach(q, r->requests) {
@@ -432,7 +535,7 @@ static void requests_table(strbuf *sb, struct report *r)
 			img_tag(sb, r, report_str(q, "preview"), "what the operator was shown", 160);
 		sb_printf(sb, "</td></tr>");
 	}
-	sb_printf(sb, "</table>");
+	sb_printf(sb, "</table></div>");
 }
 
 static void section_notes(strbuf *sb, struct report *r)
@@ -446,7 +549,7 @@ static void section_notes(strbuf *sb, struct report *r)
 		return;
 	}
 	sb_printf(sb, "<h3>From the journal</h3>");
-	sb_printf(sb, "<table class=\"notes\"><tr><th>seq</th><th>run clock h</th><th>subtask</th>"
+	sb_printf(sb, "<div class=\"tw\"><table class=\"notes\"><tr><th>seq</th><th>run clock h</th><th>subtask</th>"
 		      "<th>what</th><th>event</th><th>reason</th></tr>");
 	cJSON_ArrayForEach(n, r->notes) {
 		sb_printf(sb, "<tr><td class=\"n\">%.0f</td>", report_num(n, "seq", 0));
@@ -456,7 +559,7 @@ static void section_notes(strbuf *sb, struct report *r)
 		report_esc(sb, report_str(n, "text"));
 		sb_printf(sb, "</td></tr>");
 	}
-	sb_printf(sb, "</table>");
+	sb_printf(sb, "</table></div>");
 }
 
 static const struct {
@@ -473,22 +576,27 @@ static const struct {
 	{ "operator", "Deferrals, accepted colours, brakes and operator answers", section_notes },
 };
 
+/* Readable from a phone 390 px wide to a wall screen: pictures scale down, wide tables and plots scroll in their box, never the page. */
 static const char style[] =
-	"body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;color:#222;padding:0 1em}"
-	"h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
-	"h3{font-size:1em;margin:1em 0 .3em}nav a{margin-right:1em}"
-	"table{border-collapse:collapse;font-size:.85em;margin:.4em 0}"
-	"td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:middle}"
-	"td.n{text-align:right}th{background:#f4f4f4}.facts th{width:8em}"
-	".state{font-size:1.1em;padding:.4em .8em;border-left:6px solid #888;background:#f6f6f6}"
+	"body{font-family:sans-serif;margin:1em auto;max-width:1200px;color:#222;padding:0 12px;line-height:1.35}"
+	"h1{font-size:1.4em;overflow-wrap:anywhere}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
+	"h3{font-size:1em;margin:1em 0 .3em}nav{display:flex;flex-wrap:wrap;gap:.2em 1em}"
+	"table{border-collapse:collapse;font-size:.85em;margin:.4em 0}.tw,.plot{overflow-x:auto;max-width:100%}"
+	"td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:middle;overflow-wrap:anywhere}"
+	"td.n{text-align:right;white-space:nowrap}th{background:#f4f4f4}.facts th{width:7em}"
+	".state{font-size:1.1em;padding:.4em .8em;border-left:6px solid #888;background:#f6f6f6;overflow-wrap:anywhere}"
 	".state.finished{border-color:#27ae60}.state.paused{border-color:#f39c12}"
 	".state.braked,.state.failed,.state.safety_stop{border-color:#c0392b}"
-	".pair{display:flex;gap:1.5em;flex-wrap:wrap;align-items:flex-start}"
-	".obs{display:flex;flex-wrap:wrap;gap:1em}.ob{margin:0;width:540px}.ob div{display:flex;gap:6px}"
-	"figure{margin:0}figcaption{font-size:.85em;margin-top:.2em}"
+	".pair{display:flex;gap:1.5em;flex-wrap:wrap;align-items:flex-start}.pair>*{max-width:100%}"
+	".pics{display:grid;grid-template-columns:repeat(auto-fit,minmax(240px,1fr));gap:1em;max-width:960px}"
+	".obs{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:1em}"
+	".ob div{display:grid;grid-template-columns:1fr 1fr;gap:6px;align-items:start}"
+	".pics img,.ob img{width:100%}figure{margin:0}figcaption{font-size:.85em;margin-top:.2em;overflow-wrap:anywhere}"
 	".sw{display:inline-block;width:1.1em;height:1.1em;border:1px solid #444;vertical-align:middle}"
-	".fail,.failed,.deferred{color:#c0392b;font-weight:bold}.legend img{height:12px;vertical-align:middle}"
-	"img{image-rendering:auto;border:1px solid #ccc}";
+	".fail,.failed,.deferred{color:#c0392b;font-weight:bold}"
+	".legend img{height:12px;width:auto;vertical-align:middle}.fr{font-size:.9em}"
+	"img{max-width:100%;height:auto;border:1px solid #ccc}svg{max-width:100%;height:auto}"
+	"@media (max-width:600px){.plot svg{max-width:none}}";
 
 static void page(strbuf *sb, struct report *r)
 {
@@ -499,6 +607,7 @@ static void page(strbuf *sb, struct report *r)
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	sb_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
 		      "<title>brushloop report: ");
 	report_esc(sb, r->dir);
 	sb_printf(sb, "</title><style>%s</style></head><body><h1>brushloop report: ", style);
@@ -513,9 +622,10 @@ static void page(strbuf *sb, struct report *r)
 		sb_printf(sb, "</section>\n");
 	}
 	sb_printf(sb, "<footer><p>Written by <code>brushloop report</code> at %s from journal.jsonl, "
-		      "state.json, plan.json and frames/ (the pictures in %s/ are drawn from the frames "
-		      "through the run's camera profile, light map and lamp).</p></footer></body></html>\n",
-		  now, REPORT_DIR);
+		      "state.json, plan.json and frames/. One file: every picture is in it (drawn from "
+		      "the frames through the run's camera profile, light map and lamp, kept in %s/); "
+		      "the links to frames/ lead to the frames beside it in the run directory.</p>"
+		      "</footer></body></html>\n", now, REPORT_DIR);
 }
 
 int report_write(const char *dir, struct report_info *info, bl_err *err)

@@ -18,8 +18,14 @@
  *   obs:    observations of the whole canvas: {"what": blank|checkpoint|final,
  *           "subtask", "seq", "t_s", "frame", "mean", "p95", "predicted",
  *           "verdict", "canvas", "map"} (the last two: pictures in report/)
- *   mixes:  per colour of the plan, {"colour", "lab", "attempts": [the
- *           mix_measured data with "subtask", "seq", "t_s"]}
+ *   mixes:  per colour of the plan, {"colour", "lab", "accepted_by" (when
+ *           a rule, a flag or a person accepted it short of its tolerance),
+ *           "attempts": [the mix_measured data with "subtask", "seq", "t_s",
+ *           "thumb" (its frame's thumbnail in report/)]}
+ *   looks:  every look at the whole canvas, on the run clock: obs's
+ *           (references) and each paint batch's verification, {"what":
+ *           "paint batch", "subtask", "seq", "t_s", "frame", "mean", "p95":
+ *           -1}; the last one's "canvas" and "map" are drawn too
  *   spans:  the subtasks on the run clock: {"subtask", "type", "colour",
  *           "round", "t0", "t1", "status", "verdict"}
  *   notes:  the operator's business: {"seq", "t_s", "subtask", "event",
@@ -32,9 +38,12 @@ struct report {
 	cJSON *estimate;      /* run_estimate of the run's own inputs (cached in report/estimate.json) */
 	double estimate_s;    /* spent pricing it now */
 	struct machine m;     /* machine.json */
-	struct plan plan;     /* plan.json */
+	struct plan plan;     /* plan.json (empty when the run stopped before it had one) */
+	int have_plan;
+	int box[4];           /* the picture's rectangle on the canvas, x, y, w, h in mm (1 px/mm), the plan's or as it would place it */
+	double cell_mm;       /* the error maps' cells: the plan's, or the planner's default */
 	char target[256];     /* the target's copy in the run directory */
-	cJSON *obs, *mixes, *spans, *notes;
+	cJSON *obs, *looks, *mixes, *spans, *notes;
 	cJSON *refills;       /* {"w1": ml the operator's refills added, ...} */
 	cJSON *requests;      /* approvals/: [{"id", "status", "kind", "why", "answer", "by", "wall_ms", "preview"}] */
 	long events;          /* journal lines read */
@@ -53,12 +62,17 @@ double report_num(const cJSON *o, const char *key, double dflt);
 /* A string of o's key, or "" when absent. */
 const char *report_str(const cJSON *o, const char *key);
 
-/* report_img.c: the canvas and its CIEDE2000 map at every observation, drawn into report/ from the frames. */
+/*
+ * report_img.c: the pictures the page embeds, drawn into report/ once: the
+ * target, the canvas and its CIEDE2000 map at every observation (each over
+ * the picture's rectangle at 1 px/mm), the mix frames' thumbnails, the legend.
+ */
 int report_images(struct report *r, bl_err *err);
 
 /* report_svg.c: plots drawn as inline SVG. */
 void report_svg_mix(strbuf *sb, const cJSON *attempts, double tolerance);
-void report_svg_history(strbuf *sb, const cJSON *history, double t_end_s);
+/* The canvas's mean and 95th percentile at each look (looks' "t_s", "mean", "p95"; -1: not measured). */
+void report_svg_history(strbuf *sb, const cJSON *looks, double t_end_s);
 /* Horizontal bars: per row a value, an expected mark and a limit (either may be negative: none). */
 struct report_bar {
 	const char *label;

@@ -1,4 +1,5 @@
 /* report_read.c: what the report rests on: a run directory's files read and checked, its journal sorted into the report's lists. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,10 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "engine/run.h"
+#include "plan/plan_image.h"
 #include "report/report_int.h"
 #include "safety/operator.h"
+#include "vision/image.h"
 
 double report_num(const cJSON *o, const char *key, double dflt)
 {
@@ -49,14 +52,54 @@ static cJSON *span_of(const struct report *r, const char *name)
 	return NULL;
 }
 
-static cJSON *mixes_of(const struct report *r, const char *colour)
+/* The report's entry of a colour of the plan (NULL: the plan has none of that name). */
+static cJSON *colour_of(const struct report *r, const char *colour)
 {
-	const cJSON *c;
+	cJSON *c;
 
 	cJSON_ArrayForEach(c, r->mixes)
 		if (!strcmp(report_str(c, "colour"), colour))
-			return cJSON_GetObjectItem(c, "attempts");
+			return c;
 	return NULL;
+}
+
+static cJSON *mixes_of(const struct report *r, const char *colour)
+{
+	return cJSON_GetObjectItem(colour_of(r, colour), "attempts");
+}
+
+/* Who accepted a colour short of its tolerance, by the event that says so. */
+static const struct {
+	const char *event, *by;
+} accepted_by[] = {
+	{ "mix_accepted", "accepted by the operator" },
+	{ "mix_accepted_nearest", "accepted as the nearest the loop reached (--accept-nearest)" },
+	{ "mix_accepted_within", "accepted by the machine's rule unattended.accept_within_de00" },
+};
+
+static void note_accepted(struct report *r, const char *event, const cJSON *ev, const cJSON *d)
+{
+	for (size_t i = 0; i < sizeof(accepted_by) / sizeof(accepted_by[0]); i++) {
+		const char *colour;
+		cJSON *c;
+
+		if (strcmp(accepted_by[i].event, event))
+			continue;
+		/* mix_accepted's data is the colour; the rule names it; --accept-nearest's is its subtask's. */
+		colour = cJSON_IsString(d) ? d->valuestring
+			 : *report_str(d, "colour") ? report_str(d, "colour")
+						    : report_str(span_of(r, report_str(ev, "subtask")), "colour");
+		if ((c = colour_of(r, colour))) {
+			char by[160];
+
+			snprintf(by, sizeof(by), "%s", accepted_by[i].by);
+			if (report_num(d, "accept_within_de00", -1) >= 0)
+				snprintf(by + strlen(by), sizeof(by) - strlen(by), " %g (measured %.2f)",
+					 report_num(d, "accept_within_de00", -1), report_num(d, "de00", -1));
+			cJSON_DeleteItemFromObject(c, "accepted_by");
+			cJSON_AddStringToObject(c, "accepted_by", by);
+		}
+	}
 }
 
 /* A frame a verdict names must be there: the page shows it and draws from it. */
@@ -226,6 +269,7 @@ static void add_obs(struct report *r, const char *what, const cJSON *ev, const c
 							 ? "verified" : "not verified")
 					      : report_str(d, "verdict"));
 	cJSON_AddItemToArray(r->obs, o);
+	cJSON_AddItemReferenceToArray(r->looks, o);
 }
 
 static int on_blank(struct report *r, const cJSON *ev, const cJSON *d, double t)
@@ -246,11 +290,30 @@ static int on_finished(struct report *r, const cJSON *ev, const cJSON *d, double
 	return 0;
 }
 
+/* A paint batch's verification looked at the whole canvas too: a point of the chart, and the latest canvas while the run runs. */
+static int on_verified(struct report *r, const cJSON *ev, const cJSON *d, double t)
+{
+	cJSON *o;
+
+	if (report_num(d, "canvas_mean_de00", -1) < 0 || !*report_str(d, "frame"))
+		return 0;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "what", "paint batch");
+	cJSON_AddStringToObject(o, "subtask", report_str(ev, "subtask"));
+	cJSON_AddNumberToObject(o, "seq", report_num(ev, "seq", 0));
+	cJSON_AddNumberToObject(o, "t_s", t);
+	cJSON_AddStringToObject(o, "frame", report_str(d, "frame"));
+	cJSON_AddNumberToObject(o, "mean", report_num(d, "canvas_mean_de00", -1));
+	cJSON_AddNumberToObject(o, "p95", -1);
+	cJSON_AddItemToArray(r->looks, o);
+	return 0;
+}
+
 /* The engine's events the report reads besides the operator's business, by name. */
 static const struct {
 	const char *event;
 	int (*fn)(struct report *r, const cJSON *ev, const cJSON *d, double t_s);
-	int frame; /* its data names a frame the page shows */
+	int frame; /* its data names a frame the page shows (2: when it names one) */
 } readers[] = {
 	{ "subtask_start", on_subtask_start, 0 },
 	{ "subtask_end", on_subtask_end, 0 },
@@ -258,6 +321,7 @@ static const struct {
 	{ "blank_canvas", on_blank, 1 },
 	{ "checkpoint", on_checkpoint, 1 },
 	{ "finished", on_finished, 1 },
+	{ "verified", on_verified, 2 },
 };
 
 static int on_event(const cJSON *ev, void *ctx)
@@ -274,13 +338,14 @@ static int on_event(const cJSON *ev, void *ctx)
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
 		if (strcmp(readers[i].event, name))
 			continue;
-		if (readers[i].frame &&
+		if ((readers[i].frame == 1 || (readers[i].frame == 2 && *report_str(d, "frame"))) &&
 		    (x->rc = frame_there(r, report_str(d, "frame"), (long)report_num(ev, "seq", 0),
 					 x->err)))
 			return 1;
 		x->rc = readers[i].fn(r, ev, d, t);
 		return x->rc != 0;
 	}
+	note_accepted(r, name, ev, d);
 	if (!strcmp(name, "refilled")) {
 		const char *w = report_str(d, "well");
 		double add = report_num(d, "now_ml", 0) - report_num(d, "counted_ml", 0);
@@ -394,6 +459,43 @@ static int colours_from_plan(struct report *r)
 	return 0;
 }
 
+/*
+ * The picture's rectangle on the canvas (whole mm: the canvas pictures are
+ * 1 px/mm) and the map's cells: the plan's, else where the planner would put
+ * the target on this machine and its default cells.
+ */
+static int picture_rect(struct report *r, bl_err *err)
+{
+	double mm[4];
+
+	if (r->have_plan) {
+		memcpy(mm, r->plan.image_mm, sizeof(mm));
+		r->cell_mm = r->plan.cell_mm;
+	} else {
+		char p[REPORT_PATH_MAX];
+		struct plan_options po;
+		struct img t = { 0 };
+		int rc, gw, gh;
+
+		BL_TRY(need(r, r->target, p, sizeof(p), err));
+		if ((rc = img_load(p, r->m.camera.max_pixels, &t, err)))
+			return rc == BL_ENOMEM ? rc : bl_fail(err, BL_EINVAL, "%s", err->msg);
+		plan_grid_size(&r->m, t.w, t.h, &gw, &gh, mm);
+		img_free(&t);
+		plan_options_default(&po, &r->m);
+		r->cell_mm = po.cell_mm;
+	}
+	r->box[0] = (int)floor(mm[0]);
+	r->box[1] = (int)floor(mm[1]);
+	r->box[2] = (int)lround(mm[2]);
+	r->box[3] = (int)lround(mm[3]);
+	/* Rounding may reach a millimetre past the canvas raster (size_mm at 1 px/mm). */
+	for (int k = 0; k < 2; k++)
+		if (r->box[k] + r->box[k + 2] > (int)floor(r->m.canvas.size_mm[k]))
+			r->box[k + 2] = (int)floor(r->m.canvas.size_mm[k]) - r->box[k];
+	return 0;
+}
+
 int report_load(struct report *r, const char *dir, bl_err *err)
 {
 	char p[REPORT_PATH_MAX];
@@ -410,19 +512,26 @@ int report_load(struct report *r, const char *dir, bl_err *err)
 	r->notes = cJSON_CreateArray();
 	r->refills = cJSON_CreateObject();
 	r->requests = cJSON_CreateArray();
-	if (!r->obs || !r->mixes || !r->spans || !r->notes || !r->refills || !r->requests)
+	r->looks = cJSON_CreateArray();
+	if (!r->obs || !r->mixes || !r->spans || !r->notes || !r->refills || !r->requests || !r->looks)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	if ((rc = need(r, "state.json", p, sizeof(p), err)) || (rc = run_status(dir, &r->status, err)) ||
 	    (rc = need(r, "run.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &r->run, err)) ||
-	    (rc = need(r, "machine.json", p, sizeof(p), err)) || (rc = machine_load(p, &r->m, err)) ||
-	    (rc = need(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)))
+	    (rc = need(r, "machine.json", p, sizeof(p), err)) || (rc = machine_load(p, &r->m, err)))
 		return rc;
 	tg = cJSON_GetObjectItem(r->run, "target");
 	if (!*report_str(tg, "copy") || strchr(report_str(tg, "copy"), '/'))
 		return bl_fail(err, BL_EINVAL, "%s/run.json: target.copy is missing or not a file name",
 			       dir);
 	snprintf(r->target, sizeof(r->target), "%s", report_str(tg, "copy"));
-	if ((rc = need(r, "journal.jsonl", p, sizeof(p), err)) || (rc = colours_from_plan(r)))
+	/* A run stopped before its plan (at its homing, its first look, its planner) has none: it is reported all the same. */
+	if ((rc = fs_join(p, sizeof(p), dir, "plan.json", err)))
+		return rc;
+	if (access(p, F_OK) == 0 && (rc = plan_load(p, &r->plan, err)))
+		return rc;
+	r->have_plan = access(p, F_OK) == 0;
+	if ((rc = picture_rect(r, err)) || (rc = need(r, "journal.jsonl", p, sizeof(p), err)) ||
+	    (rc = colours_from_plan(r)))
 		return rc;
 	if ((rc = journal_read(p, on_event, &x, &r->bad_lines, err)))
 		return rc;
@@ -438,6 +547,7 @@ void report_free(struct report *r)
 	cJSON_Delete(r->status);
 	cJSON_Delete(r->run);
 	cJSON_Delete(r->estimate);
+	cJSON_Delete(r->looks); /* before obs: it holds references to obs's items */
 	cJSON_Delete(r->obs);
 	cJSON_Delete(r->mixes);
 	cJSON_Delete(r->spans);

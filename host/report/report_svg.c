@@ -114,37 +114,39 @@ void report_svg_mix(strbuf *sb, const cJSON *attempts, double tolerance)
 	sb_printf(sb, "</svg>");
 }
 
-void report_svg_history(strbuf *sb, const cJSON *history, double t_end_s)
+void report_svg_history(strbuf *sb, const cJSON *looks, double t_end_s)
 {
 	const int w = 720, h = 200, l = 40, rt = 12, t = 14, b = 26;
 	double max = 1, max_h = axis_max(fmax(t_end_s, 60) / 3600.0);
-	const char *keys[2] = { "p95_de00", "mean_de00" }, *looks[2] = { "#e67e22\" stroke-dasharray=\"5 3", "#2c3e50" };
+	const char *keys[2] = { "p95", "mean" }, *looks_[2] = { "#e67e22\" stroke-dasharray=\"5 3", "#2c3e50" };
 	const cJSON *e;
 
-	cJSON_ArrayForEach(e, history)
-		max = fmax(max, report_num(e, "p95_de00", 0));
+	cJSON_ArrayForEach(e, looks)
+		max = fmax(max, fmax(report_num(e, "p95", 0), report_num(e, "mean", 0)));
 	max = axis_max(max);
-	svg_open(sb, w, h, "the canvas's CIEDE2000 against the target at each observation, on the run clock");
+	svg_open(sb, w, h, "the canvas's CIEDE2000 against the target at each look, on the run clock");
 	axis_y(sb, l, t, h - b, max, w - rt);
 	axis_hours(sb, l, w - rt, h - b, max_h);
 	for (int k = 0; k < 2; k++) {
-		sb_printf(sb, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", looks[k]);
-		cJSON_ArrayForEach(e, history)
-			sb_printf(sb, "%.1f,%.1f ", l + (w - rt - l) * report_num(e, "t_s", 0) / 3600.0 / max_h,
-				  (h - b) - (h - b - t) * report_num(e, keys[k], 0) / max);
+		sb_printf(sb, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", looks_[k]);
+		cJSON_ArrayForEach(e, looks)
+			if (report_num(e, keys[k], -1) >= 0)
+				sb_printf(sb, "%.1f,%.1f ", l + (w - rt - l) * report_num(e, "t_s", 0) / 3600.0 / max_h,
+					  (h - b) - (h - b - t) * report_num(e, keys[k], 0) / max);
 		sb_printf(sb, "\"/>");
 	}
-	cJSON_ArrayForEach(e, history)
-		sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#2c3e50\"><title>round %d, "
-			      "subtask %d: mean %.2f, p95 %.2f at %.2f h</title></circle>",
+	cJSON_ArrayForEach(e, looks) {
+		sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#2c3e50\"><title>%s %s: mean %.2f",
 			  l + (w - rt - l) * report_num(e, "t_s", 0) / 3600.0 / max_h,
-			  (h - b) - (h - b - t) * report_num(e, "mean_de00", 0) / max,
-			  (int)report_num(e, "round", 0), (int)report_num(e, "subtask", 0) + 1,
-			  report_num(e, "mean_de00", 0), report_num(e, "p95_de00", 0),
-			  report_num(e, "t_s", 0) / 3600.0);
-	sb_printf(sb, "<text x=\"%d\" y=\"10\" fill=\"#2c3e50\">mean CIEDE2000</text>"
-		      "<text x=\"%d\" y=\"10\" fill=\"#e67e22\">95th percentile</text></svg>",
-		  l + 4, l + 110);
+			  (h - b) - (h - b - t) * report_num(e, "mean", 0) / max, report_str(e, "what"),
+			  report_str(e, "subtask"), report_num(e, "mean", 0));
+		if (report_num(e, "p95", -1) >= 0)
+			sb_printf(sb, ", p95 %.2f", report_num(e, "p95", -1));
+		sb_printf(sb, " at %.2f h</title></circle>", report_num(e, "t_s", 0) / 3600.0);
+	}
+	sb_printf(sb, "<text x=\"%d\" y=\"10\" fill=\"#2c3e50\">mean CIEDE2000 (every look)</text>"
+		      "<text x=\"%d\" y=\"10\" fill=\"#e67e22\">95th percentile (checkpoints)</text></svg>",
+		  l + 4, l + 190);
 }
 
 void report_svg_bars(strbuf *sb, const struct report_bar *rows, int n, const char *unit)

@@ -29,6 +29,14 @@ static int asset(struct serve *s, struct mg_connection *c, const char *rest)
 	return serve_send(c, 200, a->type, a->data, a->len, "Cache-Control: no-cache\r\n");
 }
 
+/* /favicon.ico, which browsers ask for on every page (the report's too): the console's icon. */
+static int favicon(struct serve *s, struct mg_connection *c, const char *rest)
+{
+	const struct serve_asset *a = serve_asset_find("favicon.svg");
+
+	return serve_send(c, 200, a->type, a->data, a->len, "Cache-Control: max-age=86400\r\n");
+}
+
 static int runs(struct serve *s, struct mg_connection *c, const char *rest)
 {
 	bl_err err = { 0 };
@@ -81,12 +89,12 @@ static int run_get(struct serve *s, struct mg_connection *c, const char *rest)
 	}
 	if (!strcmp(what, "events"))
 		return serve_run_events(s, c, &r);
-	if (!strcmp(what, "errmap.png")) {
+	if (!strcmp(what, "errmap.png") || !strcmp(what, "canvas.png")) {
 		unsigned char *png = NULL;
 		size_t n = 0;
 		int rc;
 
-		if (serve_run_errmap_png(&r, &png, &n, &err))
+		if ((!strcmp(what, "errmap.png") ? serve_run_errmap_png : serve_run_canvas_png)(&r, &png, &n, &err))
 			return serve_send_error(c, n == 0 ? 404 : 500, "%s", err.msg);
 		rc = serve_send(c, 200, "image/png", png, n, "Cache-Control: no-store\r\n");
 		free(png);
@@ -125,6 +133,7 @@ static const struct serve_route {
 	{ "GET", "/", 0, page },
 	{ "GET", "/run/", 0, page },
 	{ "GET", "/assets/", 0, asset },
+	{ "GET", "/favicon.ico", 0, favicon },
 	{ "GET", "/api/runs", 0, runs },
 	{ "GET", "/api/runs/", 0, run_get },
 	{ "GET", "/files/", 0, file_get },

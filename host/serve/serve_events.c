@@ -1,4 +1,4 @@
-/* serve_events.c: a run's page kept live by server-sent events: the run again each time one of its files is renamed into place or appended to. */
+/* serve_events.c: a run's page kept live by server-sent events: the run once, then what changed each time one of its files is renamed into place or appended to. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -27,22 +27,128 @@ static int stream_slot(struct serve *s, int delta)
 	return ok;
 }
 
-static int send_run(struct serve *s, struct mg_connection *c, const struct serve_run *r)
+/*
+ * What changed from a to b, as a JSON merge patch (RFC 7396: an object holds
+ * the members that changed, null for one removed), except that an array
+ * whose items changed becomes {"@len": its length, "INDEX": item, ...} with
+ * only the items that differ; NULL when nothing changed.
+ */
+static cJSON *diff(const cJSON *a, const cJSON *b)
 {
-	cJSON *o = NULL;
+	cJSON *p;
+	const cJSON *it;
+
+	if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
+		p = cJSON_CreateObject();
+		cJSON_ArrayForEach(it, b) {
+			const cJSON *was = cJSON_GetObjectItemCaseSensitive(a, it->string);
+			cJSON *d = was ? diff(was, it) : cJSON_Duplicate(it, 1);
+
+			if (d)
+				cJSON_AddItemToObject(p, it->string, d);
+		}
+		cJSON_ArrayForEach(it, a)
+			if (!cJSON_GetObjectItemCaseSensitive(b, it->string))
+				cJSON_AddNullToObject(p, it->string);
+	} else if (cJSON_IsArray(a) && cJSON_IsArray(b)) {
+		int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b), i = 0;
+
+		p = cJSON_CreateObject();
+		cJSON_ArrayForEach(it, b) {
+			const cJSON *was = i < na ? cJSON_GetArrayItem(a, i) : NULL;
+
+			if (!was || !cJSON_Compare(was, it, 1)) {
+				char k[16];
+
+				snprintf(k, sizeof(k), "%d", i);
+				cJSON_AddItemToObject(p, k, cJSON_Duplicate(it, 1));
+			}
+			i++;
+		}
+		if (!p->child && na == nb) {
+			cJSON_Delete(p);
+			return NULL;
+		}
+		cJSON_AddNumberToObject(p, "@len", nb);
+		return p;
+	} else if (cJSON_IsObject(b) && !cJSON_IsObject(a)) {
+		/* An object where there was none: the client takes it whole (it merges objects). */
+		return cJSON_Duplicate(b, 1);
+	} else {
+		return cJSON_Compare(a, b, 1) ? NULL : cJSON_Duplicate(b, 1);
+	}
+	if (!p->child) {
+		cJSON_Delete(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The journal lines of run after seq *last (the page keeps its last 40), and the last seq sent. */
+static cJSON *journal_after(const cJSON *run, double *last)
+{
+	cJSON *add = cJSON_CreateArray();
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(run, "journal")) {
+		const cJSON *seq = cJSON_GetObjectItem(e, "seq");
+
+		if (cJSON_IsNumber(seq) && seq->valuedouble > *last) {
+			cJSON_AddItemToArray(add, cJSON_Duplicate(e, 1));
+			*last = seq->valuedouble;
+		}
+	}
+	return add;
+}
+
+/*
+ * The run's page in one event: the whole run first ("run"), then only what
+ * changed since the last event ("patch": diff's form, and "journal_add", the
+ * journal's new lines); *sent holds what the client has.
+ */
+static int send_run(struct serve *s, struct mg_connection *c, const struct serve_run *r, cJSON **sent,
+		    double *journal_seq)
+{
+	cJSON *o = NULL, *p, *body;
 	char *text;
 	int rc;
 
 	if (serve_run_json(s, r, &o, NULL))
 		return -1;
 	cJSON_AddBoolToObject(o, "read_only", s->o.read_only);
-	cJSON_AddNumberToObject(o, "sent_wall_ms", (double)clk_wall_ms());
-	text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!text)
-		return -1;
+	if (!*sent) {
+		*journal_seq = -1;
+		cJSON_Delete(journal_after(o, journal_seq));
+		body = o;
+	} else {
+		cJSON *add = journal_after(o, journal_seq);
+		cJSON *j = cJSON_DetachItemFromObject(o, "journal"), *was = cJSON_DetachItemFromObject(*sent, "journal");
+
+		p = diff(*sent, o);
+		if (!p)
+			p = cJSON_CreateObject();
+		if (cJSON_GetArraySize(add))
+			cJSON_AddItemToObject(p, "journal_add", add);
+		else
+			cJSON_Delete(add);
+		cJSON_AddItemToObject(o, "journal", j);
+		cJSON_Delete(was);
+		body = p;
+	}
+	cJSON_AddNumberToObject(body, "sent_wall_ms", (double)clk_wall_ms());
+	text = cJSON_PrintUnformatted(body);
+	if (body != o)
+		cJSON_Delete(body);
+	cJSON_DeleteItemFromObject(o, "sent_wall_ms");
+	rc = -1;
 	/* One line of JSON: an event's data never holds a raw newline. */
-	rc = mg_printf(c, "event: run\ndata: %s\n\n", text) > 0 ? 0 : -1;
+	if (text && mg_printf(c, "event: %s\ndata: %s\n\n", *sent ? "patch" : "run", text) > 0) {
+		cJSON_Delete(*sent);
+		*sent = o;
+		o = NULL;
+		rc = 0;
+	}
+	cJSON_Delete(o);
 	free(text);
 	return rc;
 }
@@ -64,6 +170,8 @@ int serve_run_events(struct serve *s, struct mg_connection *c, const struct serv
 	const uint32_t mask = IN_MOVED_TO | IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_DELETE | IN_ATTRIB;
 	int fd, awd = -1;
 	int64_t last_ms = 0;
+	cJSON *sent = NULL;     /* the run as the client has it */
+	double journal_seq = -1; /* the last journal line it has */
 
 	if (!stream_slot(s, 1))
 		return serve_send_error(c, 503, "too many live pages open (at most %d)", SERVE_STREAMS_MAX);
@@ -84,7 +192,7 @@ int serve_run_events(struct serve *s, struct mg_connection *c, const struct serv
 
 		watch(fd, r, &awd);
 		if (dirty && now - last_ms >= SERVE_EVENT_MIN_MS) {
-			if (send_run(s, c, r))
+			if (send_run(s, c, r, &sent, &journal_seq))
 				break; /* the client went */
 			last_ms = now;
 			dirty = 0;
@@ -97,6 +205,7 @@ int serve_run_events(struct serve *s, struct mg_connection *c, const struct serv
 		if (clk_real_ns() / 1000000 - last_ms >= SERVE_EVENT_IDLE_MS)
 			dirty = 1;
 	}
+	cJSON_Delete(sent);
 	close(fd);
 	stream_slot(s, -1);
 	return 0;

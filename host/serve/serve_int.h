@@ -144,8 +144,10 @@ int serve_runs_json(struct serve *s, cJSON **out, bl_err *err);
 int serve_run_json(struct serve *s, const struct serve_run *r, cJSON **out, bl_err *err);
 /* The run's events: one "run" event now and one each time its files change, until the client or the server goes. */
 int serve_run_events(struct serve *s, struct mg_connection *c, const struct serve_run *r);
-/* The CIEDE2000 map of the latest canvas against the target, as PNG bytes (malloc'd). */
+/* The CIEDE2000 map of the latest canvas against the target over the target's rectangle, as PNG bytes (malloc'd). */
 int serve_run_errmap_png(const struct serve_run *r, unsigned char **png, size_t *n, bl_err *err);
+/* The latest canvas over the same rectangle (the whole canvas before there is a plan), as PNG bytes. */
+int serve_run_canvas_png(const struct serve_run *r, unsigned char **png, size_t *n, bl_err *err);
 
 /* ---- serve_answer.c: the operator's answers ---- */
 int serve_answer(struct serve *s, struct mg_connection *c, const struct serve_run *r,

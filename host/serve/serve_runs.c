@@ -265,6 +265,7 @@ static void add_plan_state(cJSON *o, const struct serve_run *r)
 		cJSON_AddBoolToObject(e, "verified", cJSON_IsTrue(cJSON_GetObjectItem(s, "verified")));
 		cJSON_AddBoolToObject(e, "escalated", cJSON_IsTrue(cJSON_GetObjectItem(s, "escalated")));
 		cJSON_AddBoolToObject(e, "accepted", cJSON_IsTrue(cJSON_GetObjectItem(s, "accepted")));
+		cJSON_AddBoolToObject(e, "accepted_within", cJSON_IsTrue(cJSON_GetObjectItem(s, "accepted_within")));
 		cJSON_AddItemToArray(cols, e);
 	}
 	cJSON_Delete(plan);
@@ -347,6 +348,48 @@ void serve_estimates_stop(struct serve *s)
 	s->n_est = 0;
 }
 
+/* o's key as src's number, or null when src has none. */
+static void copy_or_null(cJSON *o, const char *key, const cJSON *src, const char *src_key)
+{
+	const cJSON *v = cJSON_GetObjectItem(src, src_key);
+
+	if (cJSON_IsNumber(v))
+		cJSON_AddNumberToObject(o, key, v->valuedouble);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/*
+ * How the subtasks of the plan under way stand, by status ("done", "skipped",
+ * "deferred", ...), and how many wait for a person: the requests pending,
+ * the subtasks deferred and the colours no mix reached.
+ */
+static void add_counts(cJSON *o, const struct serve_run *r)
+{
+	cJSON *st = json_of(r, "state.json"), *by = cJSON_AddObjectToObject(o, "subtask_counts");
+	const cJSON *it;
+	int deferred = 0, colours = 0;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(st, "subtasks")) {
+		const char *status = str(it, "status");
+		cJSON *n = cJSON_GetObjectItem(by, status);
+
+		if (!*status)
+			continue;
+		if (n)
+			cJSON_SetNumberValue(n, n->valuedouble + 1);
+		else
+			cJSON_AddNumberToObject(by, status, 1);
+		deferred += !strcmp(status, "deferred");
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(st, "colours"))
+		colours += cJSON_IsTrue(cJSON_GetObjectItem(it, "escalated")) &&
+			   !cJSON_IsTrue(cJSON_GetObjectItem(it, "accepted"));
+	cJSON_AddNumberToObject(o, "subtasks_waiting", deferred);
+	cJSON_AddNumberToObject(o, "colours_waiting", colours);
+	cJSON_Delete(st);
+}
+
 /* The few figures both pages show of a run. */
 static cJSON *summary(const struct serve_run *r, cJSON **status_out)
 {
@@ -363,17 +406,19 @@ static cJSON *summary(const struct serve_run *r, cJSON **status_out)
 		cJSON *canvas = cJSON_GetObjectItem(st, "canvas"), *cost = cJSON_GetObjectItem(st, "cost");
 		cJSON *hb = cJSON_GetObjectItem(st, "heartbeat");
 
-		copy_keys(o, st, (const char *const[]){ "state", "reason", "subtasks_done", "subtasks",
+		copy_keys(o, st, (const char *const[]){ "state", "reason", "round", "subtasks_done", "subtasks",
 							"strokes_done", "strokes_total", NULL });
-		cJSON_AddNumberToObject(o, "mean_de00", num(canvas, "mean_de00"));
-		cJSON_AddNumberToObject(o, "p95_de00", num(canvas, "p95_de00"));
+		/* Figures the run does not have yet (never observed, no heartbeat) are null, never 0. */
+		copy_or_null(o, "mean_de00", canvas, "mean_de00");
+		copy_or_null(o, "p95_de00", canvas, "p95_de00");
 		cJSON_AddNumberToObject(o, "cost", num(cJSON_GetObjectItem(cost, "priced"), "total"));
 		cJSON_AddStringToObject(o, "currency", str(cost, "currency"));
-		cJSON_AddNumberToObject(o, "heartbeat_age_s", num(hb, "age_s"));
+		copy_or_null(o, "heartbeat_age_s", hb, "age_s");
 		cJSON_AddBoolToObject(o, "stale", cJSON_IsTrue(cJSON_GetObjectItem(hb, "stale")));
 	}
 	cJSON_AddItemToObject(o, "requests", requests_json(r, &waiting));
 	cJSON_AddNumberToObject(o, "waiting", waiting);
+	add_counts(o, r);
 	add_files(o, r);
 	if (status_out)
 		*status_out = st;
@@ -429,40 +474,87 @@ int serve_run_json(struct serve *s, const struct serve_run *r, cJSON **out, bl_e
 	return 0;
 }
 
+/*
+ * canvas-latest.png (the canvas at 1 px/mm at the run's last look) cut to the
+ * plan's target rectangle, the ground the error map covers, into *cut; the
+ * whole canvas when there is no plan yet (*cell_mm 0). BL_EINVAL when the
+ * run has not looked at its canvas yet.
+ */
+static int latest_cut(const struct serve_run *r, struct img *cut, double *cell_mm, bl_err *err)
+{
+	char p[SERVE_PATH_MAX];
+	struct img canvas = { 0 };
+	cJSON *plan = json_of(r, "plan.json");
+	const cJSON *rect = cJSON_GetObjectItem(cJSON_GetObjectItem(plan, "target"), "rect_mm");
+	int x0 = 0, y0 = 0, w = 0, h = 0, rc;
+
+	*cell_mm = num(cJSON_GetObjectItem(plan, "grid"), "cell_mm");
+	if (cJSON_GetArraySize(rect) == 4) {
+		x0 = (int)(cJSON_GetArrayItem(rect, 0)->valuedouble + 0.5);
+		y0 = (int)(cJSON_GetArrayItem(rect, 1)->valuedouble + 0.5);
+		w = (int)(cJSON_GetArrayItem(rect, 2)->valuedouble + 0.5);
+		h = (int)(cJSON_GetArrayItem(rect, 3)->valuedouble + 0.5);
+	}
+	cJSON_Delete(plan);
+	snprintf(p, sizeof(p), "%s/canvas-latest.png", r->dir);
+	if (access(p, R_OK))
+		return bl_fail(err, BL_EINVAL, "run %s has not looked at its canvas yet", r->name);
+	if ((rc = img_load(p, 1 << 24, &canvas, err)))
+		return rc;
+	if (!w) {
+		*cut = canvas;
+		*cell_mm = 0;
+		return 0;
+	}
+	if (x0 < 0 || y0 < 0 || w <= 0 || h <= 0 || x0 + w > canvas.w || y0 + h > canvas.h)
+		rc = bl_fail(err, BL_EINVAL, "run %s: the target's rectangle is outside canvas-latest.png", r->name);
+	else if ((rc = img_alloc(cut, w, h, err)) == 0)
+		for (int y = 0; y < h; y++)
+			memcpy(cut->px + (size_t)y * w * 3, canvas.px + ((size_t)(y0 + y) * canvas.w + x0) * 3,
+			       (size_t)w * 3);
+	img_free(&canvas);
+	return rc;
+}
+
+int serve_run_canvas_png(const struct serve_run *r, unsigned char **png, size_t *n, bl_err *err)
+{
+	struct img cut = { 0 };
+	double cell_mm;
+	int rc;
+
+	*n = 0;
+	if ((rc = latest_cut(r, &cut, &cell_mm, err)))
+		return rc;
+	rc = img_encode_png(&cut, png, n, err);
+	img_free(&cut);
+	if (rc)
+		*n = 1; /* there was a canvas: the failure is the server's */
+	return rc;
+}
+
 int serve_run_errmap_png(const struct serve_run *r, unsigned char **png, size_t *n, bl_err *err)
 {
 	char p[SERVE_PATH_MAX], name[256];
-	struct img canvas = { 0 }, target = { 0 }, pic = { 0 };
+	struct img canvas = { 0 }, target = { 0 }, cells = { 0 }, pic = { 0 };
 	struct meas_map map = { 0 };
-	cJSON *plan = json_of(r, "plan.json");
-	const cJSON *rect = cJSON_GetObjectItem(cJSON_GetObjectItem(plan, "target"), "rect_mm");
-	double cell_mm = num(cJSON_GetObjectItem(plan, "grid"), "cell_mm");
+	double cell_mm = 0;
 	color_lab *obs = NULL;
 	float *ol = NULL, *tl = NULL;
-	int x0, y0, w, h, rc;
+	int w, h, rc;
 
 	*n = 0;
-	snprintf(p, sizeof(p), "%s/canvas-latest.png", r->dir);
 	file_named(r->dir, "target.", name, sizeof(name));
-	if (!plan || cJSON_GetArraySize(rect) != 4 || cell_mm <= 0 || access(p, R_OK) || !name[0]) {
-		cJSON_Delete(plan);
-		return bl_fail(err, BL_EINVAL, "run %s has no checkpoint yet", r->name);
-	}
-	/* canvas-latest.png is the canvas at 1 px/mm; the plan's target rectangle is what is compared. */
-	x0 = (int)(cJSON_GetArrayItem(rect, 0)->valuedouble + 0.5);
-	y0 = (int)(cJSON_GetArrayItem(rect, 1)->valuedouble + 0.5);
-	w = (int)(cJSON_GetArrayItem(rect, 2)->valuedouble + 0.5);
-	h = (int)(cJSON_GetArrayItem(rect, 3)->valuedouble + 0.5);
-	cJSON_Delete(plan);
-	if ((rc = img_load(p, 1 << 24, &canvas, err)))
+	if ((rc = latest_cut(r, &canvas, &cell_mm, err)))
 		return rc;
+	if (cell_mm <= 0 || !name[0]) {
+		img_free(&canvas);
+		return bl_fail(err, BL_EINVAL, "run %s has no plan yet: nothing to map against", r->name);
+	}
+	w = canvas.w;
+	h = canvas.h;
 	snprintf(p, sizeof(p), "%s/%s", r->dir, name);
 	if ((rc = img_load(p, 1 << 26, &target, err)))
 		goto out;
-	if (x0 < 0 || y0 < 0 || w <= 0 || h <= 0 || x0 + w > canvas.w || y0 + h > canvas.h) {
-		rc = bl_fail(err, BL_EINVAL, "run %s: the target's rectangle is outside canvas-latest.png", r->name);
-		goto out;
-	}
 	obs = malloc((size_t)w * h * sizeof(*obs));
 	ol = malloc((size_t)w * h * 3 * sizeof(float));
 	tl = malloc((size_t)w * h * 3 * sizeof(float));
@@ -470,22 +562,25 @@ int serve_run_errmap_png(const struct serve_run *r, unsigned char **png, size_t 
 		rc = bl_fail(err, BL_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (int y = 0; y < h; y++)
-		if ((rc = color_srgb8_to_lab_many(canvas.px + ((size_t)(y0 + y) * canvas.w + x0) * 3,
-						  obs + (size_t)y * w, (unsigned long)w, err)))
-			goto out;
+	if ((rc = color_srgb8_to_lab_many(canvas.px, obs, (unsigned long)w * h, err)))
+		goto out;
 	for (size_t i = 0; i < (size_t)w * h; i++) {
 		ol[3 * i] = (float)obs[i].L;
 		ol[3 * i + 1] = (float)obs[i].a;
 		ol[3 * i + 2] = (float)obs[i].b;
 	}
+	/* Drawn at 1 px/mm and cut to the rectangle, cells the edge cuts cut too: the same ground as canvas.png. */
 	if ((rc = meas_target_lab(&target, name, w, h, tl, err)) ||
 	    (rc = meas_de_map(ol, tl, w, h, 1.0, cell_mm, 1, &map, err)) ||
-	    (rc = meas_map_image(&map, 8, &pic, err)) || (rc = img_encode_png(&pic, png, n, err)))
+	    (rc = meas_map_image(&map, (int)(cell_mm + 0.5), &cells, err)) || (rc = img_alloc(&pic, w, h, err)))
 		goto out;
+	for (int y = 0; y < h; y++)
+		memcpy(pic.px + (size_t)y * w * 3, cells.px + (size_t)y * cells.w * 3, (size_t)w * 3);
+	rc = img_encode_png(&pic, png, n, err);
 out:
 	img_free(&canvas);
 	img_free(&target);
+	img_free(&cells);
 	img_free(&pic);
 	meas_map_free(&map);
 	free(obs);

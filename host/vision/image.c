@@ -790,6 +790,11 @@ static int has_ext(const char *path, const char *ext)
 	return n > e && strcasecmp(path + n - e, ext) == 0;
 }
 
+int img_save_name_ok(const char *path)
+{
+	return has_ext(path, ".png") || has_ext(path, ".jpg") || has_ext(path, ".jpeg");
+}
+
 int img_save(const char *path, const struct img *im, bl_err *err)
 {
 	unsigned char *buf;
@@ -806,5 +811,31 @@ int img_save(const char *path, const struct img *im, bl_err *err)
 		return bl_err_prefix(err, "%s", path);
 	rc = fs_write_atomic(path, buf, len, err);
 	free(buf);
+	return rc;
+}
+
+int img_save_frame(const char *path, const struct cam_frame *f, long max_pixels, int *w, int *h,
+		   bl_err *err)
+{
+	struct img im = { 0 };
+	int rc;
+
+	if (!img_save_name_ok(path))
+		return bl_fail(err, BL_EINVAL, "%s: name the file .png or .jpg", path);
+	if (f->format == CAM_FMT_JPEG && !has_ext(path, ".png")) {
+		if (w)
+			*w = f->width;
+		if (h)
+			*h = f->height;
+		return fs_write_atomic(path, f->data, f->len, err);
+	}
+	if ((rc = img_decode_frame(f, max_pixels, &im, err)) == 0) {
+		if (w)
+			*w = im.w;
+		if (h)
+			*h = im.h;
+		rc = img_save(path, &im, err);
+	}
+	img_free(&im);
 	return rc;
 }

@@ -83,6 +83,18 @@ int img_encode_png(const struct img *im, unsigned char **out, size_t *len, bl_er
 /* Writes the image atomically as PNG or JPEG (quality 95), chosen by the extension of path. */
 int img_save(const char *path, const struct img *im, bl_err *err);
 
+/* Whether path names a file img_save can write (.png, .jpg or .jpeg, in any case). */
+int img_save_name_ok(const char *path);
+
+/*
+ * Writes a camera frame atomically in the format path's name says: a JPEG
+ * frame to a .jpg or .jpeg file byte for byte (recompressing would lose
+ * detail), anything else decoded and encoded by img_save. *w and *h (may be
+ * NULL) receive the size written.
+ */
+int img_save_frame(const char *path, const struct cam_frame *f, long max_pixels, int *w, int *h,
+		   bl_err *err);
+
 void img_free(struct img *im);
 
 #endif

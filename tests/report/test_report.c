@@ -1,5 +1,7 @@
 /* test_report.c: report.html of simulated runs: every picture it names exists, every section is there with the journal's figures, bad files are exit 2 and change nothing, and Chromium renders it with every image loaded. */
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,26 +76,35 @@ static int small_run(const char *dir, const char *mach, int accept_nearest)
 	return test_brushloop(args, NULL, NULL);
 }
 
-/* Every src= and href= of the page that is a file of the run directory exists; how many were checked. */
-static int linked_files_exist(const char *dir, const char *html)
+/*
+ * The page is one file: every <img> is a data: URI of a PNG or JPEG (none
+ * names a file), each with its width and height; every href that is not an
+ * anchor names a file of the run directory that exists. The pictures counted.
+ */
+static int self_contained(const char *dir, const char *html)
 {
 	int n = 0;
 
-	for (const char *attr = "src=\"\0href=\"\0"; *attr; attr += strlen(attr) + 1)
-		for (const char *p = html; (p = strstr(p, attr)); p++) {
-			const char *v = p + strlen(attr), *end = strchr(v, '"');
-			char rel[1024], path[5200];
-			struct stat sb;
+	for (const char *p = html; (p = strstr(p, "<img ")); p++) {
+		CHECK_MSG(!strncmp(p, "<img src=\"data:image/png;base64,", 32) ||
+			  !strncmp(p, "<img src=\"data:image/jpeg;base64,", 33),
+			  "an <img> that is not embedded: %.80s", p);
+		CHECK_MSG(strstr(p, "\" width=\"") && strstr(p, "\" width=\"") < strchr(p + 10, '>') &&
+			  strstr(p, "\" height=\"") < strchr(p + 10, '>'), "an <img> without its size");
+		n++;
+	}
+	for (const char *p = html; (p = strstr(p, "href=\"")); p++) {
+		const char *v = p + 6, *end = strchr(v, '"');
+		char rel[1024], path[5200];
+		struct stat sb;
 
-			if (!end || *v == '#' || !strncmp(v, "http", 4))
-				continue;
-			snprintf(rel, sizeof(rel), "%.*s", (int)(end - v), v);
-			CHECK_MSG(!strstr(rel, "..") && rel[0] != '/', "%s leaves the run directory", rel);
-			snprintf(path, sizeof(path), "%s/%s", dir, rel);
-			CHECK_MSG(stat(path, &sb) == 0 && sb.st_size > 0, "report.html names %s, which "
-				  "is not there", rel);
-			n++;
-		}
+		if (!end || *v == '#')
+			continue;
+		snprintf(rel, sizeof(rel), "%.*s", (int)(end - v), v);
+		CHECK_MSG(!strstr(rel, "..") && rel[0] != '/', "%s leaves the run directory", rel);
+		snprintf(path, sizeof(path), "%s/%s", dir, rel);
+		CHECK_MSG(stat(path, &sb) == 0 && sb.st_size > 0, "report.html links %s, which is not there", rel);
+	}
 	return n;
 }
 
@@ -118,7 +129,7 @@ static void read_line(const cJSON *ev, struct journal_figures *f)
 		snprintf(f->means[f->checkpoints++], 16, "mean <span class=\"de\">%.2f",
 			 cJSON_GetObjectItem(d, "canvas_mean_de00")->valuedouble);
 	if (!strcmp(e, "mix_measured") && f->mixes < 256) {
-		snprintf(f->mix_de[f->mixes], 16, ">%.2f<", cJSON_GetObjectItem(d, "de00")->valuedouble);
+		snprintf(f->mix_de[f->mixes], 16, ">%.2f / ", cJSON_GetObjectItem(d, "de00")->valuedouble);
 		snprintf(f->frames[f->mixes++], 64, "frames/%s", fr ? fr : "?");
 	}
 	for (const char *k = "deferred\0mix_escalated\0mix_accepted\0mix_accepted_nearest\0mix_accepted_within\0"
@@ -169,7 +180,7 @@ static void check_page(const char *dir, const char *html)
 		CHECK_STR_CONTAINS(html, f->frames[i]);
 	}
 	CHECK_MSG(count(html, "<td>run</td><td>process_end</td>") >= 1, "no process_end row");
-	CHECK(linked_files_exist(dir, html) >= 2 * f->observations + f->mixes);
+	CHECK(self_contained(dir, html) >= 2 * f->observations + f->mixes);
 }
 
 TEST(a_finished_run_reports_every_section_with_the_journals_figures)
@@ -186,8 +197,9 @@ TEST(a_finished_run_reports_every_section_with_the_journals_figures)
 	check_page(dir, html);
 	CHECK(figures(dir)->mixes >= 3);
 	/* The target beside the final canvas; cost and paint as state.json counts them. */
-	CHECK_STR_CONTAINS(html, "<img src=\"target.png\"");
-	CHECK_STR_CONTAINS(html, "<img src=\"final-canvas.png\"");
+	CHECK_STR_CONTAINS(html, "\" alt=\"the target\" width=\"");
+	CHECK_STR_CONTAINS(html, "<figcaption>the final canvas: mean CIEDE2000 ");
+	CHECK_STR_CONTAINS(html, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
 	state = run_file(dir, "state.json");
 	st = cJSON_Parse(state);
 	{
@@ -213,6 +225,14 @@ TEST(a_finished_run_reports_every_section_with_the_journals_figures)
 	free(html);
 }
 
+/* Mixes no paint reaches (0.3), and the machine's rule takes any within 30 unattended. */
+static void accepted_by_rule(cJSON *m)
+{
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.3);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"), "accept_within_de00"), 30);
+}
+
+/* The run's colours were accepted by unattended.accept_within_de00: the page says so, never "by the operator". */
 TEST(report_remakes_the_page_and_keeps_the_pictures_it_drew)
 {
 	const char *dir = test_tmp_path("again");
@@ -220,7 +240,11 @@ TEST(report_remakes_the_page_and_keeps_the_pictures_it_drew)
 	char *out = NULL, path[4200], *html;
 	cJSON *o;
 
-	CHECK(small_run(dir, NULL, 1) == 0);
+	CHECK(small_run(dir, machine("m-rule.json", accepted_by_rule), 0) == 0);
+	html = run_file(dir, "report.html");
+	CHECK_STR_CONTAINS(html, "accepted by the machine's rule unattended.accept_within_de00 30 (measured ");
+	CHECK_MSG(html && !strstr(html, "by the operator"), "a colour the rule accepted is said to be the operator's");
+	free(html);
 	snprintf(path, sizeof(path), "%s/report.html", dir);
 	CHECK(unlink(path) == 0);
 	CHECK(test_brushloop(args, &out, NULL) == 0);
@@ -234,13 +258,13 @@ TEST(report_remakes_the_page_and_keeps_the_pictures_it_drew)
 	CHECK(html != NULL);
 	check_page(dir, html);
 	free(html);
-	/* Without them, every one is drawn again from the frames. */
+	/* Without them, every one is drawn again from the frames: each look's two, a thumbnail a mix frame, the target. */
 	snprintf(path, sizeof(path), "rm -rf '%s/report'", dir);
 	CHECK(system(path) == 0);
 	CHECK(test_brushloop(args, &out, NULL) == 0);
 	o = cJSON_Parse(out ? out : "");
 	CHECK(o && cJSON_GetObjectItem(o, "drawn")->valuedouble ==
-			   2 * figures(dir)->observations);
+			   2 * figures(dir)->observations + figures(dir)->mixes + 1);
 	cJSON_Delete(o);
 	free(out);
 }
@@ -388,7 +412,7 @@ TEST(deferrals_accepted_colours_and_answers_are_listed_with_their_reasons)
 	/* r000001's answer, from approvals/, with the picture the operator was shown. */
 	CHECK_STR_CONTAINS(html, "<tr><td>r000001</td><td>stir</td><td>type: safety.operator_kinds lists");
 	CHECK_STR_CONTAINS(html, "</td><td>yes</td><td>");
-	CHECK_STR_CONTAINS(html, "<img src=\"approvals/r000001.png\"");
+	CHECK_STR_CONTAINS(html, "\" alt=\"what the operator was shown\" width=\"160\"");
 	CHECK_STR_CONTAINS(journal, "\"event\":\"mix_escalated\"");
 	CHECK_STR_CONTAINS(html, "<td>deferral</td><td>mix_escalated</td><td>reason ");
 	CHECK_STR_CONTAINS(html, "<td>accepted colour</td><td>mix_accepted</td><td>c");
@@ -524,13 +548,15 @@ TEST(chromium_renders_the_report_with_every_image_loaded)
 		       "p.textContent = 'images ' + n + ' loaded ' + ok + ' svg ' +"
 		       " document.querySelectorAll('svg').length; document.body.appendChild(p); });"
 		       "</script>\n", html);
+	/* report.html copied alone (mailed, attached): every picture is still there. */
 	{
 		char p[4200];
 
-		snprintf(p, sizeof(p), "%s/probe.html", dir);
+		snprintf(p, sizeof(p), "%s/probe.html", test_tmp_path("alone"));
+		CHECK(fs_mkdirs(test_tmp_path("alone"), NULL) == 0);
 		CHECK(fs_write_atomic(p, probe, strlen(probe), NULL) == 0);
 	}
-	snprintf(url, sizeof(url), "file://%s/probe.html", dir);
+	snprintf(url, sizeof(url), "file://%s/probe.html", test_tmp_path("alone"));
 	CHECK(chromium(dump, url, &out) == 0);
 	{
 		char want[128];
@@ -565,9 +591,157 @@ TEST(chromium_renders_the_report_with_every_image_loaded)
 	free(html);
 }
 
+/* A machine whose first motion needs a person. */
+static void first_motion_asks(cJSON *m)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(m, "safety"), "confirm_first_motion", cJSON_CreateTrue());
+}
+
+/* STATUS.md of a run stopped before its plan names its target (run.json's) and what it waits for. */
+static void status_names_target(const char *dir)
+{
+	char *status = run_file(dir, "STATUS.md"), *runj = run_file(dir, "run.json"), want[600];
+	cJSON *rj = cJSON_Parse(runj ? runj : "");
+	const cJSON *t = cJSON_GetObjectItem(rj, "target");
+
+	CHECK(status && t);
+	snprintf(want, sizeof(want), "- **target**: %s (%s)",
+		 cJSON_GetStringValue(cJSON_GetObjectItem(t, "file")),
+		 cJSON_GetStringValue(cJSON_GetObjectItem(t, "hash")));
+	CHECK_STR_CONTAINS(status, want);
+	CHECK_STR_CONTAINS(status, "None yet: the run stopped before it had a plan");
+	cJSON_Delete(rj);
+	free(runj);
+	free(status);
+}
+
+TEST(a_run_stopped_before_its_plan_says_its_target_and_what_it_waits_for)
+{
+	const char *asking = test_tmp_path("first-motion"), *dropping = test_tmp_path("drops");
+	const char *drop_args[] = { "run", test_src_path(TEST_TARGET), "--out", dropping, "--max-strokes",
+				    STROKES, "--quiet", "--fault", "drop_frames=1", "--machine", NULL, NULL };
+	char *status, *html;
+	int rc = small_run(asking, machine("m-first.json", first_motion_asks), 0);
+
+	CHECK_MSG(rc == 3, "a run whose first motion asks exited %d, not 3", rc);
+	status_names_target(asking);
+	status = run_file(asking, "STATUS.md");
+	CHECK_STR_CONTAINS(status, "## Waiting for the operator\n\n- request r000001 (before the plan): "
+			   "homing the arm: first motion since the gate opened");
+	CHECK_STR_CONTAINS(status, "`brushloop approve ");
+	free(status);
+	/* Its report: the target, no canvas, no plan, and the question with what the operator is shown. */
+	html = run_file(asking, "report.html");
+	CHECK_MSG(html != NULL, "a run waiting for its first motion wrote no report.html");
+	CHECK(self_contained(asking, html) == 2);
+	CHECK_STR_CONTAINS(html, "<p class=\"state paused\">");
+	CHECK_STR_CONTAINS(html, "<th>waits for</th><td>request r000001: homing the arm: first motion");
+	CHECK_STR_CONTAINS(html, "<tr><td>r000001</td><td>home</td>");
+	CHECK_STR_CONTAINS(html, "\" alt=\"what the operator was shown\" width=\"160\"");
+	CHECK_STR_CONTAINS(html, "No canvas observed yet");
+	CHECK_STR_CONTAINS(html, "no plan yet");
+	free(html);
+	drop_args[10] = machine("m.json", NULL); /* machine()'s buffer is its last answer */
+	rc = test_brushloop(drop_args, NULL, NULL);
+	CHECK_MSG(rc == 4, "a run whose camera drops every frame exited %d, not 4 (braked)", rc);
+	status_names_target(dropping);
+	html = run_file(dropping, "report.html");
+	CHECK_MSG(html != NULL, "a run braked by its camera wrote no report.html");
+	CHECK(self_contained(dropping, html) == 1);
+	CHECK_STR_CONTAINS(html, "<p class=\"state braked\">");
+	CHECK_STR_CONTAINS(html, "<td>brake</td><td>brake</td><td>brake comm_errors; reason circuit breaker");
+	CHECK_STR_CONTAINS(html, "<td>camera or arm</td><td>camera_error</td><td>sim camera: no frame");
+	free(html);
+}
+
+/* brushloop in the background (posix_spawn), its output thrown away; -1 when it cannot start. */
+static pid_t start(const char *const *args)
+{
+	const char *argv[32] = { getenv("BRUSHLOOP") };
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+	int n = 1;
+
+	for (; args[n - 1] && n < 31; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	if (posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
+	    posix_spawn_file_actions_adddup2(&fa, 1, 2) ||
+	    posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ))
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+/* The frame of the journal's last look at the whole canvas (a paint batch's verification or a checkpoint), "" when none yet. */
+static void last_look(const char *dir, char *frame, size_t n, int *checkpoints)
+{
+	char *text = run_file(dir, "journal.jsonl"), *save = NULL;
+
+	frame[0] = '\0';
+	*checkpoints = 0;
+	for (char *l = text ? strtok_r(text, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *ev = cJSON_Parse(l);
+		const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "event"));
+		const cJSON *d = cJSON_GetObjectItem(ev, "data");
+		const char *f = cJSON_GetStringValue(cJSON_GetObjectItem(d, "frame"));
+
+		if (e && f && (!strcmp(e, "verified") || !strcmp(e, "checkpoint")))
+			snprintf(frame, n, "%s", f);
+		*checkpoints += e && !strcmp(e, "checkpoint");
+		cJSON_Delete(ev);
+	}
+	free(text);
+}
+
+/*
+ * A run that is still painting, reported between its first paint batches
+ * and its first checkpoint: the page shows the canvas of its last look (a
+ * paint batch's verification), never "no canvas observed" above a chart of
+ * the looks it had. The run is then held with SIGINT and pauses.
+ */
+TEST(a_running_runs_report_shows_the_canvas_of_its_last_look)
+{
+	const char *dir = test_tmp_path("running");
+	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", "200",
+			       "--accept-nearest", "--quiet", "--machine", machine("m.json", NULL), NULL };
+	const char *report[] = { "report", dir, NULL };
+	char frame[256] = "", want[400], *html;
+	int checkpoints = 0, looks = 0, rc;
+	pid_t pid = start(args);
+
+	CHECK(pid > 0);
+	/* Two paint batches verified, no checkpoint yet (the first comes after many batches). */
+	for (int i = 0; i < 1200; i++) {
+		char *j = run_file(dir, "journal.jsonl");
+
+		looks = count(j ? j : "", "\"event\":\"verified\"") ;
+		free(j);
+		if (looks >= 2)
+			break;
+		usleep(100 * 1000);
+	}
+	rc = test_brushloop(report, NULL, NULL);
+	last_look(dir, frame, sizeof(frame), &checkpoints);
+	kill(pid, SIGINT);
+	CHECK_MSG(waitpid(pid, NULL, 0) == pid, "the run did not end");
+	CHECK_MSG(looks >= 2 && checkpoints == 0, "%d looks, %d checkpoints when reported", looks, checkpoints);
+	CHECK_MSG(rc == 0, "report of a running run exited %d", rc);
+	html = run_file(dir, "report.html");
+	CHECK(html != NULL);
+	CHECK_MSG(html && !strstr(html, "No canvas observed"), "the page says no canvas was observed");
+	snprintf(want, sizeof(want), "<figcaption>the canvas at the last look (paint batch ");
+	CHECK_STR_CONTAINS(html, want);
+	free(html);
+}
+
 TEST_MAIN(T(a_finished_run_reports_every_section_with_the_journals_figures),
 	  T(report_remakes_the_page_and_keeps_the_pictures_it_drew),
 	  T(a_torn_or_missing_file_is_exit_2_naming_it_and_loses_nothing),
 	  T(deferrals_accepted_colours_and_answers_are_listed_with_their_reasons),
 	  T(a_braked_run_reports_its_brake_and_reason),
-	  T(chromium_renders_the_report_with_every_image_loaded))
+	  T(chromium_renders_the_report_with_every_image_loaded),
+	  T(a_run_stopped_before_its_plan_says_its_target_and_what_it_waits_for),
+	  T(a_running_runs_report_shows_the_canvas_of_its_last_look))

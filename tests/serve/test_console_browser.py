@@ -26,40 +26,17 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser import SRC, check, click, failed, machine, wait_for  # noqa: E402
+
 BRUSHLOOP = sys.argv[1]
-SRC = os.environ.get('BRUSHLOOP_SRC', os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SHOT = sys.argv[sys.argv.index('--screenshot') + 1] if '--screenshot' in sys.argv else None
-failures = 0
 
 
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f'FAIL: {what}', file=sys.stderr)
-    return cond
-
-
-def wait_for(what, fn, timeout_s=90.0, every_s=0.2):
-    t = time.monotonic() + timeout_s
-    while time.monotonic() < t:
-        v = fn()
-        if v:
-            return v
-        time.sleep(every_s)
-    raise AssertionError(f'timed out ({timeout_s:.0f} s) waiting for {what}')
-
-
-def machine(tmp):
-    """The example machine with every stir asking a person, who has ten minutes to answer."""
-    m = json.load(open(os.path.join(SRC, 'examples/machine-sim.json')))
+def stirs_ask(m):
+    """Every stir asks a person, who has ten minutes to answer."""
     m['safety']['operator_kinds'] = ['stir']
     m['safety']['operator_timeout_s'] = 600
-    for k in ('camera_profile', 'light_map'):
-        m['calibration'][k] = os.path.join(SRC, 'examples', m['calibration'][k])
-    p = os.path.join(tmp, 'machine-stirs-ask.json')
-    json.dump(m, open(p, 'w'))
-    return p
 
 
 def serve(runs, *extra):
@@ -122,7 +99,7 @@ def live_run(tmp):
     base = url.split('/?')[0]
     token = url.split('token=')[1]
     painter = subprocess.Popen([BRUSHLOOP, 'run', os.path.join(SRC, 'examples/targets/flat-shapes.png'),
-                                '--out', run, '--machine', machine(tmp), '--max-strokes', '150',
+                                '--out', run, '--machine', machine(tmp, 'machine-stirs-ask.json', stirs_ask), '--max-strokes', '150',
                                 '--attended', '--quiet'],
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = browser(tmp)
@@ -136,7 +113,7 @@ def live_run(tmp):
         check('bl_token' in cookies and cookies['bl_token']['httpOnly'] and cookies['bl_token'].get('sameSite') == 'Strict',
               f'the token is an HttpOnly SameSite=Strict cookie ({cookies.get("bl_token")})')
         wait_for('the run on the runs page', lambda: d.find_elements(By.LINK_TEXT, 'stirs'), 60)
-        d.find_element(By.LINK_TEXT, 'stirs').click()
+        click(d, By.LINK_TEXT, 'stirs', 'the run on the runs page')  # the list is redrawn every 3 s
         wait_for('the run page', lambda: d.find_elements(By.ID, 'progress') and 'stirs' in d.title + d.find_element(By.ID, 'crumb').text)
         # The first stir waits: its request, its preview and its reasons are on the page.
         btn = wait_for('a pending approval', lambda: d.find_elements(By.CSS_SELECTOR, 'button.yes'), 120)[0]
@@ -191,7 +168,7 @@ def live_run(tmp):
             return s if s and s != first else None
         second = wait_for('the canvas picture to change as the run paints', changed, 300, 0.5)
         if SHOT:
-            # For docs/console.png: the painted canvas and a question waiting, when one comes within a minute.
+            # A screenshot (--screenshot FILE): the painted canvas and a question waiting, when one comes within a minute.
             try:
                 wait_for('a question to show', lambda: d.find_elements(By.CSS_SELECTOR, 'button.yes'), 60, 0.2)
                 time.sleep(1.0)
@@ -255,12 +232,12 @@ def main():
     except AssertionError as e:
         check(False, str(e))
     finally:
-        if failures == 0:
+        if failed() == 0:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print(f'left for a look: {tmp}', file=sys.stderr)
-    print('ok' if failures == 0 else f'{failures} failed')
-    return 1 if failures else 0
+    print('ok' if failed() == 0 else f'{failed()} failed')
+    return 1 if failed() else 0
 
 
 if __name__ == '__main__':

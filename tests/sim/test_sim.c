@@ -11,6 +11,7 @@
 #include "rig/rig.h"
 #include "sim/sim.h"
 #include "sim/sim_shade.h"
+#include "vision/image.h"
 #include "test.h"
 
 static const char *src_path(const char *rel)
@@ -1577,6 +1578,48 @@ TEST(cli_render_writes_a_frame_and_its_truth)
 	free(err);
 }
 
+/* `sim render -o x.png` writes a PNG of the very pixels the camera's JPEG decodes to; a name of no known format is refused. */
+TEST(render_writes_the_format_its_name_says)
+{
+	char jpg[4200], png[4200], bad[4200];
+	struct img a = { 0 }, b = { 0 };
+	unsigned char *bytes;
+	char *out, *err;
+	size_t n = 0;
+	struct stat sb;
+	bl_err e;
+	cJSON *o;
+
+	snprintf(jpg, sizeof(jpg), "%s/same.jpg", test_tmpdir());
+	snprintf(png, sizeof(png), "%s/same.PNG", test_tmpdir());
+	snprintf(bad, sizeof(bad), "%s/same.bmp", test_tmpdir());
+	CHECK(test_brushloop((const char *const[]){ "sim", "render", "--seed", "3", "-o", jpg, NULL },
+			     NULL, NULL) == 0);
+	CHECK(test_brushloop((const char *const[]){ "sim", "render", "--seed", "3", "-o", png, "--json",
+						    NULL }, &out, NULL) == 0);
+	bytes = file_bytes(png, &n);
+	CHECK_MSG(bytes && n > 8 && !memcmp(bytes, "\x89PNG\r\n\x1a\n", 8), "%s does not start as a PNG", png);
+	CHECK(bytes && n > 3 && memcmp(bytes, "\xff\xd8\xff", 3) != 0);
+	free(bytes);
+	bytes = file_bytes(jpg, &n);
+	CHECK(bytes && n > 3 && !memcmp(bytes, "\xff\xd8\xff", 3));
+	free(bytes);
+	/* What --json says it wrote is the file. */
+	o = cJSON_Parse(out ? out : "");
+	CHECK(o && stat(png, &sb) == 0 && cJSON_GetObjectItem(o, "bytes")->valuedouble == (double)sb.st_size);
+	cJSON_Delete(o);
+	free(out);
+	CHECK(img_load(jpg, 1 << 24, &a, &e) == 0 && img_load(png, 1 << 24, &b, &e) == 0);
+	CHECK(a.w == b.w && a.h == b.h && a.px && b.px &&
+	      !memcmp(a.px, b.px, (size_t)a.w * a.h * 3));
+	img_free(&a);
+	img_free(&b);
+	CHECK(test_brushloop((const char *const[]){ "sim", "render", "-o", bad, NULL }, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "name the file .jpg or .png");
+	CHECK(stat(bad, &sb) != 0);
+	free(err);
+}
+
 TEST(cli_exec_reports_simulated_time_and_saves_frames)
 {
 	char dir[4200], f0[4300];
@@ -1628,4 +1671,5 @@ TEST_MAIN(T(strokes_put_paint_where_the_brush_went), T(the_load_runs_out_along_t
 	  T(faults_in_the_machine_file_apply), T(fault_overrides_are_checked),
 	  T(a_scara_arm_refuses_what_it_cannot_reach),
 	  T(the_rig_opens_what_the_machine_names),
-	  T(cli_render_writes_a_frame_and_its_truth), T(cli_exec_reports_simulated_time_and_saves_frames))
+	  T(cli_render_writes_a_frame_and_its_truth), T(render_writes_the_format_its_name_says),
+	  T(cli_exec_reports_simulated_time_and_saves_frames))

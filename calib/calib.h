@@ -275,12 +275,16 @@ struct calib_canvas_result {
 	double rms_mm, max_mm;         /* their reprojection error on the canvas (detection noise of single corners) */
 	double map_error_mm;           /* the fitted map's error over the canvas, propagated from that noise (what is stored and checked) */
 	double mm_per_px;              /* the frame's scale at the canvas centre */
+	double corners_off_mm;         /* corners given: the farthest from where the markers put it, -1 unchecked */
 };
+
 
 /*
  * Fits the canvas in frame: from the four corner markers (every corner of
  * their squares, refined: up to 44 points, least squares, errors in mm), or
- * from corners_px given (exact, error not measurable: -1). markers gives the
+ * from corners_px given (clockwise as the frame shows them from the origin's
+ * corner; exact, error not measurable: -1), refused when they run the other
+ * way (a mirror) or, when the markers are in view, lie off them. markers gives the
  * canvas size and the markers' geometry (vis_markers_from_machine).
  */
 int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *markers,
@@ -351,6 +355,13 @@ int calib_arm_default_targets(const struct machine *m, double (*canvas_mm)[2]);
 
 #define CALIB_CARD_MAX_TINTS 4
 #define CALIB_CARD_MAX_SWATCHES (PALETTE_MAX_PAINTS * (1 + CALIB_CARD_MAX_TINTS))
+/*
+ * A swatch further than this (CIEDE2000) from what its palette predicts is
+ * not its paint (another paint's box, a bare box, the wrong palette). A
+ * batch, a camera profile and a mix by weight each differ by a few units: on
+ * the simulator (seeds 3, 5) the farthest right swatch is 3.0 from its palette.
+ */
+#define CALIB_SWATCH_FAR_DE00 12.0
 
 /*
  * A paint card (kind "paint-card", version 1): a marker in each corner

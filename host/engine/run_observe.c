@@ -272,6 +272,47 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	}
 }
 
+/*
+ * At a process's first look, calibration.canvas against the corner markers
+ * the frame shows: a canvas file that no longer fits (the camera or the
+ * canvas moved, another machine's file) would put every verdict in the wrong
+ * place, so the run refuses it before anything moves (exit 2), saying why.
+ */
+static int canvas_cross_check(struct run *r, const struct img *frame, const char *name, bl_err *err)
+{
+	struct vis_markers mk;
+	struct vis_canvas f;
+	double off_mm;
+	cJSON *d;
+	int rc;
+
+	if (!r->m.calibration.canvas[0] || r->canvas_checked)
+		return 0;
+	r->canvas_checked = 1;
+	vis_markers_from_machine(&r->m, &mk);
+	if ((rc = vis_canvas_load(r->m.calibration.canvas, &f, err)))
+		return rc;
+	rc = vis_canvas_cross_check(frame, name, r->m.calibration.canvas, &f, &mk, VIS_CANVAS_CORNER_TOL_MM,
+				    &off_mm, err);
+	if (rc == BL_EINVAL) {
+		char what[BL_ERR_MSG_MAX];
+
+		snprintf(what, sizeof(what), "%s", err->msg);
+		return bl_fail(err, BL_EINVAL, "calibration.canvas does not fit the canvas in view: %s: "
+			       "the camera or the canvas moved since calibration, or the file is not this "
+			       "canvas's; calibrate it again (brushloop calib canvas)", what);
+	}
+	if (rc)
+		return rc;
+	if (!(d = cJSON_CreateObject()))
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if (off_mm >= 0)
+		cJSON_AddNumberToObject(d, "off_markers_mm", off_mm);
+	else
+		cJSON_AddNullToObject(d, "off_markers_mm");
+	return run_event(r, "canvas_checked", d, err);
+}
+
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err)
 {
 	struct img *avg;
@@ -293,6 +334,8 @@ int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, 
 			return rc;
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+	if ((rc = canvas_cross_check(r, avg, out->frame, err)))
+		return rc;
 	run_observer(r, &o);
 	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_observe_raster(&o, avg, &g, &ob, err)))
 		goto out_free;

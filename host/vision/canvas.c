@@ -19,8 +19,7 @@ void vis_canvas_init(struct vis_canvas *c)
 	c->error_mm = -1.0;
 }
 
-/* Twice the signed area of the quad; positive when the corners run clockwise on screen. */
-static double quad_area2(const double *p)
+double vis_quad_area2(const double *p)
 {
 	double s = 0.0;
 
@@ -139,10 +138,18 @@ int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 		c->corners_px[2 * i + 1] = y->valuedouble;
 		i++;
 	}
-	if (!quad_convex(c->corners_px) || fabs(quad_area2(c->corners_px)) < 2.0 * 16 * 16) {
+	if (!quad_convex(c->corners_px) || fabs(vis_quad_area2(c->corners_px)) < 2.0 * 16 * 16) {
 		rc = json_fail(&o, "corners_px", err, BL_EINVAL,
 			       "the four corners do not form a convex quadrilateral (order: canvas "
 			       "(0,0), (W,0), (W,H), (0,H))");
+		goto out_free;
+	}
+	/* A camera above the table sees the canvas's x, y turned, never mirrored: counter-clockwise on screen. */
+	if (vis_quad_area2(c->corners_px) > 0) {
+		rc = json_fail(&o, "corners_px", err, BL_EINVAL,
+			       "the corners (canvas (0,0), (W,0), (W,H), (0,H)) run clockwise on screen: "
+			       "a mirror image of the canvas, which no camera above it sees; calibrate "
+			       "it again (brushloop calib canvas)");
 		goto out_free;
 	}
 	if ((rc = load_camera(&o, c, err)) < 0)
@@ -322,6 +329,47 @@ static int geometry_from_markers(const struct img *frame, const char *name,
 			memcpy(g->corners_px, ip, sizeof(ip));
 	}
 	return rc;
+}
+
+int vis_canvas_cross_check(const struct img *frame, const char *name, const char *file_name,
+			   const struct vis_canvas *file, const struct vis_markers *markers, double tol_mm,
+			   double *off_mm, bl_err *err)
+{
+	static const char *const corner[4] = { "(0, 0)", "(W, 0)", "(W, H)", "(0, H)" };
+	struct vis_geometry g;
+	double Hi[9], worst = -1;
+	int wk = 0, rc;
+
+	*off_mm = -1;
+	memset(&g, 0, sizeof(g));
+	if ((rc = geometry_from_markers(frame, name, markers, file, &g, err)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = cv_invert3(g.H, Hi, err)))
+		return rc;
+	for (int k = 0; k < 4; k++) {
+		double ideal[2], x, y, w, d;
+
+		if (file->has_camera && (rc = cv_undistort_points(&file->camera, file->corners_px + 2 * k, ideal, 1, err)))
+			return rc;
+		if (!file->has_camera)
+			memcpy(ideal, file->corners_px + 2 * k, sizeof(ideal));
+		w = Hi[6] * ideal[0] + Hi[7] * ideal[1] + Hi[8];
+		x = (Hi[0] * ideal[0] + Hi[1] * ideal[1] + Hi[2]) / w;
+		y = (Hi[3] * ideal[0] + Hi[4] * ideal[1] + Hi[5]) / w;
+		d = hypot(x - (k == 1 || k == 2 ? g.size_mm[0] : 0), y - (k >= 2 ? g.size_mm[1] : 0));
+		if (d > worst) {
+			worst = d;
+			wk = k;
+		}
+	}
+	*off_mm = worst;
+	if (worst > tol_mm)
+		return bl_fail(err, BL_EINVAL, "%s: %s put%s canvas corner %s at (%.0f, %.0f) px, but "
+			       "the 4 corner markers in view put it at (%.0f, %.0f) px, %.1f mm away (at "
+			       "most %g)", name, file_name, strchr(file_name, ' ') ? "" : "s", corner[wk],
+			       file->corners_px[2 * wk], file->corners_px[2 * wk + 1], g.corners_px[2 * wk],
+			       g.corners_px[2 * wk + 1], worst, tol_mm);
+	return 0;
 }
 
 int vis_locate(const struct img *frame, const char *name, const struct vis_canvas *file,

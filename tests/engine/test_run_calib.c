@@ -362,7 +362,53 @@ TEST(a_bad_arm_registration_is_refused_at_the_start)
 	free(err);
 }
 
+/*
+ * A canvas file made before the canvas moved (calibrated on the machine as
+ * its file places the canvas; the simulator then lays it 3 degrees turned):
+ * the run's first look sees the corner markers elsewhere and refuses before
+ * anything moves, naming the corner and how far off it is.
+ */
+TEST(a_canvas_file_the_markers_contradict_is_refused_at_the_first_look)
+{
+	char canvas[4200], machine[4200], out[4200], target[4200], *err = NULL, *journal = NULL;
+	const char *cal[] = { "calib", "canvas", "--machine", src("examples/machine-sim.json"), "-o", canvas,
+			      NULL };
+	const char *args[] = { "run", target, "--machine", machine, "--out", out, "--max-strokes", "4",
+			       "--quiet", NULL };
+	cJSON *cl, *m;
+	char *json;
+
+	snprintf(canvas, sizeof(canvas), "%s/canvas.json", test_tmpdir());
+	snprintf(out, sizeof(out), "%s/run", test_tmpdir());
+	snprintf(target, sizeof(target), "%s", src("examples/targets/flat-shapes.png"));
+	CHECK(test_brushloop(cal, NULL, NULL) == 0);
+	snprintf(machine, sizeof(machine), "%s", machine_turned("turned.json", NULL));
+	CHECK(fs_read_file(machine, 1 << 20, &json, NULL, NULL) == 0);
+	m = cJSON_Parse(json);
+	free(json);
+	cl = cJSON_GetObjectItem(m, "calibration");
+	cJSON_AddStringToObject(cl, "canvas", canvas);
+	json = cJSON_Print(m);
+	test_write_file("turned.json", json);
+	cJSON_free(json);
+	cJSON_Delete(m);
+	CHECK(test_brushloop(args, NULL, &err) == 2);
+	fprintf(stderr, "%s", err ? err : "");
+	CHECK_STR_CONTAINS(err, "calibration.canvas does not fit the canvas in view");
+	CHECK_STR_CONTAINS(err, "mm away");
+	free(err);
+	/* Homed and parked out of the camera's view to look; nothing else moved. */
+	snprintf(target, sizeof(target), "%s/journal.jsonl", out);
+	CHECK(fs_read_file(target, 1 << 26, &journal, NULL, NULL) == 0);
+	for (const char *p = journal; p && (p = strstr(p, "\"event\":\"executed\"")); p++)
+		CHECK(strncmp(strstr(p, "\"kind\":"), "\"kind\":\"home\"", 13) == 0 ||
+		      strncmp(strstr(p, "\"kind\":"), "\"kind\":\"park\"", 13) == 0);
+	CHECK(journal && strstr(journal, "calibration.canvas does not fit"));
+	free(journal);
+}
+
 TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it),
 	  T(a_garbage_canvas_file_is_refused_at_the_start),
 	  T(the_arm_registration_places_strokes_on_a_turned_canvas),
-	  T(a_resume_under_another_registration_is_refused), T(a_bad_arm_registration_is_refused_at_the_start))
+	  T(a_resume_under_another_registration_is_refused), T(a_bad_arm_registration_is_refused_at_the_start),
+	  T(a_canvas_file_the_markers_contradict_is_refused_at_the_first_look))

@@ -194,6 +194,10 @@ struct calib_camera_result {
 	struct calib_figures truth_fit, truth_held_out, truth_srgb, truth_held_in_range;
 	unsigned char *icc;          /* the profile (malloc'd) */
 	size_t icc_len;
+	int white_patch;             /* the chart's whitest patch (highest reference L*) */
+	double exposure_stops;       /* its luminance as recorded against its reference's, log2 (0: exact) */
+	double blur_px;              /* the patches' edges: median sigma of a Gaussian blur that makes them so wide */
+	int edges;                   /* edges that median is of */
 };
 
 /*
@@ -208,6 +212,21 @@ struct calib_camera_result {
 
 int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		     struct calib_camera_result **r, bl_err *err);
+
+/*
+ * What the chart frame says of the camera (calib_camera_check.c), filled
+ * into r once its patches are measured: the exposure of its whitest patch
+ * against the reference (stops), and the focus (the edges' blur, px). A
+ * frame more than CALIB_UNDER_STOPS under, or blurred beyond
+ * CALIB_BLUR_MAX_PX, is refused (BL_EINVAL) naming the figure. On the
+ * simulator a sharp, well exposed chart is 0.22 stops under with edges of
+ * 0.43 px; a Gaussian blur of 1, 2, 3 px reads 1.02, 1.85, 2.61 px (the
+ * held-out mean 1.20, 2.99, 3.14 against 1.08).
+ */
+#define CALIB_UNDER_STOPS 1.5
+#define CALIB_BLUR_MAX_PX 1.5
+int calib_camera_check(const struct img *frame, const char *name, const struct calib_chart *c,
+		       struct calib_camera_result *r, bl_err *err);
 void calib_camera_free(struct calib_camera_result *r);
 
 /*
@@ -306,6 +325,10 @@ enum calib_arm_model { CALIB_ARM_SIMILARITY = XFORM_SIMILARITY, CALIB_ARM_AFFINE
 #define calib_arm_model_names xform_model_names /* "similarity", "affine", NULL */
 
 #define CALIB_ARM_MAX_POINTS XFORM_REG_MAX_POINTS
+/* Points closer than this (mm, on either side of the map) are one place: they count once towards the four a fit needs. */
+#define CALIB_ARM_SAME_MM 1.0
+/* A point recorded further than this above the canvas surface (mm) touches nothing: the session warns. */
+#define CALIB_ARM_ABOVE_MM 5.0
 
 /*
  * The canvas-to-arm registration (the file calibration.arm names, kind

@@ -132,6 +132,30 @@ int calib_arm_fit(int model, int n, const double (*canvas_mm)[2], const arm_poin
 		mx += canvas_mm[i][0] / n;
 		my += canvas_mm[i][1] / n;
 	}
+	{
+		/* A place touched twice (the same canvas point or the same arm position) counts once. */
+		int distinct = 0, dup = -1, of = -1;
+
+		for (int i = 0; i < n; i++) {
+			int seen = -1;
+
+			for (int j = 0; j < i && seen < 0; j++)
+				if (hypot(canvas_mm[i][0] - canvas_mm[j][0], canvas_mm[i][1] - canvas_mm[j][1]) < CALIB_ARM_SAME_MM ||
+				    hypot(arm_mm[i].x - arm_mm[j].x, arm_mm[i].y - arm_mm[j].y) < CALIB_ARM_SAME_MM)
+					seen = j;
+			if (seen < 0)
+				distinct++;
+			else if (dup < 0) {
+				dup = i;
+				of = seen;
+			}
+		}
+		if (distinct < 4)
+			return bl_fail(err, BL_EINVAL, "%d points but %d distinct places (point %d repeats "
+				       "point %d within %g mm): the arm registration needs at least 4 (3 fix "
+				       "the map, the rest check it)", n, distinct, dup + 1, of + 1,
+				       CALIB_ARM_SAME_MM);
+	}
 	for (int i = 0; i < n; i++) {
 		double x = canvas_mm[i][0] - mx, y = canvas_mm[i][1] - my;
 

@@ -307,51 +307,76 @@ out_done:
 	return 0;
 }
 
+/* Every clipped patch named at once (the exposure to lower is the chart's, not one patch's). */
+static int clipped_patches(const struct calib_camera_opts *o, const struct meas_swatch *s, int n,
+			   bl_err *err)
+{
+	char names[512] = "";
+	int k = 0, first = -1;
+
+	for (int i = 0; i < n; i++)
+		if (s[i].saturated || s[i].clipped > CLIPPED_MAX * s[i].total) {
+			size_t used = strlen(names);
+
+			if (first < 0)
+				first = i;
+			snprintf(names + used, sizeof(names) - used, "%s'%s' (%ld of %ld px)", k ? ", " : "",
+				 o->chart->patch[i], s[i].at_top, s[i].total);
+			k++;
+		}
+	if (first < 0)
+		return 0;
+	return bl_fail(err, BL_EINVAL, "%s: %d of the chart's %d patches %s clipped, a channel at 254 "
+		       "or 255 (overexposed, or a glare): %s: lower the exposure or move the light",
+		       o->frame_name, k, n, k == 1 ? "is" : "are", names);
+}
+
 static int measure_patches(const struct img *frame, const struct calib_camera_opts *o,
 			   struct calib_camera_result *r, bl_err *err)
 {
 	const struct calib_chart *c = o->chart;
 	struct meas_profile *srgb;
-	int rc = meas_profile_open(NULL, &srgb, err);
+	struct meas_swatch *sw = malloc(sizeof(*sw) * (size_t)c->n);
+	int rc = sw ? meas_profile_open(NULL, &srgb, err) : bl_fail(err, BL_ENOMEM, "out of memory");
 
-	if (rc)
+	if (rc) {
+		free(sw);
 		return rc;
+	}
 	for (int i = 0; i < c->n; i++) {
-		struct calib_patch *p = &r->p[i];
-		struct meas_swatch s;
 		char nm[600];
 
 		snprintf(nm, sizeof(nm), "%s: patch '%s'", o->frame_name, c->patch[i]);
+		if ((rc = meas_swatch(frame, nm, &r->view.roi[i], srgb, &sw[i], err)))
+			goto out_close;
+	}
+	if ((rc = clipped_patches(o, sw, c->n, err)))
+		goto out_close;
+	for (int i = 0; i < c->n; i++) {
+		struct calib_patch *p = &r->p[i];
+		const struct meas_swatch *s = &sw[i];
+
 		snprintf(p->name, sizeof(p->name), "%s", c->patch[i]);
 		memcpy(p->ref_lab, c->lab[i], sizeof(p->ref_lab));
 		p->roi = r->view.roi[i];
-		rc = meas_swatch(frame, nm, &p->roi, srgb, &s, err);
-		if (rc)
-			goto out_close;
-		if (s.saturated || s.clipped > CLIPPED_MAX * s.total) {
-			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is clipped: %ld of its %ld px have "
-				     "a channel at 254 or 255 (overexposed, or a glare): lower the "
-				     "exposure or move the light", o->frame_name, c->patch[i],
-				     s.clipped, s.total);
-			goto out_close;
-		}
-		if (s.pixels < KEPT_MIN * s.total) {
+		if (s->pixels < KEPT_MIN * s->total) {
 			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is not uniform: only %ld of its "
 				     "%ld px agree (partly covered, dirty, or a shadow?)",
-				     o->frame_name, c->patch[i], s.pixels, s.total);
+				     o->frame_name, c->patch[i], s->pixels, s->total);
 			goto out_close;
 		}
-		if (s.rgb_linear[0] + s.rgb_linear[1] + s.rgb_linear[2] < 3e-4) {
+		if (s->rgb_linear[0] + s->rgb_linear[1] + s->rgb_linear[2] < 3e-4) {
 			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is black (no light?)",
 				     o->frame_name, c->patch[i]);
 			goto out_close;
 		}
-		p->pixels = s.pixels;
-		memcpy(p->rgb_linear, s.rgb_linear, sizeof(p->rgb_linear));
+		p->pixels = s->pixels;
+		memcpy(p->rgb_linear, s->rgb_linear, sizeof(p->rgb_linear));
 	}
 	r->n = c->n;
 out_close:
 	meas_profile_close(srgb);
+	free(sw);
 	return rc;
 }
 
@@ -531,7 +556,8 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		goto out_free;
 	}
 	if ((rc = calib_chart_find(frame, o->frame_name, o->chart, o->corners_px, &r->view, err)) ||
-	    (rc = measure_patches(frame, o, r, err)) || (rc = correct_light(frame, o, r, err)) ||
+	    (rc = measure_patches(frame, o, r, err)) || (rc = calib_camera_check(frame, o->frame_name, o->chart, r, err)) ||
+	    (rc = correct_light(frame, o, r, err)) ||
 	    (rc = meas_profile_open(NULL, &srgb, err)))
 		goto out_free;
 	patch_values(r, srgb, v, ref);
@@ -634,6 +660,13 @@ cJSON *calib_camera_json(const struct calib_camera_result *r)
 		cJSON_AddNumberToObject(l, "min", r->light_min);
 		cJSON_AddNumberToObject(l, "max", r->light_max);
 		cJSON_AddNumberToObject(l, "frame_samples", r->view.n_frame);
+	}
+	l = cJSON_AddObjectToObject(j, "camera");
+	if (l) {
+		cJSON_AddStringToObject(l, "white_patch", r->p[r->white_patch].name);
+		cJSON_AddNumberToObject(l, "exposure_stops", r->exposure_stops);
+		cJSON_AddNumberToObject(l, "blur_px", r->blur_px);
+		cJSON_AddNumberToObject(l, "edges", r->edges);
 	}
 	json_add_vec(j, "chart_corners_px", r->view.corners_px, 8);
 	cJSON_AddBoolToObject(j, "corners_given", r->view.given);

@@ -313,6 +313,15 @@ int calib_registration_run(struct calib_registration *as, const struct calib_ses
 		bl_err_prefix(err, "%s", as->points ? as->points : "the recorded points");
 		goto out_free;
 	}
+	/* A map the machine cannot use (canvas off its work area, over a station) is bad input, never written. */
+	{
+		struct xform xf;
+
+		if ((rc = xform_from_map(&xf, as->a->a, err)) || (rc = machine_canvas_fits(as->m, &xf, err))) {
+			bl_err_prefix(err, "%s: the registration", as->points ? as->points : "the recorded points");
+			goto out_free;
+		}
+	}
 	as->pass = as->a->max_mm <= as->m->calibration.max_arm_residual_mm;
 	/* A registration that fails is never written: a wrong one would move every stroke. */
 	if (as->pass)

@@ -8,6 +8,7 @@
 
 #include "arm/action.h"
 #include "base/err.h"
+#include "base/prov.h"
 #include "config/machine.h"
 #include "config/palette.h"
 #include "vision/canvas.h"
@@ -258,11 +259,16 @@ cJSON *calib_camera_json(const struct calib_camera_result *r);
 
 /*
  * The session record kept beside a profile (PROFILE.json): chart, time,
- * every patch's code values and references, the figures. A later session
- * compares against it to report drift.
+ * every patch's code values and references, and its "session" (the frame,
+ * settings, figures, verdict). A later session compares against it to
+ * report drift.
  */
-int calib_camera_record_save(const char *path, const struct calib_camera_result *r,
-			     const char *frame_name, double time_s, bl_err *err);
+extern const struct json_format calib_camera_record_format; /* version 2 added "session" */
+int calib_camera_record_save(const char *path, const struct calib_camera_result *r, const struct prov *pv,
+			     cJSON *settings, double time_s, bl_err *err);
+
+/* A profile's record's "session" (where it came from, its verdict): what every user of the profile warns about. */
+int calib_camera_record_prov(const char *record_path, struct prov *pv, bl_err *err);
 
 struct calib_drift {
 	double hours;                  /* since the previous session (-1 unknown) */
@@ -347,6 +353,7 @@ struct calib_arm {
 	double rms_mm, max_mm;
 	double z_rms_mm;               /* of the surface plane */
 	char created[32];              /* UTC, ISO 8601 */
+	struct prov prov;              /* the file's "session" (calib_arm_save writes it, calib_arm_load reads it) */
 };
 
 /*
@@ -356,7 +363,8 @@ struct calib_arm {
 int calib_arm_fit(int model, int n, const double (*canvas_mm)[2], const arm_point *arm_mm,
 		  struct calib_arm *out, bl_err *err);
 
-int calib_arm_save(const char *path, const struct calib_arm *c, bl_err *err);
+/* Writes the registration with its "session" from c->prov and the writer's settings (taken over; NULL: none). */
+int calib_arm_save(const char *path, const struct calib_arm *c, cJSON *settings, bl_err *err);
 int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err);
 cJSON *calib_arm_json(const struct calib_arm *c);
 
@@ -473,6 +481,18 @@ cJSON *calib_paints_json(const struct calib_paints_result *r);
  * that is missing or bad is an error (never silently uncalibrated); an
  * unnamed one leaves the part absent and says so in missing.
  */
+/* One calibration file a machine names, what it records of itself, and its digest. */
+struct calib_file {
+	const char *key;               /* "camera_profile", "canvas", "arm", "light_map" */
+	char path[CFG_PATH_MAX];
+	char sha256[BL_DIGEST_HEX];
+	int has_prov;                  /* the profile's record may be absent: nothing known */
+	struct prov prov;
+	double age_h;                  /* since prov.created, -1 unknown */
+};
+
+#define CALIB_FILES 4
+
 struct calib_set {
 	struct meas_profile *profile;  /* always set: the camera profile, or sRGB when absent */
 	int has_profile;
@@ -483,16 +503,28 @@ struct calib_set {
 	int has_light;
 	struct vis_light light;        /* calibration.light_map */
 	char missing[256];             /* "camera_profile, arm" or "" */
-	char warnings[512];            /* recorded errors beyond the machine's thresholds */
+	char warnings[1024];           /* recorded errors beyond the machine's thresholds, forced results, old files */
+	int n_files;
+	struct calib_file files[CALIB_FILES];
+	int forced;                    /* files written by --force beyond their threshold */
+	int too_old;                   /* files older than calibration.max_age_h */
 };
 
 /*
  * The one validator of the calibration files a machine names: each through
  * its own kind's loader (an ICC profile, a canvas, an arm registration, a
- * light map), so `config check` and a run refuse the same files.
+ * light map), so `config check` and a run refuse the same files. Each file's
+ * digest and record (its "session"; a profile's is PROFILE.json beside it)
+ * go in files; a result written by --force, or older than
+ * calibration.max_age_h, is named in warnings (forced, too_old count them),
+ * which every command using the calibration prints (calib_set_warn).
  */
 int calib_load_machine(const struct machine *m, struct calib_set *out, bl_err *err);
 void calib_set_free(struct calib_set *s);
+/* Prints s->warnings (one log warning), if any. */
+void calib_set_warn(const struct calib_set *s);
+/* A profile named on the command line: a warning when its record says it was forced. */
+void calib_profile_warn(const char *profile);
 
 /* ---- truth files (calib_truth.c) ---- */
 

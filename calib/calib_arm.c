@@ -261,7 +261,7 @@ cJSON *calib_arm_json(const struct calib_arm *c)
 	if (!j)
 		return NULL;
 	cJSON_AddStringToObject(j, "kind", "arm-calibration");
-	cJSON_AddNumberToObject(j, "version", 1);
+	cJSON_AddNumberToObject(j, "version", xform_reg_format.version);
 	cJSON_AddStringToObject(j, "created", c->created);
 	cJSON_AddStringToObject(j, "model", calib_arm_model_names[c->model]);
 	m = cJSON_AddArrayToObject(j, "canvas_to_machine");
@@ -291,13 +291,21 @@ cJSON *calib_arm_json(const struct calib_arm *c)
 	return j;
 }
 
-int calib_arm_save(const char *path, const struct calib_arm *c, bl_err *err)
+int calib_arm_save(const char *path, const struct calib_arm *c, cJSON *settings, bl_err *err)
 {
-	cJSON *j = calib_arm_json(c);
+	cJSON *j = calib_arm_json(c), *fig = cJSON_CreateObject();
 	int rc;
 
-	if (!j)
+	if (!j || !fig) {
+		cJSON_Delete(j);
+		cJSON_Delete(fig);
+		cJSON_Delete(settings);
 		return bl_fail(err, BL_ENOMEM, "out of memory");
+	}
+	cJSON_AddNumberToObject(fig, "points", c->n);
+	cJSON_AddNumberToObject(fig, "rms_mm", c->rms_mm);
+	cJSON_AddNumberToObject(fig, "max_mm", c->max_mm);
+	cJSON_AddItemToObject(j, "session", prov_json(&c->prov, settings, fig));
 	rc = json_write_file(path, j, err);
 	cJSON_Delete(j);
 	return rc;
@@ -327,6 +335,7 @@ int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err)
 		}
 		c->rms_mm = f->rms_mm;
 		c->max_mm = f->max_mm;
+		c->prov = f->prov;
 		c->z_rms_mm = f->z_rms_mm;
 		memcpy(c->created, f->created, sizeof(c->created));
 	}

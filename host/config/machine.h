@@ -204,6 +204,7 @@ struct machine_calibration {
 	double max_arm_residual_mm;        /* refuse an arm registration worse than this */
 	double max_canvas_error_mm;        /* refuse a canvas fit worse than this */
 	double max_camera_de00;            /* mean held-out CIEDE2000 a profile must reach */
+	double max_age_h;                  /* a calibration file older than this (h) warns, unattended refuses; 0: no limit */
 	int follow_lamp;                   /* follow the lamp's drift on the bare board (vision/light.h) */
 };
 

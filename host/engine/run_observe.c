@@ -259,7 +259,10 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	f.size_mm[0] = g->size_mm[0];
 	f.size_mm[1] = g->size_mm[1];
 	memcpy(f.corners_px, g->corners_px, sizeof(f.corners_px));
-	if ((rc = vis_canvas_save(p, &f, err)))
+	f.prov.verdict = PROV_PASS;
+	snprintf(f.prov.source, sizeof(f.prov.source), "%s", name);
+	snprintf(f.prov.why, sizeof(f.prov.why), "located by the run from the 4 corner markers of its first frame");
+	if ((rc = vis_canvas_save(p, &f, NULL, NULL, err)))
 		return rc;
 	{
 		cJSON *d = cJSON_CreateObject();

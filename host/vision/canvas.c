@@ -13,10 +13,14 @@
 #define MAX_IMAGE_PX 65536
 #define MAX_CANVAS_MM 10000.0
 
+static const json_migrate_fn canvas_steps[] = { prov_migrate_add };
+const struct json_format vis_canvas_format = { "canvas", 2, 1, canvas_steps };
+
 void vis_canvas_init(struct vis_canvas *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->error_mm = -1.0;
+	c->prov.verdict = PROV_UNKNOWN;
 }
 
 double vis_quad_area2(const double *p)
@@ -81,25 +85,20 @@ static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
 
 int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 {
-	static const char *const kinds[] = { "canvas", NULL };
 	cJSON *root = NULL;
 	json_obj o;
 	const cJSON *arr, *it;
 	double size_px[2];
 	size_t n, i = 0;
-	long long version;
-	int kind, rc;
+	int rc;
 
 	vis_canvas_init(c);
 	rc = json_parse_file(path, &root, err);
 	if (rc)
 		return rc;
-	rc = json_obj_open(root, path, "", &o, err);
-	if (rc)
+	if ((rc = json_format_open(root, path, &vis_canvas_format, NULL, &o, err)) < 0)
 		goto out_free;
-	if ((rc = json_enum(&o, "kind", JSON_REQUIRED, kinds, &kind, err)) < 0)
-		goto out_free;
-	if ((rc = json_version(&o, 1, 1, &version, err)) < 0)
+	if ((rc = prov_read(&o, &c->prov, err)) < 0)
 		goto out_free;
 	if ((rc = json_vec(&o, "image_px", JSON_REQUIRED, 2, 16, MAX_IMAGE_PX, size_px, err)) < 0)
 		goto out_free;
@@ -162,7 +161,8 @@ out_free:
 	return rc < 0 ? rc : 0;
 }
 
-int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err)
+int vis_canvas_save(const char *path, const struct vis_canvas *c, cJSON *settings, cJSON *figures,
+		    bl_err *err)
 {
 	cJSON *root = cJSON_CreateObject(), *corners;
 	const double img[2] = { c->image_w, c->image_h };
@@ -171,7 +171,8 @@ int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err)
 	if (!root)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	cJSON_AddStringToObject(root, "kind", "canvas");
-	cJSON_AddNumberToObject(root, "version", 1);
+	cJSON_AddNumberToObject(root, "version", vis_canvas_format.version);
+	cJSON_AddItemToObject(root, "session", prov_json(&c->prov, settings, figures));
 	json_add_vec(root, "image_px", img, 2);
 	json_add_vec(root, "size_mm", c->size_mm, 2);
 	corners = cJSON_AddArrayToObject(root, "corners_px");

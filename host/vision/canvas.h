@@ -3,6 +3,7 @@
 #define BL_VISION_CANVAS_H
 
 #include "base/err.h"
+#include "base/prov.h"
 #include "config/machine.h"
 #include "cv/cv.h"
 #include "vision/image.h"
@@ -59,7 +60,11 @@ struct vis_canvas {
 	int has_camera;              /* intrinsics and distortion present */
 	struct cv_camera camera;
 	double error_mm;             /* calibration's reprojection error, -1 when not recorded */
+	struct prov prov;            /* its "session": when, from what, its verdict */
 };
+
+/* The canvas format: version 2 added "session" (version 1 files read as made by an unknown session). */
+extern const struct json_format vis_canvas_format;
 
 /* Twice the signed area of a quad (x, y interleaved); positive when its corners run clockwise on screen (image y down). */
 double vis_quad_area2(const double *p);
@@ -67,8 +72,12 @@ double vis_quad_area2(const double *p);
 /* Loads a canvas file strictly (unknown keys, bad corners and degenerate shapes are errors naming the file). */
 int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err);
 
-/* Writes a canvas file atomically. */
-int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err);
+/*
+ * Writes a canvas file atomically, its "session" from c->prov with the
+ * writer's settings and figures (taken over; NULL: none).
+ */
+int vis_canvas_save(const char *path, const struct vis_canvas *c, cJSON *settings, cJSON *figures,
+		    bl_err *err);
 
 /* Sets defaults: no camera, no error recorded. */
 void vis_canvas_init(struct vis_canvas *c);

@@ -216,7 +216,7 @@ TEST(arm_files_are_read_strictly)
 
 	pairs(5, 2, 1, 0.02, 9, c, a);
 	CHECK(calib_arm_fit(CALIB_ARM_SIMILARITY, 5, (const double (*)[2])c, a, r, &err) == 0);
-	CHECK(calib_arm_save(path, r, &err) == 0);
+	CHECK(calib_arm_save(path, r, NULL, &err) == 0);
 	CHECK_MSG(calib_arm_load(path, b, &err) == 0, "%s", err.msg);
 	CHECK(b->n == 5 && b->model == CALIB_ARM_SIMILARITY);
 	for (int i = 0; i < 2; i++)
@@ -290,6 +290,12 @@ static struct guided *guided_open(const char *keys, const char *out_name)
 	gs->s.arm = gs->arm;
 	gs->s.speed_mm_s = calib_arm_jog_speed(&gs->m);
 	gs->s.step_mm = 1;
+	/* Two targets: 20 mm inside the canvas's two corners along x. */
+	gs->s.n_targets = 2;
+	gs->s.targets[0][0] = 20;
+	gs->s.targets[0][1] = 20;
+	gs->s.targets[1][0] = 380;
+	gs->s.targets[1][1] = 20;
 	gs->s.in = fmemopen((void *)keys, strlen(keys), "r");
 	gs->s.out = fopen(tmp_path(out_name), "w");
 	return gs;
@@ -322,11 +328,6 @@ TEST(the_guided_session_moves_only_through_the_gate)
 	struct rec_state st;
 	bl_err err = { 0 };
 
-	s->n_targets = 2;
-	s->targets[0][0] = 20;
-	s->targets[0][1] = 20;
-	s->targets[1][0] = 380;
-	s->targets[1][1] = 20;
 	CHECK_MSG(calib_arm_session_run(s, &err) == 0, "%s", err.msg);
 	st = gs->st;
 	CHECK(s->n == 2);
@@ -374,11 +375,6 @@ TEST(go_after_ok_lifts_first_and_a_point_in_the_air_warns)
 	bl_err err = { 0 };
 	char *text;
 
-	s->n_targets = 2;
-	s->targets[0][0] = 20;
-	s->targets[0][1] = 20;
-	s->targets[1][0] = 380;
-	s->targets[1][1] = 20;
 	CHECK_MSG(calib_arm_session_run(s, &err) == 0, "%s", err.msg);
 	fflush(s->out);
 	CHECK(fs_read_file(tmp_path("go.out"), 1 << 20, &text, NULL, &err) == 0);

@@ -141,7 +141,7 @@ TEST(canvas_file_round_trip)
 	c.has_camera = 1;
 	c.camera = (struct cv_camera){ 900, 905, 641, 359, { -0.2, 0.05, 0.001, 0.002, 0.01 }, 5 };
 	c.error_mm = 0.21;
-	CHECK(vis_canvas_save(p, &c, &err) == 0);
+	CHECK(vis_canvas_save(p, &c, NULL, NULL, &err) == 0);
 	CHECK_MSG(vis_canvas_load(p, &d, &err) == 0, "%s", err.msg);
 	CHECK(d.image_w == 1280 && d.image_h == 720);
 	CHECK(corner_error(d.corners_px, CORNERS) < 1e-9);
@@ -172,7 +172,7 @@ TEST(canvas_file_rejects_bad_files)
 		  "\"corners_px\":[[0,100],[100,100],[100,0]]}", "3 corners" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
 		  "\"corners_px\":[[0,0],[100,100],[100,0],[0,100]]}", "convex" },
-		{ "{\"kind\":\"canvas\",\"version\":2,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		{ "{\"kind\":\"canvas\",\"version\":3,\"image_px\":[1280,720],\"size_mm\":[400,300],"
 		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]]}", "version" },
 		{ "{\"kind\":\"machine\",\"version\":1}", "kind" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,1e999],"

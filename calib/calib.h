@@ -8,6 +8,7 @@
 
 #include "arm/action.h"
 #include "base/err.h"
+#include "base/prov.h"
 #include "config/machine.h"
 #include "config/palette.h"
 #include "vision/canvas.h"
@@ -194,6 +195,10 @@ struct calib_camera_result {
 	struct calib_figures truth_fit, truth_held_out, truth_srgb, truth_held_in_range;
 	unsigned char *icc;          /* the profile (malloc'd) */
 	size_t icc_len;
+	int white_patch;             /* the chart's whitest patch (highest reference L*) */
+	double exposure_stops;       /* its luminance as recorded against its reference's, log2 (0: exact) */
+	double blur_px;              /* the patches' edges: median sigma of a Gaussian blur that makes them so wide */
+	int edges;                   /* edges that median is of */
 };
 
 /*
@@ -208,6 +213,21 @@ struct calib_camera_result {
 
 int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		     struct calib_camera_result **r, bl_err *err);
+
+/*
+ * What the chart frame says of the camera (calib_camera_check.c), filled
+ * into r once its patches are measured: the exposure of its whitest patch
+ * against the reference (stops), and the focus (the edges' blur, px). A
+ * frame more than CALIB_UNDER_STOPS under, or blurred beyond
+ * CALIB_BLUR_MAX_PX, is refused (BL_EINVAL) naming the figure. On the
+ * simulator a sharp, well exposed chart is 0.22 stops under with edges of
+ * 0.43 px; a Gaussian blur of 1, 2, 3 px reads 1.02, 1.85, 2.61 px (the
+ * held-out mean 1.20, 2.99, 3.14 against 1.08).
+ */
+#define CALIB_UNDER_STOPS 1.5
+#define CALIB_BLUR_MAX_PX 1.5
+int calib_camera_check(const struct img *frame, const char *name, const struct calib_chart *c,
+		       struct calib_camera_result *r, bl_err *err);
 void calib_camera_free(struct calib_camera_result *r);
 
 /*
@@ -239,11 +259,16 @@ cJSON *calib_camera_json(const struct calib_camera_result *r);
 
 /*
  * The session record kept beside a profile (PROFILE.json): chart, time,
- * every patch's code values and references, the figures. A later session
- * compares against it to report drift.
+ * every patch's code values and references, and its "session" (the frame,
+ * settings, figures, verdict). A later session compares against it to
+ * report drift.
  */
-int calib_camera_record_save(const char *path, const struct calib_camera_result *r,
-			     const char *frame_name, double time_s, bl_err *err);
+extern const struct json_format calib_camera_record_format; /* version 2 added "session" */
+int calib_camera_record_save(const char *path, const struct calib_camera_result *r, const struct prov *pv,
+			     cJSON *settings, double time_s, bl_err *err);
+
+/* A profile's record's "session" (where it came from, its verdict): what every user of the profile warns about. */
+int calib_camera_record_prov(const char *record_path, struct prov *pv, bl_err *err);
 
 struct calib_drift {
 	double hours;                  /* since the previous session (-1 unknown) */
@@ -275,12 +300,16 @@ struct calib_canvas_result {
 	double rms_mm, max_mm;         /* their reprojection error on the canvas (detection noise of single corners) */
 	double map_error_mm;           /* the fitted map's error over the canvas, propagated from that noise (what is stored and checked) */
 	double mm_per_px;              /* the frame's scale at the canvas centre */
+	double corners_off_mm;         /* corners given: the farthest from where the markers put it, -1 unchecked */
 };
+
 
 /*
  * Fits the canvas in frame: from the four corner markers (every corner of
  * their squares, refined: up to 44 points, least squares, errors in mm), or
- * from corners_px given (exact, error not measurable: -1). markers gives the
+ * from corners_px given (clockwise as the frame shows them from the origin's
+ * corner; exact, error not measurable: -1), refused when they run the other
+ * way (a mirror) or, when the markers are in view, lie off them. markers gives the
  * canvas size and the markers' geometry (vis_markers_from_machine).
  */
 int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *markers,
@@ -302,6 +331,10 @@ enum calib_arm_model { CALIB_ARM_SIMILARITY = XFORM_SIMILARITY, CALIB_ARM_AFFINE
 #define calib_arm_model_names xform_model_names /* "similarity", "affine", NULL */
 
 #define CALIB_ARM_MAX_POINTS XFORM_REG_MAX_POINTS
+/* Points closer than this (mm, on either side of the map) are one place: they count once towards the four a fit needs. */
+#define CALIB_ARM_SAME_MM 1.0
+/* A point recorded further than this above the canvas surface (mm) touches nothing: the session warns. */
+#define CALIB_ARM_ABOVE_MM 5.0
 
 /*
  * The canvas-to-arm registration (the file calibration.arm names, kind
@@ -320,6 +353,7 @@ struct calib_arm {
 	double rms_mm, max_mm;
 	double z_rms_mm;               /* of the surface plane */
 	char created[32];              /* UTC, ISO 8601 */
+	struct prov prov;              /* the file's "session" (calib_arm_save writes it, calib_arm_load reads it) */
 };
 
 /*
@@ -329,7 +363,8 @@ struct calib_arm {
 int calib_arm_fit(int model, int n, const double (*canvas_mm)[2], const arm_point *arm_mm,
 		  struct calib_arm *out, bl_err *err);
 
-int calib_arm_save(const char *path, const struct calib_arm *c, bl_err *err);
+/* Writes the registration with its "session" from c->prov and the writer's settings (taken over; NULL: none). */
+int calib_arm_save(const char *path, const struct calib_arm *c, cJSON *settings, bl_err *err);
 int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err);
 cJSON *calib_arm_json(const struct calib_arm *c);
 
@@ -351,6 +386,13 @@ int calib_arm_default_targets(const struct machine *m, double (*canvas_mm)[2]);
 
 #define CALIB_CARD_MAX_TINTS 4
 #define CALIB_CARD_MAX_SWATCHES (PALETTE_MAX_PAINTS * (1 + CALIB_CARD_MAX_TINTS))
+/*
+ * A swatch further than this (CIEDE2000) from what its palette predicts is
+ * not its paint (another paint's box, a bare box, the wrong palette). A
+ * batch, a camera profile and a mix by weight each differ by a few units: on
+ * the simulator (seeds 3, 5) the farthest right swatch is 3.0 from its palette.
+ */
+#define CALIB_SWATCH_FAR_DE00 12.0
 
 /*
  * A paint card (kind "paint-card", version 1): a marker in each corner
@@ -439,6 +481,18 @@ cJSON *calib_paints_json(const struct calib_paints_result *r);
  * that is missing or bad is an error (never silently uncalibrated); an
  * unnamed one leaves the part absent and says so in missing.
  */
+/* One calibration file a machine names, what it records of itself, and its digest. */
+struct calib_file {
+	const char *key;               /* "camera_profile", "canvas", "arm", "light_map" */
+	char path[CFG_PATH_MAX];
+	char sha256[BL_DIGEST_HEX];
+	int has_prov;                  /* the profile's record may be absent: nothing known */
+	struct prov prov;
+	double age_h;                  /* since prov.created, -1 unknown */
+};
+
+#define CALIB_FILES 4
+
 struct calib_set {
 	struct meas_profile *profile;  /* always set: the camera profile, or sRGB when absent */
 	int has_profile;
@@ -449,16 +503,28 @@ struct calib_set {
 	int has_light;
 	struct vis_light light;        /* calibration.light_map */
 	char missing[256];             /* "camera_profile, arm" or "" */
-	char warnings[512];            /* recorded errors beyond the machine's thresholds */
+	char warnings[1024];           /* recorded errors beyond the machine's thresholds, forced results, old files */
+	int n_files;
+	struct calib_file files[CALIB_FILES];
+	int forced;                    /* files written by --force beyond their threshold */
+	int too_old;                   /* files older than calibration.max_age_h */
 };
 
 /*
  * The one validator of the calibration files a machine names: each through
  * its own kind's loader (an ICC profile, a canvas, an arm registration, a
- * light map), so `config check` and a run refuse the same files.
+ * light map), so `config check` and a run refuse the same files. Each file's
+ * digest and record (its "session"; a profile's is PROFILE.json beside it)
+ * go in files; a result written by --force, or older than
+ * calibration.max_age_h, is named in warnings (forced, too_old count them),
+ * which every command using the calibration prints (calib_set_warn).
  */
 int calib_load_machine(const struct machine *m, struct calib_set *out, bl_err *err);
 void calib_set_free(struct calib_set *s);
+/* Prints s->warnings (one log warning), if any. */
+void calib_set_warn(const struct calib_set *s);
+/* A profile named on the command line: a warning when its record says it was forced. */
+void calib_profile_warn(const char *profile);
 
 /* ---- truth files (calib_truth.c) ---- */
 

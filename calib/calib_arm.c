@@ -132,6 +132,30 @@ int calib_arm_fit(int model, int n, const double (*canvas_mm)[2], const arm_poin
 		mx += canvas_mm[i][0] / n;
 		my += canvas_mm[i][1] / n;
 	}
+	{
+		/* A place touched twice (the same canvas point or the same arm position) counts once. */
+		int distinct = 0, dup = -1, of = -1;
+
+		for (int i = 0; i < n; i++) {
+			int seen = -1;
+
+			for (int j = 0; j < i && seen < 0; j++)
+				if (hypot(canvas_mm[i][0] - canvas_mm[j][0], canvas_mm[i][1] - canvas_mm[j][1]) < CALIB_ARM_SAME_MM ||
+				    hypot(arm_mm[i].x - arm_mm[j].x, arm_mm[i].y - arm_mm[j].y) < CALIB_ARM_SAME_MM)
+					seen = j;
+			if (seen < 0)
+				distinct++;
+			else if (dup < 0) {
+				dup = i;
+				of = seen;
+			}
+		}
+		if (distinct < 4)
+			return bl_fail(err, BL_EINVAL, "%d points but %d distinct places (point %d repeats "
+				       "point %d within %g mm): the arm registration needs at least 4 (3 fix "
+				       "the map, the rest check it)", n, distinct, dup + 1, of + 1,
+				       CALIB_ARM_SAME_MM);
+	}
 	for (int i = 0; i < n; i++) {
 		double x = canvas_mm[i][0] - mx, y = canvas_mm[i][1] - my;
 
@@ -237,7 +261,7 @@ cJSON *calib_arm_json(const struct calib_arm *c)
 	if (!j)
 		return NULL;
 	cJSON_AddStringToObject(j, "kind", "arm-calibration");
-	cJSON_AddNumberToObject(j, "version", 1);
+	cJSON_AddNumberToObject(j, "version", xform_reg_format.version);
 	cJSON_AddStringToObject(j, "created", c->created);
 	cJSON_AddStringToObject(j, "model", calib_arm_model_names[c->model]);
 	m = cJSON_AddArrayToObject(j, "canvas_to_machine");
@@ -267,13 +291,21 @@ cJSON *calib_arm_json(const struct calib_arm *c)
 	return j;
 }
 
-int calib_arm_save(const char *path, const struct calib_arm *c, bl_err *err)
+int calib_arm_save(const char *path, const struct calib_arm *c, cJSON *settings, bl_err *err)
 {
-	cJSON *j = calib_arm_json(c);
+	cJSON *j = calib_arm_json(c), *fig = cJSON_CreateObject();
 	int rc;
 
-	if (!j)
+	if (!j || !fig) {
+		cJSON_Delete(j);
+		cJSON_Delete(fig);
+		cJSON_Delete(settings);
 		return bl_fail(err, BL_ENOMEM, "out of memory");
+	}
+	cJSON_AddNumberToObject(fig, "points", c->n);
+	cJSON_AddNumberToObject(fig, "rms_mm", c->rms_mm);
+	cJSON_AddNumberToObject(fig, "max_mm", c->max_mm);
+	cJSON_AddItemToObject(j, "session", prov_json(&c->prov, settings, fig));
 	rc = json_write_file(path, j, err);
 	cJSON_Delete(j);
 	return rc;
@@ -303,6 +335,7 @@ int calib_arm_load(const char *path, struct calib_arm *c, bl_err *err)
 		}
 		c->rms_mm = f->rms_mm;
 		c->max_mm = f->max_mm;
+		c->prov = f->prov;
 		c->z_rms_mm = f->z_rms_mm;
 		memcpy(c->created, f->created, sizeof(c->created));
 	}

@@ -64,12 +64,34 @@ static int jog(struct calib_arm_session *s, double dx, double dy, double dz, bl_
 	return gate_run(s, &a, err);
 }
 
+static int where(struct calib_arm_session *s, arm_point *p, bl_err *err);
+
+/*
+ * Above the target at travel height. A tip below travel height (on the point
+ * just recorded) is lifted straight up first, declaring the canvas it
+ * leaves: a move across from there would drag the brush over the canvas,
+ * which the gate rightly refuses for a travel move.
+ */
 static int go_above(struct calib_arm_session *s, const double xy[2], bl_err *err)
 {
 	const struct machine *m = s->m;
 	struct machine_pt t = xform_to_machine(&m->xf, (struct canvas_pt){ xy[0], xy[1] });
 	struct arm_action a;
+	arm_point now;
+	int rc;
 
+	if ((rc = where(s, &now, err)))
+		return rc;
+	if (now.z < m->travel_z_mm - 1e-6) {
+		memset(&a, 0, sizeof(a));
+		a.kind = ARM_MOVE;
+		a.id = -1;
+		a.speed_mm_s = s->speed_mm_s;
+		a.target = (arm_point){ now.x, now.y, m->travel_z_mm };
+		a.zones = (1u << ARM_ZONE_TRAVEL) | (1u << ARM_ZONE_CANVAS);
+		if ((rc = gate_run(s, &a, err)))
+			return rc;
+	}
 	memset(&a, 0, sizeof(a));
 	a.kind = ARM_MOVE;
 	a.id = -1;
@@ -93,6 +115,32 @@ static int where(struct calib_arm_session *s, arm_point *p, bl_err *err)
 	return 0;
 }
 
+/*
+ * What a point about to be recorded says of itself: a tip far above the
+ * canvas (at travel height: ok typed before lowering it) touches nothing, so
+ * the first ok there is not taken (0 returned) and a second one, the
+ * operator insisting, is; a place already recorded for another target means
+ * the tip did not move: recorded with a warning, and the fit counts it once.
+ */
+static int check_point(struct calib_arm_session *s, const arm_point *p, int insisted)
+{
+	const double above = p->z - s->m->canvas.surface_z_mm;
+
+	if (above > CALIB_ARM_ABOVE_MM && !insisted) {
+		fprintf(s->out, "  warning: the tip is %.1f mm above the canvas surface (z %.2f; "
+			"zones.canvas.surface_z_mm %g)%s: it touches nothing, and the registration's "
+			"surface plane would be wrong. Lower it (z-) onto the point and type ok; ok again "
+			"here records it anyway\n", above, p->z, s->m->canvas.surface_z_mm,
+			p->z >= s->m->travel_z_mm - 1e-6 ? ", at travel height" : "");
+		return 0;
+	}
+	for (int i = 0; i < s->n; i++)
+		if (hypot(p->x - s->arm_mm[i].x, p->y - s->arm_mm[i].y) < CALIB_ARM_SAME_MM)
+			fprintf(s->out, "  warning: the same place as point %d (within %g mm): did the tip "
+				"move? A place recorded twice counts once\n", i + 1, CALIB_ARM_SAME_MM);
+	return 1;
+}
+
 int calib_arm_session_run(struct calib_arm_session *s, bl_err *err)
 {
 	char line[256];
@@ -107,7 +155,8 @@ int calib_arm_session_run(struct calib_arm_session *s, bl_err *err)
 		fprintf(s->out, "Jog speed %.1f mm/s, step %.2f mm.\n", s->speed_mm_s, s->step_mm);
 	for (int k = 0; k < s->n_targets; k++) {
 		const double *t = s->targets[k];
-		int recorded = 0;
+		int recorded = 0, air_ok = 0; /* ok typed in the air once: again there records it */
+		double air_z = 0;
 
 		fprintf(s->out, "\nPoint %d of %d: canvas (%.1f, %.1f) mm from its origin corner (the "
 			"corner by the marker with the dark core).\n", k + 1, s->n_targets, t[0], t[1]);
@@ -141,6 +190,11 @@ int calib_arm_session_run(struct calib_arm_session *s, bl_err *err)
 				rc = where(s, &p, err);
 				if (rc)
 					return rc;
+				if (!check_point(s, &p, air_ok && fabs(p.z - air_z) < 0.5)) {
+					air_ok = 1;
+					air_z = p.z;
+					continue;
+				}
 				memcpy(s->canvas_mm[s->n], t, sizeof(s->canvas_mm[s->n]));
 				s->arm_mm[s->n] = p;
 				s->n++;

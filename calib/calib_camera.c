@@ -307,51 +307,76 @@ out_done:
 	return 0;
 }
 
+/* Every clipped patch named at once (the exposure to lower is the chart's, not one patch's). */
+static int clipped_patches(const struct calib_camera_opts *o, const struct meas_swatch *s, int n,
+			   bl_err *err)
+{
+	char names[512] = "";
+	int k = 0, first = -1;
+
+	for (int i = 0; i < n; i++)
+		if (s[i].saturated || s[i].clipped > CLIPPED_MAX * s[i].total) {
+			size_t used = strlen(names);
+
+			if (first < 0)
+				first = i;
+			snprintf(names + used, sizeof(names) - used, "%s'%s' (%ld of %ld px)", k ? ", " : "",
+				 o->chart->patch[i], s[i].at_top, s[i].total);
+			k++;
+		}
+	if (first < 0)
+		return 0;
+	return bl_fail(err, BL_EINVAL, "%s: %d of the chart's %d patches %s clipped, a channel at 254 "
+		       "or 255 (overexposed, or a glare): %s: lower the exposure or move the light",
+		       o->frame_name, k, n, k == 1 ? "is" : "are", names);
+}
+
 static int measure_patches(const struct img *frame, const struct calib_camera_opts *o,
 			   struct calib_camera_result *r, bl_err *err)
 {
 	const struct calib_chart *c = o->chart;
 	struct meas_profile *srgb;
-	int rc = meas_profile_open(NULL, &srgb, err);
+	struct meas_swatch *sw = malloc(sizeof(*sw) * (size_t)c->n);
+	int rc = sw ? meas_profile_open(NULL, &srgb, err) : bl_fail(err, BL_ENOMEM, "out of memory");
 
-	if (rc)
+	if (rc) {
+		free(sw);
 		return rc;
+	}
 	for (int i = 0; i < c->n; i++) {
-		struct calib_patch *p = &r->p[i];
-		struct meas_swatch s;
 		char nm[600];
 
 		snprintf(nm, sizeof(nm), "%s: patch '%s'", o->frame_name, c->patch[i]);
+		if ((rc = meas_swatch(frame, nm, &r->view.roi[i], srgb, &sw[i], err)))
+			goto out_close;
+	}
+	if ((rc = clipped_patches(o, sw, c->n, err)))
+		goto out_close;
+	for (int i = 0; i < c->n; i++) {
+		struct calib_patch *p = &r->p[i];
+		const struct meas_swatch *s = &sw[i];
+
 		snprintf(p->name, sizeof(p->name), "%s", c->patch[i]);
 		memcpy(p->ref_lab, c->lab[i], sizeof(p->ref_lab));
 		p->roi = r->view.roi[i];
-		rc = meas_swatch(frame, nm, &p->roi, srgb, &s, err);
-		if (rc)
-			goto out_close;
-		if (s.saturated || s.clipped > CLIPPED_MAX * s.total) {
-			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is clipped: %ld of its %ld px have "
-				     "a channel at 254 or 255 (overexposed, or a glare): lower the "
-				     "exposure or move the light", o->frame_name, c->patch[i],
-				     s.clipped, s.total);
-			goto out_close;
-		}
-		if (s.pixels < KEPT_MIN * s.total) {
+		if (s->pixels < KEPT_MIN * s->total) {
 			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is not uniform: only %ld of its "
 				     "%ld px agree (partly covered, dirty, or a shadow?)",
-				     o->frame_name, c->patch[i], s.pixels, s.total);
+				     o->frame_name, c->patch[i], s->pixels, s->total);
 			goto out_close;
 		}
-		if (s.rgb_linear[0] + s.rgb_linear[1] + s.rgb_linear[2] < 3e-4) {
+		if (s->rgb_linear[0] + s->rgb_linear[1] + s->rgb_linear[2] < 3e-4) {
 			rc = bl_fail(err, BL_EINVAL, "%s: patch '%s' is black (no light?)",
 				     o->frame_name, c->patch[i]);
 			goto out_close;
 		}
-		p->pixels = s.pixels;
-		memcpy(p->rgb_linear, s.rgb_linear, sizeof(p->rgb_linear));
+		p->pixels = s->pixels;
+		memcpy(p->rgb_linear, s->rgb_linear, sizeof(p->rgb_linear));
 	}
 	r->n = c->n;
 out_close:
 	meas_profile_close(srgb);
+	free(sw);
 	return rc;
 }
 
@@ -531,7 +556,8 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		goto out_free;
 	}
 	if ((rc = calib_chart_find(frame, o->frame_name, o->chart, o->corners_px, &r->view, err)) ||
-	    (rc = measure_patches(frame, o, r, err)) || (rc = correct_light(frame, o, r, err)) ||
+	    (rc = measure_patches(frame, o, r, err)) || (rc = calib_camera_check(frame, o->frame_name, o->chart, r, err)) ||
+	    (rc = correct_light(frame, o, r, err)) ||
 	    (rc = meas_profile_open(NULL, &srgb, err)))
 		goto out_free;
 	patch_values(r, srgb, v, ref);
@@ -635,6 +661,13 @@ cJSON *calib_camera_json(const struct calib_camera_result *r)
 		cJSON_AddNumberToObject(l, "max", r->light_max);
 		cJSON_AddNumberToObject(l, "frame_samples", r->view.n_frame);
 	}
+	l = cJSON_AddObjectToObject(j, "camera");
+	if (l) {
+		cJSON_AddStringToObject(l, "white_patch", r->p[r->white_patch].name);
+		cJSON_AddNumberToObject(l, "exposure_stops", r->exposure_stops);
+		cJSON_AddNumberToObject(l, "blur_px", r->blur_px);
+		cJSON_AddNumberToObject(l, "edges", r->edges);
+	}
 	json_add_vec(j, "chart_corners_px", r->view.corners_px, 8);
 	cJSON_AddBoolToObject(j, "corners_given", r->view.given);
 	cJSON_AddNumberToObject(j, "gamma_r", r->fitted.gamma[0]);
@@ -670,199 +703,5 @@ cJSON *calib_camera_json(const struct calib_camera_result *r)
 		}
 		cJSON_AddItemToArray(arr, pj);
 	}
-	return j;
-}
-
-/* ---- the session record and drift ---- */
-
-int calib_camera_record_save(const char *path, const struct calib_camera_result *r,
-			     const char *frame_name, double time_s, bl_err *err)
-{
-	cJSON *j = cJSON_CreateObject(), *arr;
-	char now[32];
-	int rc;
-
-	if (!j)
-		return bl_fail(err, BL_ENOMEM, "out of memory");
-	calib_now_iso(now, sizeof(now));
-	cJSON_AddStringToObject(j, "kind", "camera-session");
-	cJSON_AddNumberToObject(j, "version", 1);
-	cJSON_AddStringToObject(j, "created", now);
-	if (time_s >= 0)
-		cJSON_AddNumberToObject(j, "time_s", time_s);
-	cJSON_AddStringToObject(j, "frame", frame_name ? frame_name : "");
-	cJSON_AddStringToObject(j, "model", calib_model_names[r->model]);
-	cJSON_AddStringToObject(j, "light", calib_light_names[r->light_source]);
-	cJSON_AddItemToObject(j, "fit", calib_figures_json(&r->fit));
-	cJSON_AddItemToObject(j, "held_out", calib_figures_json(&r->held_out));
-	arr = cJSON_AddArrayToObject(j, "patches");
-	for (int i = 0; arr && i < r->n; i++) {
-		cJSON *p = cJSON_CreateObject();
-
-		if (!p)
-			break;
-		cJSON_AddStringToObject(p, "name", r->p[i].name);
-		json_add_vec(p, "code", r->p[i].v, 3);
-		json_add_vec(p, "ref_lab", r->p[i].ref_lab, 3);
-		cJSON_AddItemToArray(arr, p);
-	}
-	rc = json_write_file(path, j, err);
-	cJSON_Delete(j);
-	return rc;
-}
-
-struct rec_patch {
-	char name[CALIB_NAME_MAX];
-	double v[3], ref[3];
-};
-
-static int record_load(const char *path, struct rec_patch **out, int *n, double *time_s,
-		       char *created, size_t created_n, bl_err *err)
-{
-	cJSON *root;
-	json_obj o, po;
-	const cJSON *arr, *it;
-	size_t count, i = 0;
-	struct rec_patch *p = NULL;
-	char s[512];
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	*time_s = -1;
-	rc = json_parse_file(path, &root, err);
-	if (rc)
-		return rc;
-	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_kind(&o, "camera-session", 1, err)) < 0 ||
-	    (rc = json_str(&o, "created", JSON_REQUIRED, created, created_n, err)) < 0 ||
-	    (rc = json_num(&o, "time_s", JSON_OPTIONAL, 0, 1e9, time_s, err)) < 0 ||
-	    (rc = json_str(&o, "frame", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||
-	    (rc = json_str(&o, "model", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||
-	    (rc = json_str(&o, "light", JSON_REQUIRED, s, sizeof(s), err)) < 0 ||
-	    (rc = json_array(&o, "patches", JSON_REQUIRED, CALIB_MAX_PATCHES, &arr, &count,
-			     err)) < 0)
-		goto out_free;
-	json_take(&o, "fit");
-	json_take(&o, "held_out");
-	p = calloc(count ? count : 1, sizeof(*p));
-	if (!p) {
-		rc = bl_fail(err, BL_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	cJSON_ArrayForEach(it, arr) {
-		if ((rc = json_item_obj(&o, "patches", it, i, &po, err)) < 0 ||
-		    (rc = json_str(&po, "name", JSON_REQUIRED, p[i].name, CALIB_NAME_MAX, err)) < 0 ||
-		    (rc = json_vec(&po, "code", JSON_REQUIRED, 3, 0.0, 1.0, p[i].v, err)) < 0 ||
-		    (rc = json_vec(&po, "ref_lab", JSON_REQUIRED, 3, -200, 200, p[i].ref, err)) < 0 ||
-		    (rc = json_end(&po, err)) < 0)
-			goto out_free;
-		i++;
-	}
-	if ((rc = json_end(&o, err)) < 0)
-		goto out_free;
-	*out = p;
-	*n = (int)count;
-	p = NULL;
-	rc = 0;
-out_free:
-	free(p);
-	cJSON_Delete(root);
-	return rc;
-}
-
-/* Seconds since the epoch of a UTC ISO 8601 stamp as calib_now_iso writes it; -1 when unreadable. */
-static double iso_seconds(const char *s)
-{
-	struct tm tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(s, "%d-%d-%dT%d:%d:%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-		   &tm.tm_min, &tm.tm_sec) != 6)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (double)timegm(&tm);
-}
-
-int calib_camera_drift(const struct calib_camera_result *now, const char *record_path,
-		       const unsigned char *icc, size_t icc_len, double threshold, double time_s,
-		       struct calib_drift *d, bl_err *err)
-{
-	struct rec_patch *prev;
-	struct meas_profile *prof = NULL;
-	double t_prev, de_now[CALIB_MAX_PATCHES], de_change[CALIB_MAX_PATCHES];
-	double g_now = 0, g_prev = 0;
-	char names[CALIB_MAX_PATCHES][CALIB_NAME_MAX], created[64];
-	int n, m = 0, rc;
-
-	memset(d, 0, sizeof(*d));
-	rc = record_load(record_path, &prev, &n, &t_prev, created, sizeof(created), err);
-	if (rc)
-		return rc;
-	rc = meas_profile_open_mem(icc, icc_len, "the previous profile", &prof, err);
-	if (rc)
-		goto out_free;
-	for (int i = 0; i < now->n; i++) {
-		const struct calib_patch *p = &now->p[i];
-
-		for (int k = 0; k < n; k++) {
-			color_lab a, b;
-			double la[3], lb[3];
-
-			if (strcmp(prev[k].name, p->name) != 0)
-				continue;
-			meas_profile_lab(prof, p->v, &a);
-			meas_profile_lab(prof, prev[k].v, &b);
-			la[0] = a.L;
-			la[1] = a.a;
-			la[2] = a.b;
-			lb[0] = b.L;
-			lb[1] = b.a;
-			lb[2] = b.b;
-			de_now[m] = calib_de00(la, p->ref_lab);
-			de_change[m] = calib_de00(la, lb);
-			memcpy(names[m], p->name, CALIB_NAME_MAX);
-			/* The neutral patches say how much the light itself changed. */
-			if (hypot(p->ref_lab[1], p->ref_lab[2]) < 4.0 && p->ref_lab[0] > 30) {
-				g_now += meas_srgb_to_linear(p->v[1]);
-				g_prev += meas_srgb_to_linear(prev[k].v[1]);
-			}
-			m++;
-			break;
-		}
-	}
-	if (m == 0) {
-		rc = bl_fail(err, BL_EINVAL, "%s: no patch in common with this chart", record_path);
-		goto out_free;
-	}
-	calib_figures_of(de_now, (const char (*)[CALIB_NAME_MAX])names, m, &d->previous_now);
-	calib_figures_of(de_change, (const char (*)[CALIB_NAME_MAX])names, m, &d->change);
-	d->intensity_change = g_prev > 0 ? g_now / g_prev - 1.0 : 0.0;
-	if (time_s >= 0 && t_prev >= 0) {
-		d->hours = (time_s - t_prev) / 3600.0;
-	} else {
-		double a = iso_seconds(created), b = (double)time(NULL);
-
-		d->hours = a >= 0 ? (b - a) / 3600.0 : -1;
-	}
-	d->recalibrate = d->previous_now.mean_de00 > threshold;
-out_free:
-	meas_profile_close(prof);
-	free(prev);
-	return rc;
-}
-
-cJSON *calib_drift_json(const struct calib_drift *d)
-{
-	cJSON *j = cJSON_CreateObject();
-
-	if (!j)
-		return NULL;
-	cJSON_AddNumberToObject(j, "hours", d->hours);
-	cJSON_AddItemToObject(j, "previous_profile_now", calib_figures_json(&d->previous_now));
-	cJSON_AddItemToObject(j, "change", calib_figures_json(&d->change));
-	cJSON_AddNumberToObject(j, "intensity_change", d->intensity_change);
-	cJSON_AddBoolToObject(j, "recalibrate", d->recalibrate);
 	return j;
 }

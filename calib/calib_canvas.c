@@ -1,5 +1,6 @@
 /* calib_canvas.c: the canvas session: the homography from the corner markers' centres and corners by least squares, its reprojection error in mm, the canvas file. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -372,6 +373,93 @@ static int canvas_on_frame(const struct img *frame, const char *name, const doub
 	return 0;
 }
 
+static const char *const corner_markers[4] = { "0, the origin's (with the dark core)",
+						 "1, along x from the origin", "2, across from the origin",
+						 "3, along y from the origin" };
+
+/*
+ * The canvas corners the operator gave, as the frame shows them clockwise
+ * from the origin's corner (the convention of every session's --corners:
+ * clockwise from the object's first corner), into the file's order (0, 0),
+ * (W, 0), (W, H), (0, H): a camera above the table sees the canvas's x, y
+ * turned, never mirrored, so those run counter-clockwise on screen.
+ * Corners that run the other way describe a mirror image of the canvas.
+ */
+static int given_corners(const char *name, const double *given, double file_px[8], bl_err *err)
+{
+	static const int from[4] = { 0, 3, 2, 1 };
+
+	for (int i = 0; i < 4; i++) {
+		const double *a = given + 2 * i, *b = given + 2 * ((i + 1) % 4), *c = given + 2 * ((i + 2) % 4);
+
+		if ((b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]) <= 0) {
+			if (vis_quad_area2(given) < 0)
+				return bl_fail(err, BL_EINVAL, "%s: the corners given run counter-clockwise "
+					       "as the frame shows them, which describes a mirror image "
+					       "of the canvas: --corners takes them clockwise, from the "
+					       "origin's corner (by the marker with the dark core)", name);
+			return bl_fail(err, BL_EINVAL, "%s: the corners given do not make a convex "
+				       "quadrilateral: give them clockwise as the frame shows them, from "
+				       "the origin's corner", name);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		file_px[2 * i] = given[2 * from[i]];
+		file_px[2 * i + 1] = given[2 * from[i] + 1];
+	}
+	return 0;
+}
+
+/*
+ * Corners given against the markers the frame shows (when it shows all four):
+ * every corner within VIS_CANVAS_CORNER_TOL_MM of where the markers put it,
+ * the first at the origin's. r->corners_off_mm is the largest distance, -1
+ * when the markers are not all in view (nothing to check against).
+ */
+static int corners_against_markers(const struct img *frame, const char *name, const struct vis_markers *mks,
+				   const double file_px[8], struct calib_canvas_result *r, bl_err *err)
+{
+	static const int screen[4] = { 0, 3, 2, 1 }; /* the order given <-> the file's */
+	struct vis_canvas c;
+	double off;
+	int rc;
+
+	vis_canvas_init(&c);
+	c.image_w = frame->w;
+	c.image_h = frame->h;
+	memcpy(c.size_mm, mks->canvas_mm, sizeof(c.size_mm));
+	memcpy(c.corners_px, file_px, sizeof(c.corners_px));
+	rc = vis_canvas_cross_check(frame, name, "the corners given", &c, mks, VIS_CANVAS_CORNER_TOL_MM,
+				    &r->corners_off_mm, err);
+	if (rc != BL_EINVAL || r->corners_off_mm < 0)
+		return rc;
+	/* The same turn for every corner is a wrong start: say which corner they start at. */
+	for (int s = 1; s < 4; s++) {
+		bl_err e2 = { 0 };
+
+		for (int k = 0; k < 4; k++) {
+			/* Given corner i is the canvas's i + s clockwise from the origin. */
+			int given = (screen[k] + 4 - s) % 4;
+
+			c.corners_px[2 * k] = file_px[2 * screen[given]];
+			c.corners_px[2 * k + 1] = file_px[2 * screen[given] + 1];
+		}
+		if (vis_canvas_cross_check(frame, name, "", &c, mks, VIS_CANVAS_CORNER_TOL_MM, &off, &e2) == 0)
+			return bl_fail(err, BL_EINVAL, "%s: the corners given start at the canvas corner by "
+				       "marker %s, not the origin's: --corners takes them clockwise as the "
+				       "frame shows them, from the corner by the marker with the dark core "
+				       "(at (%.0f, %.0f) px)", name, corner_markers[screen[s]],
+				       c.corners_px[0], c.corners_px[1]);
+	}
+	{
+		char what[BL_ERR_MSG_MAX];
+
+		snprintf(what, sizeof(what), "%s", err->msg);
+		return bl_fail(err, BL_EINVAL, "%s: the corners do not describe this canvas (--corners: "
+			       "clockwise as the frame shows them, from the origin's corner)", what);
+	}
+}
+
 int calib_canvas_run(const struct img *frame, const char *name, const struct vis_markers *mks,
 		     const double *corners_px, struct calib_canvas_result *r, bl_err *err)
 {
@@ -389,7 +477,12 @@ int calib_canvas_run(const struct img *frame, const char *name, const struct vis
 	r->canvas.size_mm[0] = W;
 	r->canvas.size_mm[1] = Hh;
 	if (corners_px) {
-		if (cv_homography(cmm, corners_px, 4, r->H, err))
+		double file_px[8];
+
+		if ((rc = given_corners(name, corners_px, file_px, err)) ||
+		    (rc = corners_against_markers(frame, name, mks, file_px, r, err)))
+			return rc;
+		if (cv_homography(cmm, file_px, 4, r->H, err))
 			return bl_err_prefix(err, "%s: the corners given", name);
 		r->source = VIS_FROM_FILE;
 		r->n_points = 4;
@@ -421,6 +514,12 @@ cJSON *calib_canvas_json(const struct calib_canvas_result *r)
 		cJSON_AddNullToObject(j, "error_mm");
 		cJSON_AddNullToObject(j, "points_rms_mm");
 		cJSON_AddNullToObject(j, "points_max_mm");
+	}
+	if (r->source != VIS_FROM_MARKERS) {
+		if (r->corners_off_mm >= 0)
+			cJSON_AddNumberToObject(j, "corners_off_markers_mm", r->corners_off_mm);
+		else
+			cJSON_AddNullToObject(j, "corners_off_markers_mm");
 	}
 	cJSON_AddNumberToObject(j, "mm_per_px", r->mm_per_px);
 	json_add_vec(j, "size_mm", r->canvas.size_mm, 2);

@@ -20,7 +20,7 @@
 #define CARD_BOX_MM 18.0
 #define CARD_ROWS_PER_BLOCK 8
 #define MAX_MARKERS 16
-#define UNPAINTED_L 92.0       /* a masstone this light and grey is bare card */
+#define UNPAINTED_L 92.0       /* a swatch this light and grey is bare card */
 
 int calib_card_layout(const struct palette *p, int n_tints, const double *tints,
 		      struct calib_card *card, bl_err *err)
@@ -307,6 +307,132 @@ static int order_card(const struct cv_marker *m, int idx[4])
 	return 1;
 }
 
+/* The mean side of the square of side S mm centred at card (x, y) mm, as the detector measures it: foreshortening included. */
+static double side_at(const double H[9], double x, double y, double S)
+{
+	static const double sx[5] = { -1, 1, 1, -1, -1 };
+	static const double sy[5] = { -1, -1, 1, 1, -1 };
+	double want = 0;
+
+	for (int k = 0; k < 4; k++) {
+		double x0, y0, x1, y1;
+
+		apply(H, x + 0.5 * S * sx[k], y + 0.5 * S * sy[k], &x0, &y0);
+		apply(H, x + 0.5 * S * sx[k + 1], y + 0.5 * S * sy[k + 1], &x1, &y1);
+		want += 0.25 * hypot(x1 - x0, y1 - y0);
+	}
+	return want;
+}
+
+/*
+ * How far four markers (centres px, card order) are from framing the card:
+ * the worst log ratio of a marker's size to the size the card would have
+ * there, or more when the corner opposite the core lies off the
+ * parallelogram of the other three by more than a quarter of the card, or
+ * the sides' ratio is not the card's: a camera above the table foreshortens
+ * a card a little, never that much. A quad of the card's three markers and
+ * one of the canvas's fits the sizes, not the shape.
+ */
+static double quad_misfit(const struct cv_marker *mk, const int t[4], const double mm[8], double S,
+			  double H[9])
+{
+	double px[8], worst = 0, side, dev, ratio, want;
+	bl_err e2 = { 0 };
+
+	for (int i = 0; i < 4; i++) {
+		px[2 * i] = mk[t[i]].centre[0];
+		px[2 * i + 1] = mk[t[i]].centre[1];
+	}
+	if (cv_homography(mm, px, 4, H, &e2))
+		return 1e9;
+	for (int i = 0; i < 4; i++)
+		worst = fmax(worst, fabs(log(mk[t[i]].side_px / side_at(H, mm[2 * i], mm[2 * i + 1], S))));
+	side = fmax(hypot(px[2] - px[0], px[3] - px[1]), hypot(px[6] - px[0], px[7] - px[1]));
+	dev = hypot(px[4] - (px[2] + px[6] - px[0]), px[5] - (px[3] + px[7] - px[1])) / side;
+	ratio = hypot(px[2] - px[0], px[3] - px[1]) / hypot(px[6] - px[0], px[7] - px[1]);
+	want = (mm[2] - mm[0]) / (mm[7] - mm[1]);
+	if (dev > 0.25 || fabs(log(ratio / want)) > log(1.4))
+		worst += 1.0;
+	return worst;
+}
+
+/* The affine map A (u = A0 x + A1 y + A2, v = A3 x + A4 y + A5) through three point pairs; 0 when they lie on a line. */
+static int affine3(const double src[6], const double dst[6], double A[6])
+{
+	double d = (src[0] - src[4]) * (src[3] - src[5]) - (src[2] - src[4]) * (src[1] - src[5]);
+
+	if (fabs(d) < 1e-9)
+		return 0;
+	for (int r = 0; r < 2; r++) {
+		double u0 = dst[r] - dst[4 + r], u1 = dst[2 + r] - dst[4 + r];
+
+		A[3 * r] = (u0 * (src[3] - src[5]) - u1 * (src[1] - src[5])) / d;
+		A[3 * r + 1] = (u1 * (src[0] - src[4]) - u0 * (src[2] - src[4])) / d;
+		A[3 * r + 2] = dst[4 + r] - A[3 * r] * src[4] - A[3 * r + 1] * src[5];
+	}
+	return 1;
+}
+
+static const char *const card_corner_names[4] = { "top left", "top right", "bottom right", "bottom left" };
+
+/*
+ * When no four markers frame the card: the three of them that do (the core
+ * among them, sizes the card's where an affine map of the three puts them)
+ * say which corner's marker is missing and where it should be.
+ */
+static int card_marker_missing(const struct cv_marker *mk, int n, const char *name, const double mm[8],
+			       double S, bl_err *err)
+{
+	double best = log(1.3), where[2] = { 0, 0 };
+	int missing = -1;
+
+	for (int o = 0; o < n; o++) {
+		if (!mk[o].origin)
+			continue;
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++) {
+				if (a == b || a == o || b == o || mk[a].origin || mk[b].origin)
+					continue;
+				for (int hole = 1; hole < 4; hole++) {
+					int ci[3], k = 0, who[3] = { o, a, b };
+					double A[6], src[6], dst[6], worst = 0;
+
+					for (int c = 0; c < 4; c++)
+						if (c != hole)
+							ci[k++] = c;
+					for (int i = 0; i < 3; i++) {
+						src[2 * i] = mm[2 * ci[i]];
+						src[2 * i + 1] = mm[2 * ci[i] + 1];
+						dst[2 * i] = mk[who[i]].centre[0];
+						dst[2 * i + 1] = mk[who[i]].centre[1];
+					}
+					if (!affine3(src, dst, A))
+						continue;
+					{
+						const double Ha[9] = { A[0], A[1], A[2], A[3], A[4], A[5], 0, 0, 1 };
+
+						/* Clockwise from the core, as a camera sees a card (never mirrored). */
+						if (A[0] * A[4] - A[1] * A[3] <= 0)
+							continue;
+						for (int i = 0; i < 3; i++)
+							worst = fmax(worst, fabs(log(mk[who[i]].side_px /
+										   side_at(Ha, src[2 * i], src[2 * i + 1], S))));
+						if (worst < best) {
+							best = worst;
+							missing = hole;
+							apply(Ha, mm[2 * hole], mm[2 * hole + 1], &where[0], &where[1]);
+						}
+					}
+				}
+			}
+	}
+	if (missing < 0)
+		return 0;
+	return bl_fail(err, BL_EINVAL, "%s: 3 of the card's 4 corner markers found; the one at its %s "
+		       "(near (%.0f, %.0f) px, where the other three put it) is hidden, covered or out "
+		       "of the frame", name, card_corner_names[missing], where[0], where[1]);
+}
+
 int calib_card_locate(const struct img *frame, const char *name, const struct calib_card *card,
 		      double H[9], bl_err *err)
 {
@@ -332,54 +458,34 @@ int calib_card_locate(const struct img *frame, const char *name, const struct ca
 		n = MAX_MARKERS;
 	for (int i = 0; i < n; i++)
 		origins += mk[i].origin;
-	if (n < 4)
+	if (n < 4 && !card_marker_missing(mk, n, name, mm, S, err))
 		return bl_fail(err, BL_EINVAL, "%s: %d marker%s found: the card needs all four of its "
 			       "corner markers in view (uncovered, lit, in focus)", name, n,
 			       n == 1 ? "" : "s");
-	/* Of every four with one core among them, those whose sizes fit the card where they lie. */
+	if (n < 4)
+		return BL_EINVAL;
+	/* Of every four with one core among them, those whose sizes and shape fit the card where they lie. */
 	for (int a = 0; a < n; a++)
 		for (int b = a + 1; b < n; b++)
 			for (int c = b + 1; c < n; c++)
 				for (int d = c + 1; d < n; d++) {
 					int t[4] = { a, b, c, d };
-					double px[8], Ht[9], worst = 0;
-					bl_err e2 = { 0 };
+					double Ht[9], worst;
 
 					if (!order_card(mk, t))
 						continue;
-					for (int i = 0; i < 4; i++) {
-						px[2 * i] = mk[t[i]].centre[0];
-						px[2 * i + 1] = mk[t[i]].centre[1];
-					}
-					if (cv_homography(mm, px, 4, Ht, &e2))
-						continue;
-					for (int i = 0; i < 4; i++) {
-						double want = 0;
-
-						/* The mean side, as the detector measures it: foreshortening included. */
-						for (int k = 0; k < 4; k++) {
-							static const double sx[5] = { -1, 1, 1, -1, -1 };
-							static const double sy[5] = { -1, -1, 1, 1, -1 };
-							double x0, y0, x1, y1;
-
-							apply(Ht, mm[2 * i] + 0.5 * S * sx[k],
-							      mm[2 * i + 1] + 0.5 * S * sy[k], &x0, &y0);
-							apply(Ht, mm[2 * i] + 0.5 * S * sx[k + 1],
-							      mm[2 * i + 1] + 0.5 * S * sy[k + 1], &x1, &y1);
-							want += 0.25 * hypot(x1 - x0, y1 - y0);
-						}
-						worst = fmax(worst, fabs(log(mk[t[i]].side_px / want)));
-					}
-					if (worst < best) {
+					if ((worst = quad_misfit(mk, t, mm, S, Ht)) < best) {
 						best = worst;
 						memcpy(H, Ht, sizeof(Ht));
 					}
 				}
+	if (best > log(1.3) && card_marker_missing(mk, n, name, mm, S, err))
+		return BL_EINVAL;
 	if (best > log(1.3))
 		return bl_fail(err, BL_EINVAL, "%s: %d markers found (%d with the core), but no four of "
 			       "them frame a %gx%g mm card with %g mm markers (the nearest are %.0f%% off "
-			       "in size): is this the card file's card, fully in view?", name, n, origins,
-			       W, Hc, S, best < 1e8 ? 100 * (exp(best) - 1) : 100.0);
+			       "in size or shape): is this the card file's card, fully in view?", name, n,
+			       origins, W, Hc, S, best < 1e8 ? 100 * (exp(fmin(best, 1.0)) - 1) : 100.0);
 	return 0;
 }
 
@@ -480,9 +586,76 @@ static int read_swatch(const struct img *frame, const char *name, const struct c
 	lab3(&ms.lab, s->lab);
 	memcpy(s->stddev, ms.stddev, sizeof(s->stddev));
 	s->pixels = ms.pixels;
-	if (cs->fraction >= 1.0 && strcmp(cs->paint, card->white) != 0 && s->lab[0] > UNPAINTED_L &&
-	    hypot(s->lab[1], s->lab[2]) < 4.0)
-		return bl_fail(err, BL_EINVAL, "%s: looks unpainted (L %.1f, grey)", nm, s->lab[0]);
+	(void)card;
+	return 0;
+}
+
+/* What the palette says swatch cs should look like: its paint with the white at its fraction. */
+static void swatch_expected(const struct mix_model *pm, const struct calib_card *card,
+			    const struct calib_card_swatch *cs, double lab[3])
+{
+	double amt[MIX_MAX_PAINTS] = { 0 };
+	int i = mix_model_find(pm, cs->paint), w = mix_model_find(pm, card->white);
+	color_lab c;
+
+	amt[i] = cs->fraction;
+	if (w >= 0 && w != i)
+		amt[w] = 1.0 - cs->fraction;
+	else
+		amt[i] = 1.0;
+	mix_predict(pm, NULL, amt, &c);
+	lab3(&c, lab);
+}
+
+/*
+ * Every swatch against the colour the palette it claims to be predicts: a box
+ * left bare reads as the card's paper, a paint in another paint's box reads
+ * as that paint. Either would become the palette's data and steer every mix,
+ * so both are refused naming the box (and the swatch it looks like).
+ */
+static int swatches_as_expected(const struct calib_paints_result *r, const struct calib_card *card,
+				const struct mix_model *pm, const char *name, bl_err *err)
+{
+	for (int k = 0; k < r->n; k++) {
+		const struct calib_swatch_result *s = &r->s[k];
+		const struct calib_card_swatch *cs = NULL;
+		double want[3], de, best = 1e9;
+		int bj = -1;
+
+		for (int j = 0; j < card->n && !cs; j++)
+			if (strcmp(card->s[j].paint, s->paint) == 0 && card->s[j].fraction == s->fraction)
+				cs = &card->s[j];
+		swatch_expected(pm, card, cs, want);
+		de = calib_de00(s->lab, want);
+		if (de <= CALIB_SWATCH_FAR_DE00)
+			continue;
+		if (s->lab[0] > UNPAINTED_L && hypot(s->lab[1], s->lab[2]) < 4.0)
+			return bl_fail(err, BL_EINVAL, "%s: swatch '%s' at %g looks unpainted (L %.1f, "
+				       "grey; the palette expects L %.1f, a %.1f, b %.1f): paint the box",
+				       name, s->paint, s->fraction, s->lab[0], want[0], want[1], want[2]);
+		for (int j = 0; j < card->n; j++) {
+			double other[3], d;
+
+			if (&card->s[j] == cs)
+				continue;
+			swatch_expected(pm, card, &card->s[j], other);
+			if ((d = calib_de00(s->lab, other)) < best) {
+				best = d;
+				bj = j;
+			}
+		}
+		if (bj >= 0 && best < 0.5 * de)
+			return bl_fail(err, BL_EINVAL, "%s: swatch '%s' at %g reads L %.1f, a %.1f, b %.1f, "
+				       "%.1f CIEDE2000 from what the palette expects of it but %.1f from "
+				       "'%s' at %g: is that paint in this box?", name, s->paint,
+				       s->fraction, s->lab[0], s->lab[1], s->lab[2], de, best,
+				       card->s[bj].paint, card->s[bj].fraction);
+		return bl_fail(err, BL_EINVAL, "%s: swatch '%s' at %g reads L %.1f, a %.1f, b %.1f, %.1f "
+			       "CIEDE2000 from what the palette expects of it (L %.1f, a %.1f, b %.1f; "
+			       "at most %g): another paint, a wrong mix or the wrong palette?", name,
+			       s->paint, s->fraction, s->lab[0], s->lab[1], s->lab[2], de, want[0],
+			       want[1], want[2], CALIB_SWATCH_FAR_DE00);
+	}
 	return 0;
 }
 
@@ -594,6 +767,13 @@ int calib_paints_run(const struct img *frame, const char *name, const struct cal
 			goto out_free;
 		r->n++;
 	}
+	/* The palette as given predicts each swatch: a swatch far from it is not that paint. */
+	if ((rc = mix_model_from_palette(p, model, err))) {
+		bl_err_prefix(err, "%s", p->file);
+		goto out_free;
+	}
+	if ((rc = swatches_as_expected(r, card, model, name, err)))
+		goto out_free;
 	measured_palette(r, p, prof);
 	/* The mixing model must accept it: K and S are fitted to every paint's colours. */
 	if ((rc = mix_model_from_palette(&r->out, model, err))) {

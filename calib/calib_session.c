@@ -1,6 +1,8 @@
 /* calib_session.c: what every calibration session shares (the machine, the frame, the simulator's card), and the canvas and arm sessions. */
 #include "calib/calib_session.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +15,28 @@
 #include "sim/sim.h"
 #include "vision/cam_open.h"
 #include "vision/canvas.h"
+
+void calib_frame_prov(const struct calib_frame *f, int pass, const char *why, struct prov *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->verdict = pass ? PROV_PASS : PROV_FORCED;
+	snprintf(p->why, sizeof(p->why), "%s", why);
+	snprintf(p->source, sizeof(p->source), "%s", f->name);
+	snprintf(p->source_sha256, sizeof(p->source_sha256), "%s", f->sha256);
+}
+
+int calib_keep_previous(const char *path, bl_err *err)
+{
+	char prev[CFG_PATH_MAX + 8];
+
+	if (access(path, F_OK) != 0)
+		return 0;
+	snprintf(prev, sizeof(prev), "%s.prev", path);
+	if (rename(path, prev))
+		return bl_fail(err, BL_EIO, "%s: cannot keep it as %s before replacing it: %s", path, prev,
+			       strerror(errno));
+	return 0;
+}
 
 void calib_frame_free(struct calib_frame *f)
 {
@@ -95,8 +119,12 @@ int calib_session_frame(const struct calib_session *s, const struct machine *m, 
 	if (s->frame) {
 		snprintf(f->name, sizeof(f->name), "%s", s->frame);
 		rc = img_load(s->frame, m->camera.max_pixels, &f->im, err);
+		if (rc == 0)
+			rc = bl_digest_file(s->frame, 1u << 30, f->sha256, err);
 	} else {
 		rc = capture(s, m, scene, card, prompt, f, err);
+		if (rc == 0)
+			rc = bl_digest_hex(f->im.px, (size_t)f->im.w * f->im.h * 3, f->sha256, err);
 	}
 	if (rc == 0 && s->truth) {
 		rc = json_parse_file(s->truth, &f->truth, err);
@@ -191,7 +219,21 @@ int calib_canvas_session_run(struct calib_canvas_session *cs, const struct calib
 		return rc;
 	cs->pass = cs->r.map_error_mm < 0 || cs->r.map_error_mm <= cs->m->calibration.max_canvas_error_mm;
 	if (cs->pass || s->force) {
-		if ((rc = vis_canvas_save(cs->out, &cs->r.canvas, err)))
+		char why[256];
+		cJSON *set = cJSON_CreateObject();
+
+		if (cs->r.map_error_mm < 0)
+			snprintf(why, sizeof(why), "corners given: the error is not measured");
+		else
+			snprintf(why, sizeof(why), "canvas error %.3f mm %s calibration.max_canvas_error_mm %.2f",
+				 cs->r.map_error_mm, cs->pass ? "within" : "exceeds",
+				 cs->m->calibration.max_canvas_error_mm);
+		calib_frame_prov(&cs->fs, cs->pass, why, &cs->r.canvas.prov);
+		cJSON_AddStringToObject(set, "machine", cs->m->file);
+		cJSON_AddBoolToObject(set, "corners_given", cs->corners_px != NULL);
+		json_add_vec(set, "size_mm", cs->size_mm, 2);
+		if ((rc = calib_keep_previous(cs->out, err)) ||
+		    (rc = vis_canvas_save(cs->out, &cs->r.canvas, set, calib_canvas_json(&cs->r), err)))
 			return rc;
 		cs->written = 1;
 	}
@@ -313,10 +355,42 @@ int calib_registration_run(struct calib_registration *as, const struct calib_ses
 		bl_err_prefix(err, "%s", as->points ? as->points : "the recorded points");
 		goto out_free;
 	}
+	/* A map the machine cannot use (canvas off its work area, over a station) is bad input, never written. */
+	{
+		struct xform xf;
+
+		if ((rc = xform_from_map(&xf, as->a->a, err)) || (rc = machine_canvas_fits(as->m, &xf, err))) {
+			bl_err_prefix(err, "%s: the registration", as->points ? as->points : "the recorded points");
+			goto out_free;
+		}
+	}
 	as->pass = as->a->max_mm <= as->m->calibration.max_arm_residual_mm;
 	/* A registration that fails is never written: a wrong one would move every stroke. */
-	if (as->pass)
-		rc = calib_arm_save(as->out, as->a, err);
+	if (as->pass) {
+		cJSON *set = cJSON_CreateObject();
+		struct prov *p = &as->a->prov;
+
+		memset(p, 0, sizeof(*p));
+		p->verdict = PROV_PASS;
+		snprintf(p->why, sizeof(p->why), "max residual %.3f mm within calibration.max_arm_residual_mm %.3f",
+			 as->a->max_mm, as->m->calibration.max_arm_residual_mm);
+		if (as->points) {
+			snprintf(p->source, sizeof(p->source), "%s", as->points);
+			if ((rc = bl_digest_file(as->points, 1u << 24, p->source_sha256, err))) {
+				cJSON_Delete(set);
+				goto out_free;
+			}
+		} else {
+			snprintf(p->source, sizeof(p->source), "the %s session journaled in %s",
+				 as->by_hand ? "by-hand" : "guided", as->run_dir ? as->run_dir : "calib-arm.run");
+		}
+		cJSON_AddStringToObject(set, "machine", as->m->file);
+		cJSON_AddStringToObject(set, "model", calib_arm_model_names[as->model]);
+		if ((rc = calib_keep_previous(as->out, err)) == 0)
+			rc = calib_arm_save(as->out, as->a, set, err);
+		else
+			cJSON_Delete(set);
+	}
 out_free:
 	free(cmm);
 	free(amm);

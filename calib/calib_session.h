@@ -5,6 +5,7 @@
 #include <cJSON.h>
 #include <stdio.h>
 
+#include "base/prov.h"
 #include "calib/calib.h"
 #include "config/machine.h"
 #include "config/palette.h"
@@ -31,9 +32,20 @@ struct calib_frame {
 	cJSON *truth;              /* --truth FILE, or the simulator's own */
 	char truth_name[CFG_PATH_MAX + 64];
 	double time_s;             /* simulated time of the frame, -1 when unknown */
+	char sha256[BL_DIGEST_HEX]; /* of the frame file, or of a captured frame's pixels (RGB rows) */
 };
 
 void calib_frame_free(struct calib_frame *f);
+
+/* What a session writes about its frame: from which frame (and its digest), its verdict and why. */
+void calib_frame_prov(const struct calib_frame *f, int pass, const char *why, struct prov *p);
+
+/*
+ * Before a session replaces the file at path: the one there is kept as
+ * path.prev (the one before it goes), so a calibration that turns out worse
+ * can be put back by hand.
+ */
+int calib_keep_previous(const char *path, bl_err *err);
 
 /* The machine as its file alone places the canvas (an arm registration is what calib arm makes). */
 int calib_session_machine(const struct calib_session *s, struct machine **m, bl_err *err);

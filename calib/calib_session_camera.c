@@ -37,13 +37,25 @@ static void drift_since(struct calib_camera_session *cs, const char *record)
 }
 
 /* The light over the whole view, relative to what the profile holds for. */
-static int write_light_map(struct calib_camera_session *cs, bl_err *err)
+static int write_light_map(struct calib_camera_session *cs, const struct prov *pv, bl_err *err)
 {
 	struct vis_light lm;
 	int rc = calib_light_map(&cs->flat, cs->r, CALIB_LIGHT_MAP_COLS, &lm, err);
 
-	if (rc == 0)
-		rc = vis_light_save(cs->light_path, &lm, err);
+	if (rc == 0) {
+		cJSON *set = cJSON_CreateObject();
+
+		lm.prov = *pv;
+		snprintf(lm.prov.source, sizeof(lm.prov.source), "%s", cs->flat_path);
+		rc = bl_digest_file(cs->flat_path, 1u << 30, lm.prov.source_sha256, err);
+		cJSON_AddStringToObject(set, "profile", cs->out);
+		cJSON_AddStringToObject(set, "chart_frame", cs->fs.name);
+		cJSON_AddNumberToObject(set, "cols", CALIB_LIGHT_MAP_COLS);
+		if (rc == 0 && (rc = calib_keep_previous(cs->light_path, err)) == 0)
+			rc = vis_light_save(cs->light_path, &lm, set, NULL, err);
+		else
+			cJSON_Delete(set);
+	}
 	if (rc == 0) {
 		cs->light_written = 1;
 		cs->lm_cols = lm.cols;
@@ -122,10 +134,29 @@ int calib_camera_session_run(struct calib_camera_session *cs, const struct calib
 	cs->pass = cs->r->held_out.mean_de00 <= cs->m->calibration.max_camera_de00;
 	if (!cs->pass && !s->force)
 		return 0;
-	if ((rc = fs_write_atomic(cs->out, cs->r->icc, cs->r->icc_len, err)) ||
-	    (rc = calib_camera_record_save(record, cs->r, cs->fs.name, cs->fs.time_s, err)) ||
-	    (cs->light_path && (rc = write_light_map(cs, err))))
-		return rc;
+	{
+		char why[256];
+		struct prov pv;
+		cJSON *set = cJSON_CreateObject();
+
+		snprintf(why, sizeof(why), "held-out mean %.2f %s calibration.max_camera_de00 %.2f",
+			 cs->r->held_out.mean_de00, cs->pass ? "within" : "exceeds",
+			 cs->m->calibration.max_camera_de00);
+		calib_frame_prov(&cs->fs, cs->pass, why, &pv);
+		cJSON_AddStringToObject(set, "machine", cs->m->file);
+		cJSON_AddStringToObject(set, "chart", cs->chart->name);
+		cJSON_AddStringToObject(set, "model", calib_model_names[cs->r->model]);
+		cJSON_AddNumberToObject(set, "icc_version", cs->co.icc_version ? cs->co.icc_version : CALIB_ICC_VERSION);
+		cJSON_AddStringToObject(set, "light", calib_light_names[cs->r->light_source]);
+		if (cs->flat_path)
+			cJSON_AddStringToObject(set, "flat", cs->flat_path);
+		cJSON_AddBoolToObject(set, "corners_given", cs->corners_px != NULL);
+		if ((rc = calib_keep_previous(cs->out, err)) || (rc = calib_keep_previous(record, err)) ||
+		    (rc = fs_write_atomic(cs->out, cs->r->icc, cs->r->icc_len, err)) ||
+		    (rc = calib_camera_record_save(record, cs->r, &pv, set, cs->fs.time_s, err)) ||
+		    (cs->light_path && (rc = write_light_map(cs, &pv, err))))
+			return rc;
+	}
 	cs->written = 1;
 	return 0;
 }

@@ -83,6 +83,8 @@ static int measure(struct calib_paints_session *ps, const struct calib_session *
 		profile = ps->m->calibration.camera_profile;
 	if ((rc = meas_profile_open(profile, &ps->prof, err)))
 		return rc;
+	if (profile)
+		calib_profile_warn(profile);
 	if (!meas_profile_calibrated(ps->prof))
 		log_warn("no camera profile (--profile, or calibration.camera_profile): the paints are "
 			 "measured as if the camera were sRGB; run brushloop calib camera first");

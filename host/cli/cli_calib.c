@@ -23,7 +23,7 @@ static const struct cli_opt calib_opts[CAL_OPT_COUNT] = {
 	[CAL_MACHINE] = CLI_OPT_MACHINE,
 	[CAL_FRAME] = { "frame", 0, "F", "work on this frame instead of capturing one", 0 },
 	[CAL_CHART] = { "chart", 0, "CHART", "the chart: colorchecker24 or a chart file", 0 },
-	[CAL_CORNERS] = { "corners", 0, "X,Y;...", "the 4 corners, clockwise from the top left (px)", 0 },
+	[CAL_CORNERS] = { "corners", 0, "X,Y;...", "the 4 corners (px), clockwise as the frame shows them from the first: the chart's top left, the canvas's origin", 0 },
 	[CAL_FLAT] = { "flat", 0, "F", "a frame of a light uniform card where the chart lay", 0 },
 	[CAL_LIGHT_MAP] = { "light-map", 0, "MAP.json", "write the light map to MAP.json", 0 },
 	[CAL_NO_LIGHT_CORRECTION] = { "no-light-correction", 0, NULL, "correct no uneven light", 0 },
@@ -463,8 +463,12 @@ static void canvas_text(const struct calib_canvas_session *cs)
 		printf("Report: canvas error %.3f mm (the fitted map, from %d corners whose "
 		       "reprojection error is rms %.3f, max %.3f mm)\n", r->map_error_mm, r->n_points,
 		       r->rms_mm, r->max_mm);
+	else if (r->corners_off_mm >= 0)
+		printf("Report: four corners given fit exactly; their error cannot be measured; they lie "
+		       "within %.1f mm of where the 4 markers in view put them\n", r->corners_off_mm);
 	else
-		printf("Report: four corners given fit exactly; their error cannot be measured\n");
+		printf("Report: four corners given fit exactly; their error cannot be measured, nor "
+		       "checked against the markers (%d in view, the check needs all 4)\n", r->markers_found);
 	if (cs->truth_mean_mm >= 0)
 		printf("  against the truth: mean %.3f mm, max %.3f mm\n", cs->truth_mean_mm, cs->truth_max_mm);
 	printf("%s: %s the machine's calibration.max_canvas_error_mm %.2f; %s %s\n",

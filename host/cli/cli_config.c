@@ -35,6 +35,7 @@ static int check_machine(struct check_ctx *c, const char *path, char **summary, 
 
 	if ((rc = machine_load(path, c->m, err)) || (rc = calib_load_machine(c->m, &cs, err)))
 		return rc;
+	calib_set_warn(&cs);
 	calib_set_free(&cs);
 	/* planner.egress is the sandbox's to read: checked by its reader, as a run checks it. */
 	if (c->m->planner.egress_json[0]) {

@@ -6,6 +6,7 @@
 
 #include "base/json.h"
 #include "base/log.h"
+#include "calib/calib.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "color/color.h"
@@ -548,6 +549,16 @@ int cli_measure_main(int argc, char **argv)
 	rc = meas_profile_open(profile, &p, &err);
 	if (rc)
 		goto out_fail;
+	if (o.profile) {
+		calib_profile_warn(o.profile);
+	} else {
+		struct calib_set cs;
+
+		if ((rc = calib_load_machine(m, &cs, &err)))
+			goto out_fail;
+		calib_set_warn(&cs);
+		calib_set_free(&cs);
+	}
 	rc = img_load(o.image, m->camera.max_pixels, &im, &err);
 	if (rc)
 		goto out_fail;
@@ -557,11 +568,12 @@ int cli_measure_main(int argc, char **argv)
 			 "through the camera profile (%s)", o.image, im.icc_from ? im.icc_from : "ICC",
 			 meas_profile_name(p));
 	/*
-	 * Measuring through the machine's calibration (no --profile given): its
-	 * light map too, when the image is a frame of that camera's size.
+	 * The machine's light map, when the image is a frame of that camera's
+	 * size, with the machine's profile or one given: the light across the
+	 * view is the bench's, whichever profile reads the colours.
 	 */
 	vis_observer_init(&ob, m, p);
-	if (!o.profile && m->calibration.light_map[0]) {
+	if (m->calibration.light_map[0]) {
 		rc = vis_light_load(m->calibration.light_map, &lm, &err);
 		if (rc == 0 && lm.width == im.w && lm.height == im.h)
 			ob.light = &lm;

@@ -1,6 +1,8 @@
 /* cli_status.c: `brushloop status`: where a run stands, from its directory alone, also while it runs. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "calib/calib.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "engine/run.h"
@@ -12,6 +14,25 @@ static const struct cli_opt status_opts[STATUS_OPT_COUNT] = {
 };
 static const struct cli_optset status_set = { "status", status_opts, STATUS_OPT_COUNT, 0, NULL };
 const struct cli_optset *const cli_status_sets[] = { &status_set, NULL };
+
+/* The run's calibration files as they are now: forced, or older than calibration.max_age_h. */
+static void calibration_note(const char *dir)
+{
+	char p[CFG_PATH_MAX];
+	struct machine *m = malloc(sizeof(*m));
+	struct calib_set cs;
+	bl_err err = { 0 };
+
+	snprintf(p, sizeof(p), "%s/machine.json", dir);
+	if (m && machine_load(p, m, &err) == 0 && calib_load_machine(m, &cs, &err) == 0) {
+		if (cs.warnings[0])
+			printf("calibration: WARNING: %s\n", cs.warnings);
+		calib_set_free(&cs);
+	} else if (m) {
+		printf("calibration: cannot be checked: %s\n", err.msg);
+	}
+	free(m);
+}
 
 int cli_status_main(int argc, char **argv)
 {
@@ -75,6 +96,7 @@ int cli_status_main(int argc, char **argv)
 		printf("heartbeat: %.1f s ago%s\n", cJSON_GetObjectItem(hb, "age_s")->valuedouble,
 		       cJSON_IsTrue(cJSON_GetObjectItem(hb, "stale")) ? " - STALE: the run says it is running but has stopped beating" : "");
 	printf("calibrated: %s\n", cJSON_IsTrue(cJSON_GetObjectItem(st, "calibrated")) ? "yes" : "NO (sRGB assumed)");
+	calibration_note(dir);
 	cJSON_Delete(st);
 	return stale ? BL_EXIT_BRAKE : 0;
 }

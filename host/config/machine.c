@@ -138,10 +138,75 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	return json_end(root, err);
 }
 
+/* Whether the canvas (0..W, 0..H mm) comes within r mm of canvas point (x, y). */
+static int canvas_near(const struct machine *m, double x, double y, double r)
+{
+	double dx = fmax(0.0, fmax(-x, x - m->canvas.size_mm[0]));
+	double dy = fmax(0.0, fmax(-y, y - m->canvas.size_mm[1]));
+
+	return hypot(dx, dy) < r;
+}
+
+int machine_canvas_fits(const struct machine *m, const struct xform *xf, bl_err *err)
+{
+	const struct machine_station *st[CFG_MAX_WELLS + CFG_MAX_CELLS + 2];
+	const double W = m->canvas.size_mm[0], H = m->canvas.size_mm[1];
+	int n = 0;
+
+	for (int k = 0; k < 4; k++) {
+		struct canvas_pt cp = { (k == 1 || k == 2) ? W : 0.0, k >= 2 ? H : 0.0 };
+		struct machine_pt mp = xform_to_machine(xf, cp);
+		double p[2] = { mp.x, mp.y };
+
+		if (!machine_in_box2(p, m->work_min_mm, m->work_max_mm))
+			return bl_fail(err, BL_EINVAL, "puts canvas corner (%g, %g) at machine (%.1f, %.1f) "
+				       "mm, outside work_area", cp.x, cp.y, mp.x, mp.y);
+	}
+	for (int i = 0; i < m->n_wells; i++)
+		st[n++] = &m->wells[i];
+	for (int i = 0; i < m->n_cells; i++)
+		st[n++] = &m->cells[i];
+	st[n++] = &m->water;
+	st[n++] = &m->wipe;
+	for (int i = 0; i < n; i++) {
+		struct canvas_pt c = xform_to_canvas(xf, (struct machine_pt){ st[i]->center_mm[0], st[i]->center_mm[1] });
+
+		if (canvas_near(m, c.x, c.y, st[i]->radius_mm / xf->scale))
+			return bl_fail(err, BL_EINVAL, "puts the canvas over '%s' (machine (%.1f, %.1f) mm, "
+				       "radius %g mm): a stroke there would touch it", st[i]->name,
+				       st[i]->center_mm[0], st[i]->center_mm[1], st[i]->radius_mm);
+	}
+	/* A keep-out box over the canvas: its corners on it, or the canvas's edges (every 2 mm) in it. */
+	for (int i = 0; i < m->n_keep_out; i++) {
+		const struct machine_box *b = &m->keep_out[i];
+		int hit = 0;
+
+		for (int k = 0; k < 4 && !hit; k++) {
+			struct canvas_pt c = xform_to_canvas(xf, (struct machine_pt){ k & 1 ? b->max_mm[0] : b->min_mm[0],
+										     k & 2 ? b->max_mm[1] : b->min_mm[1] });
+
+			hit = canvas_near(m, c.x, c.y, 1e-9);
+		}
+		for (double t = 0; t <= 2 * (W + H) && !hit; t += 2.0) {
+			struct canvas_pt cp = t < W ? (struct canvas_pt){ t, 0 } :
+					      t < W + H ? (struct canvas_pt){ W, t - W } :
+					      t < 2 * W + H ? (struct canvas_pt){ 2 * W + H - t, H } :
+							      (struct canvas_pt){ 0, 2 * (W + H) - t };
+			struct machine_pt mp = xform_to_machine(xf, cp);
+			double p[2] = { mp.x, mp.y };
+
+			hit = machine_in_box2(p, b->min_mm, b->max_mm);
+		}
+		if (hit)
+			return bl_fail(err, BL_EINVAL, "puts the canvas into keep_out '%s'", b->name);
+	}
+	return 0;
+}
+
 /*
  * The registration calibration.arm names becomes the machine's transform,
- * held to the machine's own bounds: the residual it allows, and every canvas
- * corner inside the work area.
+ * held to the machine's own bounds: the residual it allows, the canvas inside
+ * the work area and clear of its stations and keep-out boxes.
  */
 static int load_registration(struct machine *m, bl_err *err)
 {
@@ -170,19 +235,8 @@ static int load_registration(struct machine *m, bl_err *err)
 		rc = bl_err_prefix(err, "%s: calibration.arm %s: canvas_to_machine", m->file, c->arm);
 		goto out_free;
 	}
-	for (int k = 0; k < 4; k++) {
-		struct canvas_pt cp = { (k & 1) ? m->canvas.size_mm[0] : 0.0,
-					(k & 2) ? m->canvas.size_mm[1] : 0.0 };
-		struct machine_pt mp = xform_to_machine(&m->xf, cp);
-		double p[2] = { mp.x, mp.y };
-
-		if (!machine_in_box2(p, m->work_min_mm, m->work_max_mm)) {
-			rc = bl_fail(err, BL_EINVAL, "%s: calibration.arm %s puts canvas corner (%g, %g) "
-				     "at machine (%.1f, %.1f) mm, outside work_area", m->file, c->arm,
-				     cp.x, cp.y, mp.x, mp.y);
-			goto out_free;
-		}
-	}
+	if ((rc = machine_canvas_fits(m, &m->xf, err)))
+		bl_err_prefix(err, "%s: calibration.arm %s", m->file, c->arm);
 out_free:
 	free(r);
 	return rc;

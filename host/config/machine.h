@@ -204,6 +204,7 @@ struct machine_calibration {
 	double max_arm_residual_mm;        /* refuse an arm registration worse than this */
 	double max_canvas_error_mm;        /* refuse a canvas fit worse than this */
 	double max_camera_de00;            /* mean held-out CIEDE2000 a profile must reach */
+	double max_age_h;                  /* a calibration file older than this (h) warns, unattended refuses; 0: no limit */
 	int follow_lamp;                   /* follow the lamp's drift on the bare board (vision/light.h) */
 };
 
@@ -354,12 +355,22 @@ struct machine {
 /*
  * Loads and validates a machine file, and the arm registration its
  * calibration.arm names (refused when bad, or beyond
- * calibration.max_arm_residual_mm, or placing the canvas outside the work
- * area); every message names the file and key path.
+ * calibration.max_arm_residual_mm, or placing the canvas where
+ * machine_canvas_fits refuses it); every message names the file and key path.
  */
 int machine_load(const char *path, struct machine *m, bl_err *err);
 /* The same without the registration: the canvas where the machine file alone puts it (for calib arm, which makes one). */
 int machine_load_nominal(const char *path, struct machine *m, bl_err *err);
+
+/*
+ * Whether machine m's canvas placed by xf fits the machine: every corner
+ * inside work_area, no well, mixing cell, water or wipe station under it and
+ * no keep_out box over it; BL_EINVAL saying what it "puts" where (the caller
+ * names the registration). calib arm checks a registration with it before
+ * writing one, machine_load when reading one.
+ */
+struct xform;
+int machine_canvas_fits(const struct machine *m, const struct xform *xf, bl_err *err);
 
 /* Applies one fault override "KEY=VALUE" (the keys of sim.faults) to m->sim.faults, checked like the file. */
 int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err);

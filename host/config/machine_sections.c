@@ -353,6 +353,7 @@ int machine_load_calibration(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_num(&o, "max_canvas_error_mm", JSON_OPTIONAL, 0.01, 100.0,
 		     &c->max_canvas_error_mm, err));
 	BL_TRY(json_num(&o, "max_camera_de00", JSON_OPTIONAL, 0.1, 50.0, &c->max_camera_de00, err));
+	BL_TRY(json_num(&o, "max_age_h", JSON_OPTIONAL, 0.0, 87600.0, &c->max_age_h, err));
 	BL_TRY(json_bool(&o, "follow_lamp", JSON_OPTIONAL, &c->follow_lamp, err));
 	return json_end(&o, err);
 }

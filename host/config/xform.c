@@ -172,12 +172,15 @@ static int read_points(json_obj *o, const cJSON *arr, struct xform_reg *c, bl_er
 	return 0;
 }
 
+static const json_migrate_fn reg_steps[] = { prov_migrate_add };
+const struct json_format xform_reg_format = { "arm-calibration", 2, 1, reg_steps };
+
 static int read_reg(json_obj *o, struct xform_reg *c, bl_err *err)
 {
 	const cJSON *arr;
 	size_t count;
 
-	BL_TRY(json_kind(o, "arm-calibration", 1, err));
+	BL_TRY(prov_read(o, &c->prov, err));
 	BL_TRY(json_str(o, "created", JSON_REQUIRED, c->created, sizeof(c->created), err));
 	BL_TRY(json_enum(o, "model", JSON_REQUIRED, xform_model_names, &c->model, err));
 	{
@@ -213,7 +216,7 @@ int xform_reg_load(const char *path, struct xform_reg *c, bl_err *err)
 	rc = json_parse_file(path, &root, err);
 	if (rc)
 		return rc;
-	rc = json_obj_open(root, path, "", &o, err);
+	rc = json_format_open(root, path, &xform_reg_format, NULL, &o, err);
 	if (rc == 0)
 		rc = read_reg(&o, c, err);
 	cJSON_Delete(root);

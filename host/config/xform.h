@@ -6,6 +6,7 @@
 
 #include "base/err.h"
 #include "base/json.h"
+#include "base/prov.h"
 
 /* A point on the canvas: mm from its origin corner (the marker with the dark core), along its edges. */
 struct canvas_pt {
@@ -78,7 +79,11 @@ struct xform_reg {
 	double canvas_mm[XFORM_REG_MAX_POINTS][2];
 	double arm_mm[XFORM_REG_MAX_POINTS][3];
 	double residual_mm[XFORM_REG_MAX_POINTS];
+	struct prov prov;              /* its "session": from which points, its verdict */
 };
+
+/* The arm registration's format: version 2 added "session". */
+extern const struct json_format xform_reg_format;
 
 /* Reads an arm registration strictly: every message names the file and key. */
 int xform_reg_load(const char *path, struct xform_reg *r, bl_err *err);

@@ -81,6 +81,31 @@ static int copy_file(const char *src, const char *dst, bl_err *err)
 }
 
 /*
+ * What the calibration files say of themselves: a forced result or one older
+ * than calibration.max_age_h is warned about, and an old one refuses an
+ * unattended run (nobody will see the warning before the night is painted on
+ * it). Every file's digest goes into run.json's "calibration".
+ */
+static int calibration_checked(struct run *r, const struct calib_set *cs, bl_err *err)
+{
+	calib_set_warn(cs);
+	if (cs->too_old && !r->opt.attended)
+		return bl_fail(err, BL_EINVAL, "an unattended run refuses old calibration: %s; calibrate "
+			       "again, or run attended (--attended)", cs->warnings);
+	cJSON_Delete(r->calib_used);
+	r->calib_used = cJSON_CreateObject();
+	for (int i = 0; r->calib_used && i < cs->n_files; i++) {
+		cJSON *f = cJSON_AddObjectToObject(r->calib_used, cs->files[i].key);
+
+		cJSON_AddStringToObject(f, "file", cs->files[i].path);
+		cJSON_AddStringToObject(f, "sha256", cs->files[i].sha256);
+		cJSON_AddStringToObject(f, "verdict", prov_verdict_names[cs->files[i].has_prov ? cs->files[i].prov.verdict : PROV_UNKNOWN]);
+		cJSON_AddStringToObject(f, "created", cs->files[i].has_prov ? cs->files[i].prov.created : "");
+	}
+	return 0;
+}
+
+/*
  * Every calibration file the machine names, through the validator `config
  * check` uses (once: a new run loads them before it writes anything), and the
  * canvas a run located itself: a bad file is refused at the start, never met
@@ -97,6 +122,10 @@ static int load_calibration(struct run *r, bl_err *err)
 		return 0;
 	if ((rc = calib_load_machine(&r->m, &cs, err)))
 		return rc;
+	if ((rc = calibration_checked(r, &cs, err))) {
+		calib_set_free(&cs);
+		return rc;
+	}
 	r->profile = cs.profile;
 	cs.profile = NULL;
 	if (cs.has_light) {
@@ -170,6 +199,8 @@ static void run_close(struct run *r)
 	free(r->lamp);
 	r->lamp = NULL;
 	img_free(&r->first_raw);
+	cJSON_Delete(r->calib_used);
+	r->calib_used = NULL;
 	plan_free(&r->plan);
 	plan_free(&r->corr);
 	planner_close(&r->planner);
@@ -244,6 +275,8 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 	    (rc = json_parse_file(pal, &pj, err)))
 		goto out;
 	cJSON_AddItemToObject(o, "palette", pj);
+	/* The digest of every calibration file the run loaded (load_calibration), and what each says of itself. */
+	cJSON_AddItemToObject(o, "calibration", r->calib_used ? cJSON_Duplicate(r->calib_used, 1) : cJSON_CreateObject());
 	if ((rc = run_inputs_add(r, o, err)))
 		goto out;
 	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) == 0)

@@ -61,6 +61,7 @@ int run_json_read(struct run *r, bl_err *err)
 	json_take(&o, "machine"); /* machine.json is the copy that is loaded */
 	json_take(&o, "palette");
 	json_take(&o, "inputs"); /* run_inputs_verify compares them */
+	json_take(&o, "calibration"); /* a record of the files the run started with */
 	if ((rc = json_end(&o, err)) < 0)
 		goto out;
 	r->st.seed = (uint64_t)seed;

@@ -53,6 +53,8 @@ struct run {
 	double lamp_now[3];      /* the light in the last frame against the first, R, G, B */
 	double lamp_logged[3];   /* as last journaled */
 	struct img first_raw;    /* the first frame as the camera gave it, until the lamp's reference is taken */
+	int canvas_checked;      /* calibration.canvas checked against the corner markers at this process's first look */
+	cJSON *calib_used;       /* the calibration files loaded: their digests, for run.json */
 	struct run_state st;
 	struct run_options opt;
 	int64_t wall0_ns;        /* this process's start, real clock */

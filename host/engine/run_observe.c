@@ -266,7 +266,10 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	f.size_mm[0] = g->size_mm[0];
 	f.size_mm[1] = g->size_mm[1];
 	memcpy(f.corners_px, g->corners_px, sizeof(f.corners_px));
-	if ((rc = vis_canvas_save(p, &f, err)))
+	f.prov.verdict = PROV_PASS;
+	snprintf(f.prov.source, sizeof(f.prov.source), "%s", name);
+	snprintf(f.prov.why, sizeof(f.prov.why), "located by the run from the 4 corner markers of its first frame");
+	if ((rc = vis_canvas_save(p, &f, NULL, NULL, err)))
 		return rc;
 	{
 		cJSON *d = cJSON_CreateObject();
@@ -279,6 +282,46 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	}
 }
 
+/*
+ * At a process's first look, calibration.canvas against the corner markers
+ * the frame shows: a canvas file that no longer fits (the camera or the
+ * canvas moved, another machine's file) would put every verdict in the wrong
+ * place, so the run refuses it before anything moves (exit 2), saying why.
+ */
+static int canvas_cross_check(struct run *r, const struct img *frame, const char *name, bl_err *err)
+{
+	struct vis_markers mk;
+	struct vis_canvas f;
+	double off_mm;
+	cJSON *d;
+	int rc;
+
+	if (!r->m.calibration.canvas[0] || r->canvas_checked)
+		return 0;
+	r->canvas_checked = 1;
+	vis_markers_from_machine(&r->m, &mk);
+	if ((rc = vis_canvas_load(r->m.calibration.canvas, &f, err)))
+		return rc;
+	rc = vis_canvas_cross_check(frame, name, r->m.calibration.canvas, &f, &mk, VIS_CANVAS_CORNER_TOL_MM,
+				    &off_mm, err);
+	if (rc == BL_EINVAL) {
+		char what[BL_ERR_MSG_MAX];
+
+		snprintf(what, sizeof(what), "%s", err->msg);
+		return bl_fail(err, BL_EINVAL, "calibration.canvas does not fit the canvas in view: %s: "
+			       "the camera or the canvas moved since calibration, or the file is not this "
+			       "canvas's; calibrate it again (brushloop calib canvas)", what);
+	}
+	if (rc)
+		return rc;
+	if (!(d = cJSON_CreateObject()))
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	if (off_mm >= 0)
+		cJSON_AddNumberToObject(d, "off_markers_mm", off_mm);
+	else
+		cJSON_AddNullToObject(d, "off_markers_mm");
+	return run_event(r, "canvas_checked", d, err);
+}
 static int observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
 static int observe_cell(struct run *r, const char *cell, color_lab *out, char *frame, size_t n,
 			bl_err *err);
@@ -324,6 +367,8 @@ static int observe_canvas(struct run *r, const char *what, struct run_canvas *ou
 			return rc;
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
+	if ((rc = canvas_cross_check(r, avg, out->frame, err)))
+		return rc;
 	run_observer(r, &o);
 	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_observe_raster(&o, avg, &g, &ob, err)))
 		goto out_free;

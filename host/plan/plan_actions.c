@@ -295,6 +295,30 @@ int pm_act_dip(struct builder *b, const char *brush, const char *cell, bl_err *e
 	return push_action(b, &a, err);
 }
 
+/*
+ * Canvas point (x, y) as the machine point a stroke holds, rounded to 0.01 mm.
+ * On a registered (turned) canvas the rounding moves the point up to 0.007 mm
+ * in canvas mm, enough to put a point planned on the brush's margin past it
+ * when the gate maps it back: such a point is moved inward by the rounding's
+ * reach first, so every point the planner keeps inside the margin stays
+ * inside after the round trip. Other points are as before.
+ */
+static arm_point stroke_point(const struct machine *m, double x, double y, double width_mm)
+{
+	const double h = 0.5 * width_mm / m->xf.scale, in = 0.01 / m->xf.scale;
+	const double W = m->canvas.size_mm[0], H = m->canvas.size_mm[1];
+	struct machine_pt mp = xform_to_machine(&m->xf, (struct canvas_pt){ x, y });
+	arm_point p = { pm_r2(mp.x), pm_r2(mp.y), 0 };
+	struct canvas_pt back = xform_to_canvas(&m->xf, (struct machine_pt){ p.x, p.y });
+
+	if (back.x >= h && back.x <= W - h && back.y >= h && back.y <= H - h)
+		return p;
+	x = fmin(fmax(x, h + in), W - h - in);
+	y = fmin(fmax(y, h + in), H - h - in);
+	mp = xform_to_machine(&m->xf, (struct canvas_pt){ x, y });
+	return (arm_point){ pm_r2(mp.x), pm_r2(mp.y), 0 };
+}
+
 int pm_act_stroke(struct builder *b, const struct pm_stroke *st, bl_err *err)
 {
 	const struct machine *m = b->m;
@@ -312,11 +336,10 @@ int pm_act_stroke(struct builder *b, const struct pm_stroke *st, bl_err *err)
 		return bl_fail(err, BL_ENOMEM, "out of memory for a stroke");
 	a.n_points = (size_t)st->n;
 	for (int i = 0; i < st->n; i++) {
-		struct machine_pt mp = xform_to_machine(&m->xf, (struct canvas_pt){ st->xy[2 * i],
-										    st->xy[2 * i + 1] });
+		arm_point p = stroke_point(m, st->xy[2 * i], st->xy[2 * i + 1], m->brushes[st->brush].width_mm);
 
-		a.points[i].x = pm_r2(mp.x);
-		a.points[i].y = pm_r2(mp.y);
+		a.points[i].x = p.x;
+		a.points[i].y = p.y;
 		a.points[i].z = z;
 	}
 	return push_action(b, &a, err);

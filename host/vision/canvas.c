@@ -13,14 +13,17 @@
 #define MAX_IMAGE_PX 65536
 #define MAX_CANVAS_MM 10000.0
 
+static const json_migrate_fn canvas_steps[] = { prov_migrate_add };
+const struct json_format vis_canvas_format = { "canvas", 2, 1, canvas_steps };
+
 void vis_canvas_init(struct vis_canvas *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->error_mm = -1.0;
+	c->prov.verdict = PROV_UNKNOWN;
 }
 
-/* Twice the signed area of the quad; positive when the corners run clockwise on screen. */
-static double quad_area2(const double *p)
+double vis_quad_area2(const double *p)
 {
 	double s = 0.0;
 
@@ -82,25 +85,20 @@ static int load_camera(json_obj *root, struct vis_canvas *c, bl_err *err)
 
 int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 {
-	static const char *const kinds[] = { "canvas", NULL };
 	cJSON *root = NULL;
 	json_obj o;
 	const cJSON *arr, *it;
 	double size_px[2];
 	size_t n, i = 0;
-	long long version;
-	int kind, rc;
+	int rc;
 
 	vis_canvas_init(c);
 	rc = json_parse_file(path, &root, err);
 	if (rc)
 		return rc;
-	rc = json_obj_open(root, path, "", &o, err);
-	if (rc)
+	if ((rc = json_format_open(root, path, &vis_canvas_format, NULL, &o, err)) < 0)
 		goto out_free;
-	if ((rc = json_enum(&o, "kind", JSON_REQUIRED, kinds, &kind, err)) < 0)
-		goto out_free;
-	if ((rc = json_version(&o, 1, 1, &version, err)) < 0)
+	if ((rc = prov_read(&o, &c->prov, err)) < 0)
 		goto out_free;
 	if ((rc = json_vec(&o, "image_px", JSON_REQUIRED, 2, 16, MAX_IMAGE_PX, size_px, err)) < 0)
 		goto out_free;
@@ -139,10 +137,18 @@ int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err)
 		c->corners_px[2 * i + 1] = y->valuedouble;
 		i++;
 	}
-	if (!quad_convex(c->corners_px) || fabs(quad_area2(c->corners_px)) < 2.0 * 16 * 16) {
+	if (!quad_convex(c->corners_px) || fabs(vis_quad_area2(c->corners_px)) < 2.0 * 16 * 16) {
 		rc = json_fail(&o, "corners_px", err, BL_EINVAL,
 			       "the four corners do not form a convex quadrilateral (order: canvas "
 			       "(0,0), (W,0), (W,H), (0,H))");
+		goto out_free;
+	}
+	/* A camera above the table sees the canvas's x, y turned, never mirrored: counter-clockwise on screen. */
+	if (vis_quad_area2(c->corners_px) > 0) {
+		rc = json_fail(&o, "corners_px", err, BL_EINVAL,
+			       "the corners (canvas (0,0), (W,0), (W,H), (0,H)) run clockwise on screen: "
+			       "a mirror image of the canvas, which no camera above it sees; calibrate "
+			       "it again (brushloop calib canvas)");
 		goto out_free;
 	}
 	if ((rc = load_camera(&o, c, err)) < 0)
@@ -155,7 +161,8 @@ out_free:
 	return rc < 0 ? rc : 0;
 }
 
-int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err)
+int vis_canvas_save(const char *path, const struct vis_canvas *c, cJSON *settings, cJSON *figures,
+		    bl_err *err)
 {
 	cJSON *root = cJSON_CreateObject(), *corners;
 	const double img[2] = { c->image_w, c->image_h };
@@ -164,7 +171,8 @@ int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err)
 	if (!root)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	cJSON_AddStringToObject(root, "kind", "canvas");
-	cJSON_AddNumberToObject(root, "version", 1);
+	cJSON_AddNumberToObject(root, "version", vis_canvas_format.version);
+	cJSON_AddItemToObject(root, "session", prov_json(&c->prov, settings, figures));
 	json_add_vec(root, "image_px", img, 2);
 	json_add_vec(root, "size_mm", c->size_mm, 2);
 	corners = cJSON_AddArrayToObject(root, "corners_px");
@@ -322,6 +330,47 @@ static int geometry_from_markers(const struct img *frame, const char *name,
 			memcpy(g->corners_px, ip, sizeof(ip));
 	}
 	return rc;
+}
+
+int vis_canvas_cross_check(const struct img *frame, const char *name, const char *file_name,
+			   const struct vis_canvas *file, const struct vis_markers *markers, double tol_mm,
+			   double *off_mm, bl_err *err)
+{
+	static const char *const corner[4] = { "(0, 0)", "(W, 0)", "(W, H)", "(0, H)" };
+	struct vis_geometry g;
+	double Hi[9], worst = -1;
+	int wk = 0, rc;
+
+	*off_mm = -1;
+	memset(&g, 0, sizeof(g));
+	if ((rc = geometry_from_markers(frame, name, markers, file, &g, err)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = cv_invert3(g.H, Hi, err)))
+		return rc;
+	for (int k = 0; k < 4; k++) {
+		double ideal[2], x, y, w, d;
+
+		if (file->has_camera && (rc = cv_undistort_points(&file->camera, file->corners_px + 2 * k, ideal, 1, err)))
+			return rc;
+		if (!file->has_camera)
+			memcpy(ideal, file->corners_px + 2 * k, sizeof(ideal));
+		w = Hi[6] * ideal[0] + Hi[7] * ideal[1] + Hi[8];
+		x = (Hi[0] * ideal[0] + Hi[1] * ideal[1] + Hi[2]) / w;
+		y = (Hi[3] * ideal[0] + Hi[4] * ideal[1] + Hi[5]) / w;
+		d = hypot(x - (k == 1 || k == 2 ? g.size_mm[0] : 0), y - (k >= 2 ? g.size_mm[1] : 0));
+		if (d > worst) {
+			worst = d;
+			wk = k;
+		}
+	}
+	*off_mm = worst;
+	if (worst > tol_mm)
+		return bl_fail(err, BL_EINVAL, "%s: %s put%s canvas corner %s at (%.0f, %.0f) px, but "
+			       "the 4 corner markers in view put it at (%.0f, %.0f) px, %.1f mm away (at "
+			       "most %g)", name, file_name, strchr(file_name, ' ') ? "" : "s", corner[wk],
+			       file->corners_px[2 * wk], file->corners_px[2 * wk + 1], g.corners_px[2 * wk],
+			       g.corners_px[2 * wk + 1], worst, tol_mm);
+	return 0;
 }
 
 int vis_locate(const struct img *frame, const char *name, const struct vis_canvas *file,

@@ -3,6 +3,7 @@
 #define BL_VISION_CANVAS_H
 
 #include "base/err.h"
+#include "base/prov.h"
 #include "config/machine.h"
 #include "cv/cv.h"
 #include "vision/image.h"
@@ -59,13 +60,24 @@ struct vis_canvas {
 	int has_camera;              /* intrinsics and distortion present */
 	struct cv_camera camera;
 	double error_mm;             /* calibration's reprojection error, -1 when not recorded */
+	struct prov prov;            /* its "session": when, from what, its verdict */
 };
+
+/* The canvas format: version 2 added "session" (version 1 files read as made by an unknown session). */
+extern const struct json_format vis_canvas_format;
+
+/* Twice the signed area of a quad (x, y interleaved); positive when its corners run clockwise on screen (image y down). */
+double vis_quad_area2(const double *p);
 
 /* Loads a canvas file strictly (unknown keys, bad corners and degenerate shapes are errors naming the file). */
 int vis_canvas_load(const char *path, struct vis_canvas *c, bl_err *err);
 
-/* Writes a canvas file atomically. */
-int vis_canvas_save(const char *path, const struct vis_canvas *c, bl_err *err);
+/*
+ * Writes a canvas file atomically, its "session" from c->prov with the
+ * writer's settings and figures (taken over; NULL: none).
+ */
+int vis_canvas_save(const char *path, const struct vis_canvas *c, cJSON *settings, cJSON *figures,
+		    bl_err *err);
 
 /* Sets defaults: no camera, no error recorded. */
 void vis_canvas_init(struct vis_canvas *c);
@@ -93,6 +105,21 @@ struct vis_geometry {
  */
 int vis_locate(const struct img *frame, const char *name, const struct vis_canvas *file,
 	       const struct vis_markers *markers, struct vis_geometry *g, bl_err *err);
+
+/*
+ * The canvas file against the corner markers frame shows: when all four are
+ * in view (and ordered), every canvas corner the file gives within tol_mm
+ * (VIS_CANVAS_CORNER_TOL_MM: `calib canvas --corners` and a run's first look) of
+ * where the markers put it, else BL_EINVAL naming the frame, file_name (what
+ * gave the corners), the corner, both places and the distance; the caller
+ * says why that matters. *off_mm is the largest distance, -1 when the
+ * markers cannot be seen (0 returned: nothing to check against).
+ */
+#define VIS_CANVAS_CORNER_TOL_MM 5.0
+
+int vis_canvas_cross_check(const struct img *frame, const char *name, const char *file_name,
+			   const struct vis_canvas *file, const struct vis_markers *markers, double tol_mm,
+			   double *off_mm, bl_err *err);
 
 /*
  * Rectifies the canvas to a raster of size_mm * px_per_mm pixels: raster

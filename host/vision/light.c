@@ -18,14 +18,21 @@ void vis_light_free(struct vis_light *l)
 	l->inv_gain = NULL;
 }
 
-cJSON *vis_light_json(const struct vis_light *l)
+static const json_migrate_fn light_steps[] = { prov_migrate_add };
+const struct json_format vis_light_format = { "light-map", 2, 1, light_steps };
+
+static cJSON *light_json(const struct vis_light *l, cJSON *settings, cJSON *figures)
 {
 	cJSON *o = cJSON_CreateObject(), *g;
 
-	if (!o)
+	if (!o) {
+		cJSON_Delete(settings);
+		cJSON_Delete(figures);
 		return NULL;
+	}
 	cJSON_AddStringToObject(o, "kind", "light-map");
-	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddNumberToObject(o, "version", vis_light_format.version);
+	cJSON_AddItemToObject(o, "session", prov_json(&l->prov, settings, figures));
 	cJSON_AddNumberToObject(o, "width", l->width);
 	cJSON_AddNumberToObject(o, "height", l->height);
 	cJSON_AddNumberToObject(o, "cols", l->cols);
@@ -36,9 +43,10 @@ cJSON *vis_light_json(const struct vis_light *l)
 	return o;
 }
 
-int vis_light_save(const char *path, const struct vis_light *l, bl_err *err)
+int vis_light_save(const char *path, const struct vis_light *l, cJSON *settings, cJSON *figures,
+		   bl_err *err)
 {
-	cJSON *o = vis_light_json(l);
+	cJSON *o = light_json(l, settings, figures);
 	int rc;
 
 	if (!o)
@@ -62,8 +70,8 @@ int vis_light_load(const char *path, struct vis_light *l, bl_err *err)
 	snprintf(l->file, sizeof(l->file), "%s", path);
 	if ((rc = json_parse_file(path, &root, err)))
 		return rc;
-	if ((rc = json_obj_open(root, path, "", &o, err)) < 0 ||
-	    (rc = json_kind(&o, "light-map", 1, err)) < 0 ||
+	if ((rc = json_format_open(root, path, &vis_light_format, NULL, &o, err)) < 0 ||
+	    (rc = prov_read(&o, &l->prov, err)) < 0 ||
 	    (rc = json_i32(&o, "width", JSON_REQUIRED, 1, 65536, &l->width, err)) < 0 ||
 	    (rc = json_i32(&o, "height", JSON_REQUIRED, 1, 65536, &l->height, err)) < 0 ||
 	    (rc = json_i32(&o, "cols", JSON_REQUIRED, 1, 1024, &l->cols, err)) < 0 ||

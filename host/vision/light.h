@@ -5,6 +5,7 @@
 #include <cJSON.h>
 
 #include "base/err.h"
+#include "base/prov.h"
 #include "config/machine.h"
 #include "vision/canvas.h"
 #include "vision/image.h"
@@ -22,7 +23,11 @@ struct vis_light {
 	float *gain;         /* cols * rows, row-major from the top left */
 	char file[512];
 	float *inv_gain;     /* 1 / the gain at every pixel (0 where unknown), made by vis_light_load; NULL: worked out per frame */
+	struct prov prov;    /* its "session": when, from what, its verdict */
 };
+
+/* The light map format: version 2 added "session". */
+extern const struct json_format vis_light_format;
 
 /*
  * Reads a light map file ({"kind": "light-map", "version": 1, ...}) strictly,
@@ -32,9 +37,9 @@ struct vis_light {
  */
 #define VIS_LIGHT_DIVISORS_MAX_PX (3840L * 2160L)
 int vis_light_load(const char *path, struct vis_light *l, bl_err *err);
-/* Writes one (the JSON of vis_light_json). */
-int vis_light_save(const char *path, const struct vis_light *l, bl_err *err);
-cJSON *vis_light_json(const struct vis_light *l);
+/* Writes one, its "session" from l->prov with the writer's settings and figures (taken over; NULL: none). */
+int vis_light_save(const char *path, const struct vis_light *l, cJSON *settings, cJSON *figures,
+		   bl_err *err);
 void vis_light_free(struct vis_light *l);
 
 /* The gain at pixel (x, y), bilinear between cell centres over the cells the map knows (0: none). */

@@ -364,6 +364,7 @@ static void sw_clipped_and_gradients(struct swatch *w)
 			if (!w->keep[k])
 				w->out->clipped++;
 		}
+	w->out->at_top = w->out->clipped;
 	/*
 	 * A few clipped pixels are highlights and go; a region mostly at the top
 	 * of a channel is a colour at the edge of the camera's range (a pure

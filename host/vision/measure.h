@@ -63,6 +63,7 @@ struct meas_swatch {
 	long pixels;            /* pixels the mean is made of */
 	long total;             /* pixels in the region */
 	long clipped;           /* rejected: a channel at 254 or 255 (specular highlight, overexposure) */
+	long at_top;            /* with a channel at 254 or 255, rejected or (saturated) kept */
 	int saturated;          /* most of the region has a channel at 254 or 255: kept, but the
 				   colour may lie beyond what the camera can record */
 	long edges;             /* rejected: on an edge (strong local gradient) */

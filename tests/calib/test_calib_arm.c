@@ -130,6 +130,51 @@ TEST(a_registration_beyond_the_threshold_is_refused)
 	free(text);
 }
 
+/*
+ * Registrations the machine cannot use are refused before they are written
+ * (exit 2, naming why): the canvas moved 100 mm past the work area's edge,
+ * the canvas laid over a mixing cell, and a point touched twice counting
+ * towards the four a fit needs.
+ */
+TEST(a_registration_the_machine_cannot_use_is_not_written)
+{
+	static const struct {
+		double dx_mm;
+		int dup;
+		const char *want;
+	} cases[] = {
+		{ 100, 0, "outside work_area" },
+		{ -100, 0, "over 'm9'" },
+		{ 0, 1, "3 distinct places (point 4 repeats point 2" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double c[5][2];
+		arm_point a[5];
+		char name[32];
+		const char *out = tmp_path("never.json");
+		const char *args[] = { "calib", "arm", "--points", NULL, "-o", out, NULL };
+		char *e;
+		int n = cases[i].dup ? 4 : 5;
+
+		pairs(5, 0, 0, 0.0, 1, c, a);
+		for (int k = 0; k < 5; k++)
+			a[k].x += cases[i].dx_mm;
+		if (cases[i].dup) {
+			c[3][0] = c[1][0];
+			c[3][1] = c[1][1];
+			a[3] = a[1];
+		}
+		snprintf(name, sizeof(name), "unusable%zu.json", i);
+		args[3] = points_file(name, n, c, a);
+		CHECK(run_cli(args, NULL, &e) == 2);
+		fprintf(stderr, "%s", e ? e : "");
+		CHECK_STR_CONTAINS(e, cases[i].want);
+		CHECK(!file_exists(out));
+		free(e);
+	}
+}
+
 TEST(bad_point_files_exit_2)
 {
 	static const struct {
@@ -171,7 +216,7 @@ TEST(arm_files_are_read_strictly)
 
 	pairs(5, 2, 1, 0.02, 9, c, a);
 	CHECK(calib_arm_fit(CALIB_ARM_SIMILARITY, 5, (const double (*)[2])c, a, r, &err) == 0);
-	CHECK(calib_arm_save(path, r, &err) == 0);
+	CHECK(calib_arm_save(path, r, NULL, &err) == 0);
 	CHECK_MSG(calib_arm_load(path, b, &err) == 0, "%s", err.msg);
 	CHECK(b->n == 5 && b->model == CALIB_ARM_SIMILARITY);
 	for (int i = 0; i < 2; i++)
@@ -208,56 +253,83 @@ TEST(arm_files_are_read_strictly)
 	free(b);
 }
 
-/* The guided session against a recording arm: every motion is a gate decision. */
-TEST(the_guided_session_moves_only_through_the_gate)
-{
-	struct machine *m = malloc(sizeof(*m));
+/* A guided session against a recording arm at (10, 10, 50) through a gate journaling in the test's directory. */
+struct guided {
+	struct machine m;
 	struct rec_state st;
 	struct arm *arm;
 	struct gate *g;
-	struct gate_config gc;
 	struct journal jr;
-	struct calib_arm_session *s = calloc(1, sizeof(*s));
+	struct calib_arm_session s;
 	clk c;
-	bl_err err = { 0 };
-	char journal[4096], in_text[] =
-		"x+ 10\n"      /* 10, 10, 50 -> 20, 10, 50 */
-		"z- 200\n"     /* beyond a jog's 50 mm: refused by the session itself */
-		"z- 45\n"      /* down to z 5: below the travel floor outside the canvas: the gate denies */
-		"bogus\n"
-		"ok\n"
-		"y+ 5\n"
-		"ok\n";
-	FILE *in = fmemopen(in_text, strlen(in_text), "r"), *out = fopen(tmp_path("session.out"), "w");
+	char journal[4096];
+};
 
-	*m = *example_machine();
-	memset(&st, 0, sizeof(st));
-	st.pos = (arm_point){ 10, 10, 50 };
-	clk_virtual_init(&c, 0);
-	arm = rec_arm_open(m, &c, &st);
-	snprintf(journal, sizeof(journal), "%s", tmp_path("journal.jsonl"));
-	CHECK_MSG(journal_open(&jr, journal, &c, &err) == 0, "%s", err.msg);
+static struct guided *guided_open(const char *keys, const char *out_name)
+{
+	struct guided *gs = calloc(1, sizeof(*gs));
+	struct gate_config gc;
+	bl_err err = { 0 };
+
+	gs->m = *example_machine();
+	gs->st.pos = (arm_point){ 10, 10, 50 };
+	clk_virtual_init(&gs->c, 0);
+	gs->arm = rec_arm_open(&gs->m, &gs->c, &gs->st);
+	snprintf(gs->journal, sizeof(gs->journal), "%s", tmp_path("journal.jsonl"));
+	CHECK_MSG(journal_open(&gs->jr, gs->journal, &gs->c, &err) == 0, "%s", err.msg);
 	memset(&gc, 0, sizeof(gc));
-	gc.m = m;
+	gc.m = &gs->m;
 	gc.run_dir = test_tmpdir();
-	gc.journal = &jr;
-	gc.clock = &c;
+	gc.journal = &gs->jr;
+	gc.clock = &gs->c;
 	gc.mode = GATE_UNATTENDED;
 	gc.tty_in_fd = gc.tty_out_fd = -1;
-	CHECK_MSG(gate_open(&gc, &g, &err) == 0, "%s", err.msg);
-	s->m = m;
-	s->gate = g;
-	s->arm = arm;
-	s->speed_mm_s = calib_arm_jog_speed(m);
-	s->step_mm = 1;
-	s->n_targets = 2;
-	s->targets[0][0] = 20;
-	s->targets[0][1] = 20;
-	s->targets[1][0] = 380;
-	s->targets[1][1] = 20;
-	s->in = in;
-	s->out = out;
+	CHECK_MSG(gate_open(&gc, &gs->g, &err) == 0, "%s", err.msg);
+	gs->s.m = &gs->m;
+	gs->s.gate = gs->g;
+	gs->s.arm = gs->arm;
+	gs->s.speed_mm_s = calib_arm_jog_speed(&gs->m);
+	gs->s.step_mm = 1;
+	/* Two targets: 20 mm inside the canvas's two corners along x. */
+	gs->s.n_targets = 2;
+	gs->s.targets[0][0] = 20;
+	gs->s.targets[0][1] = 20;
+	gs->s.targets[1][0] = 380;
+	gs->s.targets[1][1] = 20;
+	gs->s.in = fmemopen((void *)keys, strlen(keys), "r");
+	gs->s.out = fopen(tmp_path(out_name), "w");
+	return gs;
+}
+
+static void guided_close(struct guided *gs)
+{
+	fclose(gs->s.in);
+	fclose(gs->s.out);
+	gate_close(gs->g);
+	journal_close(&gs->jr);
+	arm_close(gs->arm);
+	free(gs);
+}
+
+/* The guided session against a recording arm: every motion is a gate decision. */
+TEST(the_guided_session_moves_only_through_the_gate)
+{
+	struct guided *gs = guided_open("x+ 10\n"      /* 10, 10, 50 -> 20, 10, 50 */
+					"z- 200\n"     /* beyond a jog's 50 mm: refused by the session itself */
+					"z- 45\n"      /* down to z 5: below the travel floor outside the canvas: the gate denies */
+					"bogus\n"
+					"ok\n"        /* in the air (z 50): warned, not taken */
+					"ok\n"        /* the operator insists */
+					"y+ 5\n"
+					"ok\n"
+					"ok\n", "session.out");
+	struct calib_arm_session *s = &gs->s;
+	struct machine *m = &gs->m;
+	struct rec_state st;
+	bl_err err = { 0 };
+
 	CHECK_MSG(calib_arm_session_run(s, &err) == 0, "%s", err.msg);
+	st = gs->st;
 	CHECK(s->n == 2);
 	CHECK(s->jogs == 3);         /* x+ 10, z- 45, y+ 5 reached the gate */
 	CHECK(s->refused == 1);      /* z- 45 */
@@ -268,13 +340,12 @@ TEST(the_guided_session_moves_only_through_the_gate)
 	CHECK_NEAR(s->arm_mm[1].y, 15, 1e-9);
 	/* Reduced speed: a tenth of the soft limit, at most 25 mm/s. */
 	CHECK(s->speed_mm_s <= 25.0 && s->speed_mm_s <= 0.1 * m->limits.soft.speed_mm_s + 1e-9);
-	fclose(in);
-	fclose(out);
+	fflush(s->out);
 	{
 		char *text;
 		size_t len;
 
-		CHECK(fs_read_file(journal, 1 << 20, &text, &len, &err) == 0);
+		CHECK(fs_read_file(gs->journal, 1 << 20, &text, &len, &err) == 0);
 		CHECK_STR_CONTAINS(text, "\"deny\"");
 		CHECK_STR_CONTAINS(text, "below_floor");
 		free(text);
@@ -283,11 +354,39 @@ TEST(the_guided_session_moves_only_through_the_gate)
 		CHECK_STR_CONTAINS(text, "unknown command 'bogus'");
 		free(text);
 	}
-	gate_close(g);
-	journal_close(&jr);
-	arm_close(arm);
-	free(s);
-	free(m);
+	guided_close(gs);
+}
+
+/*
+ * The operator records a point with the tip on the canvas, then types go for
+ * the next: the session lifts the tip to travel height first, so the gate
+ * allows the move. A point recorded at travel height (ok typed before
+ * lowering) is recorded with a warning: it is not on the canvas.
+ */
+TEST(go_after_ok_lifts_first_and_a_point_in_the_air_warns)
+{
+	struct guided *gs = guided_open("go\n"
+					"z- 30\n"     /* the tip on the canvas at (280, 120, 0) */
+					"ok\n"
+					"go\n"        /* above (640, 120): lifted first */
+					"ok\n"        /* at travel height: not taken, a warning */
+					"ok\n", "go.out");     /* again: the operator insists */
+	struct calib_arm_session *s = &gs->s;
+	bl_err err = { 0 };
+	char *text;
+
+	CHECK_MSG(calib_arm_session_run(s, &err) == 0, "%s", err.msg);
+	fflush(s->out);
+	CHECK(fs_read_file(tmp_path("go.out"), 1 << 20, &text, NULL, &err) == 0);
+	fprintf(stderr, "%s", text);
+	CHECK(s->refused == 0);
+	CHECK(s->n == 2);
+	CHECK_NEAR(s->arm_mm[0].z, 0, 1e-9);
+	CHECK_NEAR(s->arm_mm[1].x, 640, 1e-9);
+	CHECK_NEAR(s->arm_mm[1].z, gs->m.travel_z_mm, 1e-9);
+	CHECK_STR_CONTAINS(text, "travel height");
+	free(text);
+	guided_close(gs);
 }
 
 /* The whole guided session from the CLI on the simulated arm, the operator's keys on stdin. */
@@ -340,5 +439,7 @@ TEST(the_cli_session_registers_the_simulated_arm)
 TEST_MAIN(T(fits_recover_the_map), T(degenerate_points_are_refused),
 	  T(the_cli_writes_a_registration_the_engine_loads),
 	  T(a_registration_beyond_the_threshold_is_refused), T(bad_point_files_exit_2),
+	  T(a_registration_the_machine_cannot_use_is_not_written),
 	  T(arm_files_are_read_strictly), T(the_guided_session_moves_only_through_the_gate),
+	  T(go_after_ok_lifts_first_and_a_point_in_the_air_warns),
 	  T(the_cli_session_registers_the_simulated_arm))

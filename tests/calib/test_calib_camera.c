@@ -427,11 +427,13 @@ static void cover(struct img *im, void *ctx)
 			memset(im->px + 3 * ((size_t)y * im->w + x), b->v, 3);
 }
 
+/* Code values times 2.2, or times the factor ctx names. */
 static void brighten(struct img *im, void *ctx)
 {
-	(void)ctx;
+	double f = ctx ? atof(ctx) : 2.2;
+
 	for (size_t i = 0; i < (size_t)im->w * im->h * 3; i++)
-		im->px[i] = (unsigned char)fmin(255.0, im->px[i] * 2.2);
+		im->px[i] = (unsigned char)fmin(255.0, im->px[i] * f);
 }
 
 /* A bad frame: exit 2, the message names what was not found, nothing written. */
@@ -479,7 +481,72 @@ TEST(a_partly_covered_chart_is_refused)
 
 TEST(an_overexposed_chart_is_refused_as_clipped)
 {
+	char *err;
+	const char *a[] = { "calib", "camera", "--frame", NULL, "-o", tmp_path("bad.icc"), NULL };
+
 	bad_frame(edited(chart_frame(1, 0, NULL), "bright.png", brighten, NULL), "clipped", NULL);
+	/*
+	 * 1.4 times the code values: the chart is found, and every clipped patch
+	 * is counted and named with its pixels at the top (saturated ones too,
+	 * which the camera kept: "0 of its 840 px" before).
+	 */
+	a[3] = edited(chart_frame(1, 0, NULL), "brighter.png", brighten, (void *)"1.4");
+	CHECK(run_cli(a, NULL, &err) == 2);
+	CHECK_STR_CONTAINS(err, "patches are clipped");
+	CHECK_STR_CONTAINS(err, "'white 9.5' (");
+	CHECK(strstr(err, "(0 of") == NULL);
+	free(err);
+}
+
+/* Two stops under: every pixel's linear light quartered. */
+static void darken(struct img *im, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < (size_t)im->w * im->h * 3; i++)
+		im->px[i] = (unsigned char)lround(255 * meas_linear_to_srgb(meas_srgb_to_linear(im->px[i] / 255.0) / 4));
+}
+
+/* Out of focus: a box blur 5 px wide, twice along each axis (about a 2 px Gaussian). */
+static void blur(struct img *im, void *ctx)
+{
+	unsigned char *t = malloc((size_t)im->w * im->h * 3);
+
+	(void)ctx;
+	for (int pass = 0; pass < 4; pass++) {
+		int dx = pass % 2 == 0, lim = dx ? im->w : im->h;
+
+		memcpy(t, im->px, (size_t)im->w * im->h * 3);
+		for (int y = 0; y < im->h; y++)
+			for (int x = 0; x < im->w; x++)
+				for (int c = 0; c < 3; c++) {
+					int sum = 0, at = dx ? x : y;
+
+					for (int k = -2; k <= 2; k++) {
+						int q = at + k < 0 ? 0 : at + k >= lim ? lim - 1 : at + k;
+
+						sum += t[3 * (dx ? (size_t)y * im->w + q : (size_t)q * im->w + x) + c];
+					}
+					im->px[3 * ((size_t)y * im->w + x) + c] = (unsigned char)((sum + 2) / 5);
+				}
+	}
+	free(t);
+}
+
+TEST(an_underexposed_or_blurred_chart_is_refused_naming_the_figure)
+{
+	const char *frame = chart_frame(1, 0, NULL);
+	const char *a[] = { "calib", "camera", "--frame", frame, "-o", tmp_path("ok.icc"), "--json", NULL };
+	char *out;
+
+	bad_frame(edited(frame, "dark.png", darken, NULL), "underexposed by 2.", NULL);
+	bad_frame(edited(frame, "blurred.png", blur, NULL), "out of focus", NULL);
+	/* The sharp, well exposed frame: the figures are in the report. */
+	CHECK(run_cli(a, &out, NULL) == 0);
+	fprintf(stderr, "sharp frame: %.2f stops, edges %.2f px\n", json_at(out, "camera.exposure_stops"),
+		json_at(out, "camera.blur_px"));
+	CHECK(fabs(json_at(out, "camera.exposure_stops")) < 0.5);
+	CHECK(json_at(out, "camera.blur_px") < 1.0);
+	free(out);
 }
 
 TEST(a_profile_beyond_the_threshold_is_not_written)
@@ -528,4 +595,5 @@ TEST_MAIN(T(builtin_chart_equals_its_data_file), T(chart_files_are_read_strictly
 	  T(corners_given_find_the_same_chart), T(a_chart_upside_down_is_read_the_right_way_round),
 	  T(a_frame_without_a_chart_says_so), T(a_partly_covered_chart_is_refused),
 	  T(an_overexposed_chart_is_refused_as_clipped),
+	  T(an_underexposed_or_blurred_chart_is_refused_naming_the_figure),
 	  T(a_profile_beyond_the_threshold_is_not_written), T(usage_errors_exit_2))

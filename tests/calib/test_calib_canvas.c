@@ -62,8 +62,9 @@ TEST(the_canvas_file_locates_the_canvas_when_markers_are_hidden)
 TEST(given_corners_fit_exactly_and_say_the_error_is_unmeasured)
 {
 	const char *frame = tmp_path("canvas.jpg"), *out = tmp_path("given.json");
+	/* Clockwise as the frame shows them, from the origin's corner (bottom left on this bench). */
 	const char *a[] = { "calib", "canvas", "--frame", frame, "--corners",
-			    "520,137;1045,138;1104,518;505,518", "-o", out, "--json", NULL };
+			    "505,518;520,137;1045,138;1104,518", "-o", out, "--json", NULL };
 	char *text;
 	struct vis_canvas vc;
 	bl_err err = { 0 };
@@ -71,11 +72,69 @@ TEST(given_corners_fit_exactly_and_say_the_error_is_unmeasured)
 	sim_frame(SIM_SCENE_CANVAS, 1, 0, NULL, frame, NULL);
 	CHECK(run_cli(a, &text, NULL) == 0);
 	CHECK(strstr(text, "\"error_mm\":\tnull") != NULL);
+	/* Checked against the four markers in view. */
+	CHECK(json_at(text, "corners_off_markers_mm") < 5);
 	CHECK(vis_canvas_load(out, &vc, &err) == 0);
-	CHECK_NEAR(vc.corners_px[0], 520, 1e-6);
-	CHECK_NEAR(vc.corners_px[5], 518, 1e-6);
+	/* In the file's order, canvas (0, 0), (W, 0), (W, H), (0, H). */
+	CHECK_NEAR(vc.corners_px[0], 505, 1e-6);
+	CHECK_NEAR(vc.corners_px[2], 1104, 1e-6);
+	CHECK_NEAR(vc.corners_px[5], 138, 1e-6);
+	CHECK_NEAR(vc.corners_px[6], 520, 1e-6);
 	CHECK(vc.error_mm < 0);
 	free(text);
+}
+
+TEST(corners_given_as_a_mirror_are_refused)
+{
+	const char *frame = tmp_path("canvas.jpg"), *out = tmp_path("never.json");
+	/* Clockwise as the image shows them from its top left: the y marker's corner first. */
+	const char *a[] = { "calib", "canvas", "--frame", frame, "--corners",
+			    "520,137;1045,138;1104,518;505,518", "-o", out, NULL };
+	/* Counter-clockwise from the origin: a mirror image whatever the markers show. */
+	const char *b[] = { "calib", "canvas", "--frame", frame, "--corners",
+			    "505,518;1104,518;1045,138;520,137", "-o", out, NULL };
+	/* The right order, one corner 15 mm off. */
+	const char *c[] = { "calib", "canvas", "--frame", frame, "--corners",
+			    "505,518;520,137;1045,138;1104,540", "-o", out, NULL };
+	char *e;
+
+	sim_frame(SIM_SCENE_CANVAS, 1, 0, NULL, frame, NULL);
+	CHECK(run_cli(a, NULL, &e) == 2);
+	fprintf(stderr, "%s", e);
+	CHECK_STR_CONTAINS(e, "start at the canvas corner by marker 3");
+	free(e);
+	CHECK(run_cli(b, NULL, &e) == 2);
+	fprintf(stderr, "%s", e);
+	CHECK_STR_CONTAINS(e, "mirror image");
+	free(e);
+	CHECK(run_cli(c, NULL, &e) == 2);
+	fprintf(stderr, "%s", e);
+	CHECK_STR_CONTAINS(e, "corner (W, 0) at (1104, 540) px");
+	CHECK_STR_CONTAINS(e, "do not describe this canvas");
+	free(e);
+	CHECK(!file_exists(out));
+}
+
+TEST(a_mirrored_canvas_file_is_refused_by_config_check)
+{
+	const char *cnv = test_write_file("mirrored.json", "{\"kind\": \"canvas\", \"version\": 1, "
+					   "\"image_px\": [1280, 720], \"size_mm\": [400, 300], "
+					   "\"corners_px\": [[520, 137], [1045, 138], [1104, 518], [505, 518]]}");
+	char cal[4300];
+	const char *m;
+	char *e;
+
+	snprintf(cal, sizeof(cal), "{ \"canvas\": \"%s\", \"max_arm_residual_mm\": 1.0, "
+		 "\"max_canvas_error_mm\": 0.5, \"max_camera_de00\": 1.5 }", cnv);
+	m = machine_with("mirrored-machine.json", cal);
+	{
+		const char *a[] = { "config", "check", m, NULL };
+
+		CHECK(run_cli(a, NULL, &e) == 2);
+		fprintf(stderr, "%s", e);
+		CHECK_STR_CONTAINS(e, "mirror image");
+		free(e);
+	}
 }
 
 TEST(a_hidden_marker_is_named)
@@ -117,4 +176,5 @@ TEST(a_wrong_canvas_size_is_refused)
 TEST_MAIN(T(canvas_error_is_under_half_a_millimetre_against_the_truth),
 	  T(the_canvas_file_locates_the_canvas_when_markers_are_hidden),
 	  T(given_corners_fit_exactly_and_say_the_error_is_unmeasured), T(a_hidden_marker_is_named),
+	  T(corners_given_as_a_mirror_are_refused), T(a_mirrored_canvas_file_is_refused_by_config_check),
 	  T(a_wrong_canvas_size_is_refused))

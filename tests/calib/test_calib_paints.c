@@ -222,6 +222,109 @@ TEST(a_card_that_cannot_be_read_says_why)
 	free(t);
 }
 
+/* The truth's box of swatch want ("red@1"), grown by g px: 0 when absent. */
+static int truth_box(const char *truth, const char *want, int g, int box[4])
+{
+	struct calib_truth_patch *t;
+	int n, found = 0;
+	bl_err err = { 0 };
+
+	if (calib_truth_load(truth, &t, &n, NULL, &err))
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(t[i].name, want) == 0) {
+			box[0] = t[i].roi.x - g;
+			box[1] = t[i].roi.y - g;
+			box[2] = t[i].roi.x + t[i].roi.w + g;
+			box[3] = t[i].roi.y + t[i].roi.h + g;
+			found = 1;
+		}
+	free(t);
+	return found;
+}
+
+/* calib paints on an edited card frame, which must be refused: its exit status, its stderr in *e. */
+static int measure_refused(const char *icc, const char *card, const char *edited, char **e)
+{
+	const char *out = tmp_path("never.json");
+	const char *args[] = { "calib", "paints", "--palette", palette_path(), "--card", card, "--frame",
+			       edited, "--profile", icc, "-o", out, NULL };
+	int rc = run_cli(args, NULL, e);
+
+	fprintf(stderr, "%s", *e ? *e : "");
+	CHECK(!file_exists(out));
+	return rc;
+}
+
+TEST(a_paint_in_another_paints_box_is_named)
+{
+	const char *icc, *card, *frame, *truth;
+	int red[4], green[4];
+	struct img im = { 0 };
+	bl_err err = { 0 };
+	char *e;
+
+	setup(&icc, &card, &frame, &truth);
+	/* Green painted in red's masstone box: the green box's pixels copied over red's. */
+	CHECK(truth_box(truth, "red@1", 3, red) && truth_box(truth, "green@1", 3, green));
+	CHECK(img_load(frame, 40000000, &im, &err) == 0);
+	for (int y = 0; y < red[3] - red[1]; y++)
+		for (int x = 0; x < red[2] - red[0]; x++)
+			memcpy(im.px + 3 * ((size_t)(red[1] + y) * im.w + red[0] + x),
+			       im.px + 3 * ((size_t)(green[1] + y) * im.w + green[0] + x), 3);
+	CHECK(img_save(tmp_path("swapped.png"), &im, &err) == 0);
+	img_free(&im);
+	CHECK(measure_refused(icc, card, tmp_path("swapped.png"), &e) == 2);
+	CHECK_STR_CONTAINS(e, "swatch 'red' at 1");
+	CHECK_STR_CONTAINS(e, "'green' at 1");
+	free(e);
+}
+
+TEST(an_unpainted_tint_is_named_unpainted)
+{
+	const char *icc, *card, *frame, *truth;
+	int box[4];
+	char *e;
+
+	setup(&icc, &card, &frame, &truth);
+	/* The violet's 10 % tint left bare: its box shows the card's paper. */
+	CHECK(truth_box(truth, "violet@0.1", 3, box));
+	edit_frame(frame, tmp_path("bare-tint.png"), box[0], box[1], box[2], box[3], 232);
+	CHECK(measure_refused(icc, card, tmp_path("bare-tint.png"), &e) == 2);
+	CHECK_STR_CONTAINS(e, "swatch 'violet' at 0.1 looks unpainted");
+	free(e);
+}
+
+TEST(a_hidden_card_marker_is_named)
+{
+	const char *icc, *card, *frame, *truth;
+	struct calib_card *c = malloc(sizeof(*c));
+	struct img im = { 0 };
+	double H[9], px[2], w, x, y;
+	bl_err err = { 0 };
+	char *e;
+
+	setup(&icc, &card, &frame, &truth);
+	CHECK(calib_card_load(card, c, &err) == 0);
+	CHECK(img_load(frame, 40000000, &im, &err) == 0);
+	CHECK(calib_card_locate(&im, "card", c, H, &err) == 0);
+	img_free(&im);
+	/* A rag over the card's top right marker. */
+	x = c->size_mm[0] - c->marker_inset_mm;
+	y = c->marker_inset_mm;
+	w = H[6] * x + H[7] * y + H[8];
+	px[0] = (H[0] * x + H[1] * y + H[2]) / w;
+	px[1] = (H[3] * x + H[4] * y + H[5]) / w;
+	edit_frame(frame, tmp_path("rag.png"), (int)px[0] - 25, (int)px[1] - 25, (int)px[0] + 25,
+		   (int)px[1] + 25, 90);
+	CHECK(measure_refused(icc, card, tmp_path("rag.png"), &e) == 2);
+	CHECK_STR_CONTAINS(e, "top right");
+	CHECK(strstr(e, "unpainted") == NULL);
+	free(e);
+	free(c);
+}
+
 TEST_MAIN(T(the_card_is_laid_out_saved_and_drawn), T(card_files_are_read_strictly),
 	  T(a_painted_card_becomes_a_palette_the_mixing_model_takes),
-	  T(a_card_that_cannot_be_read_says_why))
+	  T(a_card_that_cannot_be_read_says_why), T(a_paint_in_another_paints_box_is_named),
+	  T(an_unpainted_tint_is_named_unpainted), T(a_hidden_card_marker_is_named))

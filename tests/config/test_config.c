@@ -254,6 +254,7 @@ static const struct mutation machine_cases[] = {
 	{ "camera.controls", "{\"exposure\": 1}", "machine.json: camera.controls: the sim camera has fixed controls" },
 	{ "calibration.camera_profile", "\"\"", "machine.json: calibration.camera_profile: must not be empty" },
 	{ "calibration.follow_lamp", "\"yes\"", "machine.json: calibration.follow_lamp: must be true or false" },
+	{ "calibration.max_age_h", "-1", "machine.json: calibration.max_age_h: -1 is out of range" },
 	{ "costs.arm_per_hour", "-1", "machine.json: costs.arm_per_hour: -1 is out of range" },
 	{ "costs.currency", "\"EURO-LONG\"", "machine.json: costs.currency: is 9 characters, longer than 7" },
 	{ "brakes.attempts_per_subtask", "0", "machine.json: brakes.attempts_per_subtask: 0 is out of range" },
@@ -512,7 +513,7 @@ TEST(calibration_files_are_checked_by_their_loaders)
 		{ "light_map", "absent.json", "absent.json: cannot open: No such file or directory" },
 		{ "canvas", "absent.json", "absent.json: cannot open: No such file or directory" },
 		{ "light_map", "zero-light.json", "zero-light.json: gain: every value is 0" },
-		{ "canvas", "palette-as-canvas.json", "palette-as-canvas.json: kind: 'palette' is not one of: canvas" },
+		{ "canvas", "palette-as-canvas.json", "palette-as-canvas.json: kind: is 'palette', expected 'canvas'" },
 		{ "arm", "fifo", "fifo: is not a regular file (a FIFO)" },
 		{ "light_map", "/dev/zero", "/dev/zero: is not a regular file (a character device)" },
 	};

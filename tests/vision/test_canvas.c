@@ -141,7 +141,7 @@ TEST(canvas_file_round_trip)
 	c.has_camera = 1;
 	c.camera = (struct cv_camera){ 900, 905, 641, 359, { -0.2, 0.05, 0.001, 0.002, 0.01 }, 5 };
 	c.error_mm = 0.21;
-	CHECK(vis_canvas_save(p, &c, &err) == 0);
+	CHECK(vis_canvas_save(p, &c, NULL, NULL, &err) == 0);
 	CHECK_MSG(vis_canvas_load(p, &d, &err) == 0, "%s", err.msg);
 	CHECK(d.image_w == 1280 && d.image_h == 720);
 	CHECK(corner_error(d.corners_px, CORNERS) < 1e-9);
@@ -167,27 +167,34 @@ TEST(canvas_file_rejects_bad_files)
 		const char *json, *want;
 	} cases[] = {
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]],\"colour\":1}", "colour" },
+		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]],\"colour\":1}", "colour" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100]]}", "3 corners" },
+		  "\"corners_px\":[[0,100],[100,100],[100,0]]}", "3 corners" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
 		  "\"corners_px\":[[0,0],[100,100],[100,0],[0,100]]}", "convex" },
-		{ "{\"kind\":\"canvas\",\"version\":2,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]}", "version" },
+		{ "{\"kind\":\"canvas\",\"version\":3,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]]}", "version" },
 		{ "{\"kind\":\"machine\",\"version\":1}", "kind" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,1e999],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]}", "size_mm" },
+		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]]}", "size_mm" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,\"x\"],[0,100]]}", "corner 2" },
+		  "\"corners_px\":[[0,100],[100,100],[100,\"x\"],[0,0]]}", "corner 2" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]],"
+		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]],"
 		  "\"camera\":{\"focal_px\":[900,900],\"centre_px\":[640,360],\"distortion\":[1,2,3]}}",
 		  "camera.distortion" },
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]]} trailing", "canvas-bad.json" },
+		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]]} trailing", "canvas-bad.json" },
+		/*
+		 * Corners running clockwise on screen: a mirror image of the canvas,
+		 * which no camera above the table sees (what calib canvas --corners
+		 * wrote from corners given in the wrong order).
+		 */
+		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
+		  "\"corners_px\":[[520,137],[1045,138],[1104,518],[505,518]]}", "mirror image" },
 		/* The markers are the machine file's (zones.canvas.markers), not the canvas file's. */
 		{ "{\"kind\":\"canvas\",\"version\":1,\"image_px\":[1280,720],\"size_mm\":[400,300],"
-		  "\"corners_px\":[[0,0],[100,0],[100,100],[0,100]],\"marker_offset_mm\":10}",
+		  "\"corners_px\":[[0,100],[100,100],[100,0],[0,0]],\"marker_offset_mm\":10}",
 		  "marker_offset_mm: unknown key" },
 	};
 

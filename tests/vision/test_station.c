@@ -380,7 +380,7 @@ TEST(the_light_map_divides_each_pixel_by_its_gain)
 {
 	enum { W = 97, H = 61, ENC = 4096 };
 	static const double lamp[3] = { 0.93, 1.0, 1.07 };
-	struct vis_light l = { W, H, 7, 5, NULL, "test map", NULL };
+	struct vis_light l = { .width = W, .height = H, .cols = 7, .rows = 5, .file = "test map" };
 	struct img im = { 0 }, ref = { 0 };
 	bl_err err = { 0 };
 	int worst = 0, skipped = 0, unknown = 0;

@@ -291,7 +291,7 @@ int run_observe_record(struct run *r, const struct plan_subtask *s, const char *
 	int rc;
 
 	if ((rc = run_observe_canvas(r, what, c, err)) ||
-	    (rc = run_canvas_vs_target(r, c, &mean, &p95, err)))
+	    (rc = run_canvas_vs_target(r, c, 0, &mean, &p95, err)))
 		return rc;
 	*verdict = run_cells_verdict(r, s, c, s->type == PLAN_PAINT ? r->before_lab : NULL, NULL);
 	if (r->st.n_hist == RUN_MAX_HISTORY) {

@@ -157,6 +157,11 @@ static void section_final(strbuf *sb, struct report *r)
 		img_tag(sb, r, canvas, "the canvas", 440);
 		sb_printf(sb, "<figcaption>%s: ", !strcmp(canvas, "final-canvas.png") ? "the final canvas"
 						  : "the canvas at the last checkpoint");
+		/* The morning figure first: what a person sees of it from 1 m, then pixel by pixel. */
+		if (report_num(c, "scielab_1m", -1) >= 0)
+			sb_printf(sb, "seen from 1 m (S-CIELAB) %.2f, CIEDE2000 pixel by pixel %.2f; on "
+				      "10 mm cells ", report_num(c, "scielab_1m", -1),
+				  report_num(c, "pixel_de00", -1));
 		if (report_num(c, "mean_de00", -1) >= 0)
 			sb_printf(sb, "mean CIEDE2000 %.2f, 95th percentile %.2f%s",
 				  report_num(c, "mean_de00", -1), report_num(c, "p95_de00", -1),

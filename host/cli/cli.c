@@ -313,7 +313,7 @@ const struct cli_command cli_commands[] = {
 	  "usage: brushloop run TARGET [--machine M] [--palette P] [--out DIR] [--seed S]\n"
 	  "                     [--open-loop] [--max-strokes N] [--colours K] [--fault KEY=VALUE]...\n"
 	  "                     [--attended] [--accept-nearest] [--refill-ok] [--quiet]\n"
-	  "                     [--planner 'COMMAND ARGS']\n"
+	  "                     [--planner 'COMMAND ARGS'] [--arm-hours H]\n"
 	  "\n"
 	  "Plans TARGET (a PNG or JPEG) for the machine and paints it: every colour is mixed\n"
 	  "and measured by the camera, corrected until it is within tolerance; every batch of\n"
@@ -327,7 +327,11 @@ const struct cli_command cli_commands[] = {
 	  "--machine defaults to $BRUSHLOOP_MACHINE, else the bundled simulator\n"
 	  "(examples/machine-sim.json); --palette to examples/palette.json. --out defaults to\n"
 	  "runs/TARGET-DATE-TIME. --seed seeds the simulator (default 1). --open-loop runs the\n"
-	  "same plan without verification or correction, for comparison. --max-strokes and\n"
+	  "same plan without verification or correction, for comparison. --arm-hours H is the\n"
+	  "night's arm-time budget (default the machine file's painting.arm_hours): the plan\n"
+	  "is as many strokes as its expected arm time fits in it (at most --max-strokes),\n"
+	  "correction rounds start only while it lasts, and a run that reaches it stops\n"
+	  "cleanly with the canvas it has (STATUS.md says which). --max-strokes and\n"
 	  "--colours are the planner's. --fault KEY=VALUE injects a simulator fault for this\n"
 	  "process (see brushloop sim --help). --accept-nearest accepts beforehand the nearest\n"
 	  "colour the mixing loop reaches when a mix cannot reach its tolerance (otherwise its\n"
@@ -413,13 +417,15 @@ const struct cli_command cli_commands[] = {
 	  cli_status_main, cli_status_sets },
 	{ "estimate", "what painting a target would take and cost, before it starts",
 	  "usage: brushloop estimate TARGET [--machine M] [--palette P] [--max-strokes N]\n"
-	  "                          [--colours K] [--open-loop] [--json]\n"
+	  "                          [--colours K] [--open-loop] [--arm-hours H] [--json]\n"
 	  "\n"
-	  "Plans TARGET as run would and prints the expected arm time, mixes, verifications,\n"
+	  "Plans TARGET as run would, sized to the arm-time budget (--arm-hours, default\n"
+	  "painting.arm_hours), says what the budget buys, and prints the expected arm time, mixes, verifications,\n"
 	  "planner calls and paint, priced with the machine file's costs, and an upper bound\n"
 	  "that includes retries (every mix to its attempt limit, every correction round).\n"
 	  "--json: {\"expected\": {\"arm_s\", \"verifications\", \"planner_calls\", \"paint_ml\",\n"
-	  "\"priced\": {..., \"total\"}}, \"upper_bound\": {...}, \"mixes\", \"strokes\", ...}.\n",
+	  "\"priced\": {..., \"total\"}}, \"upper_bound\": {...}, \"mixes\", \"strokes\",\n"
+	  "\"arm_budget_s\", \"passes\", \"correction_rounds\", ...}.\n",
 	  cli_estimate_main, cli_estimate_sets },
 	{ "regress", "simulator regression suites: run, judge, compare, report (table, JSON, JUnit, Slurm)",
 	  "usage: brushloop regress SUITE.json [--jobs N] [--baseline BASELINE.json] [--junit OUT.xml]\n"

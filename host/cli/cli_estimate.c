@@ -44,7 +44,17 @@ int cli_estimate_main(int argc, char **argv)
 	       cJSON_GetObjectItem(e, "predicted_mean_de00")->valuedouble);
 	print_cost("expected:", cJSON_GetObjectItem(e, "expected"));
 	print_cost("upper bound:", cJSON_GetObjectItem(e, "upper_bound"));
-	printf("budget: %.2f\n", cJSON_GetObjectItem(e, "budget")->valuedouble);
+	printf("arm-time budget: %.2f h buys %d strokes in %d brush pass%s, %d colours, %d correction "
+	       "round%s: expected %.2f h\n",
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "arm_budget_s")) / 3600.0,
+	       (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "strokes")),
+	       (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "passes")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "passes")) == 1 ? "" : "es",
+	       (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "colours")),
+	       (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "correction_rounds")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "correction_rounds")) == 1 ? "" : "s",
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "expected"), "arm_s")) / 3600.0);
+	printf("cost budget: %.2f\n", cJSON_GetObjectItem(e, "budget")->valuedouble);
 	{
 		const cJSON *w;
 		int refills = 0;

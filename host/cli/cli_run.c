@@ -20,7 +20,7 @@ static void shipped(char *out, size_t n, const char *rel)
 enum run_opt {
 	RUN_MACHINE, RUN_PALETTE, RUN_OUT, RUN_SEED, RUN_OPEN_LOOP, RUN_QUIET, RUN_MAX_STROKES,
 	RUN_COLOURS, RUN_FAULT, RUN_ATTENDED, RUN_ACCEPT_MIX, RUN_REFILLED, RUN_SUBSTITUTE,
-	RUN_ACCEPT_NEAREST, RUN_REFILL_OK, RUN_ANSWERED_BY, RUN_ACCEPT_CHANGED, RUN_PLANNER, RUN_JSON,
+	RUN_ACCEPT_NEAREST, RUN_REFILL_OK, RUN_ANSWERED_BY, RUN_ACCEPT_CHANGED, RUN_PLANNER, RUN_JSON, RUN_ARM_HOURS,
 	RUN_OPT_COUNT
 };
 
@@ -45,6 +45,7 @@ static const struct cli_opt run_opts[RUN_OPT_COUNT] = {
 	[RUN_ACCEPT_CHANGED] = { "accept-changed", 0, NULL, "go on with a changed machine, palette or target", 0 },
 	[RUN_PLANNER] = { "planner", 0, "'COMMAND ARGS'", "plan with an external planner in a sandbox", 0 },
 	[RUN_JSON] = { "json", 'j', NULL, "print one JSON document instead of text", 0 },
+	[RUN_ARM_HOURS] = { "arm-hours", 0, "H", "the night's arm-time budget (default painting.arm_hours)", 0 },
 };
 
 extern const struct cli_optset *const cli_run_family[];
@@ -54,7 +55,7 @@ const struct cli_optset cli_run_set = {
 	CLI_BIT(RUN_MACHINE) | CLI_BIT(RUN_PALETTE) | CLI_BIT(RUN_OUT) | CLI_BIT(RUN_SEED) |
 		CLI_BIT(RUN_OPEN_LOOP) | CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_MAX_STROKES) | CLI_BIT(RUN_COLOURS) |
 		CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_NEAREST) |
-		CLI_BIT(RUN_REFILL_OK) | CLI_BIT(RUN_PLANNER),
+		CLI_BIT(RUN_REFILL_OK) | CLI_BIT(RUN_PLANNER) | CLI_BIT(RUN_ARM_HOURS),
 	cli_run_family,
 };
 /* A resume goes on with what the run was started with: only the answers, faults and how it talks. */
@@ -69,7 +70,7 @@ const struct cli_optset cli_resume_set = {
 const struct cli_optset cli_estimate_set = {
 	"estimate", run_opts, RUN_OPT_COUNT,
 	CLI_BIT(RUN_MACHINE) | CLI_BIT(RUN_PALETTE) | CLI_BIT(RUN_OPEN_LOOP) | CLI_BIT(RUN_MAX_STROKES) |
-		CLI_BIT(RUN_COLOURS) | CLI_BIT(RUN_JSON),
+		CLI_BIT(RUN_COLOURS) | CLI_BIT(RUN_JSON) | CLI_BIT(RUN_ARM_HOURS),
 	cli_run_family,
 };
 const struct cli_optset *const cli_run_family[] = { &cli_run_set, &cli_resume_set, &cli_estimate_set, NULL };
@@ -154,6 +155,12 @@ static int run_opt(const struct cli_optparse *p, enum run_opt row, struct run_op
 		break;
 	case RUN_JSON:
 		*json = 1;
+		break;
+	case RUN_ARM_HOURS:
+		if (cli_opt_double(p, &o->arm_hours))
+			return BL_EXIT_USAGE;
+		if (!(o->arm_hours >= 0.01 && o->arm_hours <= 240))
+			return cli_usage(p->cmd, "--arm-hours: %s is not 0.01 to 240 hours", p->arg);
 		break;
 	case RUN_OPT_COUNT:
 		break;
@@ -261,6 +268,10 @@ int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet)
 			if (access(rp, F_OK) == 0)
 				printf("report: %s (open it in a browser)\n", rp);
 		}
+		if (cJSON_IsNumber(cJSON_GetObjectItem(c, "scielab_1m")))
+			printf("seen from 1 m: S-CIELAB %.2f, CIEDE2000 pixel by pixel %.2f\n",
+			       cJSON_GetObjectItem(c, "scielab_1m")->valuedouble,
+			       cJSON_GetNumberValue(cJSON_GetObjectItem(c, "pixel_de00")));
 		if (cJSON_IsNumber(mean) && cJSON_IsNumber(p95))
 			printf("canvas: mean CIEDE2000 %.2f, 95th percentile %.2f against the target\n",
 			       mean->valuedouble, p95->valuedouble);

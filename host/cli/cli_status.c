@@ -74,6 +74,10 @@ int cli_status_main(int argc, char **argv)
 	       (int)cJSON_GetObjectItem(st, "round")->valuedouble,
 	       (int)cJSON_GetObjectItem(st, "strokes_done")->valuedouble,
 	       (int)cJSON_GetObjectItem(st, "strokes_total")->valuedouble);
+	if (cJSON_IsNumber(cJSON_GetObjectItem(c, "scielab_1m")))
+		printf("seen from 1 m: S-CIELAB %.2f, CIEDE2000 pixel by pixel %.2f (final)\n",
+		       cJSON_GetObjectItem(c, "scielab_1m")->valuedouble,
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(c, "pixel_de00")));
 	if (cJSON_IsNumber(cJSON_GetObjectItem(c, "mean_de00")))
 		printf("canvas: mean CIEDE2000 %.2f, 95th percentile %.2f%s\n",
 		       cJSON_GetObjectItem(c, "mean_de00")->valuedouble,

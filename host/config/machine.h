@@ -163,6 +163,8 @@ struct machine_mixing {
 /* How paint behaves on the canvas, as the engine must respect it. */
 struct machine_painting {
 	double dry_s;             /* paint on the canvas is dry enough to paint over after this long, s (0: never wait) */
+	double arm_hours;         /* the night's arm-time budget a painting is sized to, h (run --arm-hours overrides) */
+	int map_gamut;            /* 1: aim at the target with its darks mapped into the paints' reach (plan_gamut.c) */
 	/*
 	 * The working envelope every planner plans within, set at or below the soft
 	 * limits. It is all a planner is told of how the arm may move; written out,

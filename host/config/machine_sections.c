@@ -236,7 +236,13 @@ int machine_load_painting(json_obj *root, struct machine *m, bl_err *err)
 		if ((rc = load_working(&o, &keys[i], &p->envelope_written, err)))
 			goto out_free;
 	p->envelope_written = p->envelope_written == (int)(sizeof(keys) / sizeof(keys[0]));
-	if ((rc = json_num(&o, "dry_s", JSON_OPTIONAL, 0.0, 7.0 * 24 * 3600, &p->dry_s, err)) >= 0)
+	/* A night: 7 h of arm time leaves an 8 h night its mixing, looking and drying. */
+	p->arm_hours = 7.0;
+	/* Off: mapped, the figures against the picture as it is were worse (docs/run.md). */
+	p->map_gamut = 0;
+	if ((rc = json_num(&o, "dry_s", JSON_OPTIONAL, 0.0, 7.0 * 24 * 3600, &p->dry_s, err)) >= 0 &&
+	    (rc = json_num(&o, "arm_hours", JSON_OPTIONAL, 0.01, 240.0, &p->arm_hours, err)) >= 0 &&
+	    (rc = json_bool(&o, "map_gamut", JSON_OPTIONAL, &p->map_gamut, err)) >= 0)
 		rc = json_end(&o, err);
 out_free:
 	cJSON_Delete(none);

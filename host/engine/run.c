@@ -213,6 +213,7 @@ static void run_close(struct run *r)
 	free(r->last_lab);
 	r->last_lab = NULL;
 	free(r->target_lab);
+	free(r->target_other);
 	r->target_lab = NULL;
 	free(r->before_lab);
 	r->before_lab = NULL;
@@ -239,7 +240,8 @@ static int load_target(struct run *r, bl_err *err)
 	int rc;
 
 	if ((rc = plan_target_load(r->target_copy, &r->m, &r->target, err)) ||
-	    (rc = img_load(r->target_copy, r->m.camera.max_pixels, &r->target_img, err)))
+	    (rc = img_load(r->target_copy, r->m.camera.max_pixels, &r->target_img, err)) ||
+	    (rc = run_gamut_map(r, err)))
 		return rc;
 	return 0;
 }
@@ -263,6 +265,11 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 	cJSON_AddBoolToObject(o, "accept_nearest", r->opt.accept_nearest);
 	cJSON_AddNumberToObject(o, "max_strokes", r->opt.max_strokes);
 	cJSON_AddNumberToObject(o, "colours", r->opt.colours);
+	/* The night's budget as given, and the strokes it bought: a resume before the plan plans the same. */
+	if (r->opt.arm_hours > 0)
+		cJSON_AddNumberToObject(o, "arm_hours", r->opt.arm_hours);
+	if (r->budget_strokes > 0)
+		cJSON_AddNumberToObject(o, "budget_strokes", r->budget_strokes);
 	if (r->planner_cmd[0]) /* run --planner: a resume asks the same planner */
 		cJSON_AddStringToObject(o, "planner", r->planner_cmd);
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)clk_wall_ms());
@@ -343,6 +350,22 @@ static int run_subtask(struct run *r, bl_err *err)
 
 /* ---- corrections and the end ---- */
 
+/* Against the target as mapped into the paints' reach too, when it was: what the run aimed at. */
+static int mapped_figures(struct run *r, const struct run_canvas *c, bl_err *err)
+{
+	double p95, pixel;
+	int rc;
+
+	r->st.gamut_share = r->st.final_mapped_de00 = r->st.final_mapped_scielab_1m = -1.0;
+	if (!r->gamut.mapped)
+		return 0;
+	if ((rc = run_canvas_vs_target(r, c, 0, &r->st.final_mapped_de00, &p95, err)) ||
+	    (rc = run_canvas_seen(r, c, 0, &pixel, &r->st.final_mapped_scielab_1m, err)))
+		return rc;
+	r->st.gamut_share = r->gamut.share;
+	return 0;
+}
+
 static int finish(struct run *r, bl_err *err)
 {
 	struct run_canvas c = { 0 };
@@ -354,7 +377,9 @@ static int finish(struct run *r, bl_err *err)
 
 	journal_set_subtask(&r->j, "");
 	if ((rc = run_observe_canvas(r, "final", &c, err)) ||
-	    (rc = run_canvas_vs_target(r, &c, &mean, &p95, err)) ||
+	    (rc = run_canvas_vs_target(r, &c, 1, &mean, &p95, err)) ||
+	    (rc = run_canvas_seen(r, &c, 1, &r->st.final_pixel_de00, &r->st.final_scielab_1m, err)) ||
+	    (rc = mapped_figures(r, &c, err)) ||
 	    (rc = run_path(r, "final-canvas.png", p, sizeof(p), err)) ||
 	    (rc = run_canvas_save_png(&c, p, err)))
 		goto out;
@@ -367,14 +392,32 @@ static int finish(struct run *r, bl_err *err)
 	r->st.final_verified = !r->st.open_loop && r->st.n_hist > 0 &&
 			       r->st.hist[r->st.n_hist - 1].expected_de00 <= r->m.tolerances.paint_de00;
 	snprintf(r->st.state, sizeof(r->st.state), "finished");
-	snprintf(r->st.reason, sizeof(r->st.reason), "%s",
-		 r->st.open_loop ? "open loop: the plan was executed without verification"
-		 : r->st.final_verified ? "the final canvas is verified against its prediction"
-					: "done, but the final canvas is beyond its prediction's tolerance");
+	if (r->budget_stopped)
+		snprintf(r->st.reason, sizeof(r->st.reason),
+			 "stopped at the arm-time budget of %.2f h (%.2f h spent) with the canvas it has: "
+			 "%ld of %ld strokes painted", run_budget_s(r) / 3600.0, r->st.cost.arm_s / 3600.0,
+			 r->st.strokes_done, r->st.strokes_total);
+	else
+		snprintf(r->st.reason, sizeof(r->st.reason), "%s",
+			 r->st.open_loop ? "open loop: the plan was executed without verification"
+			 : r->st.final_verified ? "the final canvas is verified against its prediction"
+						: "done, but the final canvas is beyond its prediction's tolerance");
 	d = cJSON_CreateObject();
 	cJSON_AddNumberToObject(d, "mean_de00", mean);
 	cJSON_AddNumberToObject(d, "p95_de00", p95);
+	cJSON_AddNumberToObject(d, "pixel_de00", r->st.final_pixel_de00);
+	cJSON_AddNumberToObject(d, "scielab_1m", r->st.final_scielab_1m);
+	if (r->gamut.mapped) {
+		cJSON *g = cJSON_AddObjectToObject(d, "mapped");
+
+		cJSON_AddNumberToObject(g, "share", r->gamut.share);
+		cJSON_AddNumberToObject(g, "picture_black_L", r->gamut.picture_black_L);
+		cJSON_AddNumberToObject(g, "paint_black_L", r->gamut.paint_black_L);
+		cJSON_AddNumberToObject(g, "mean_de00", r->st.final_mapped_de00);
+		cJSON_AddNumberToObject(g, "scielab_1m", r->st.final_mapped_scielab_1m);
+	}
 	cJSON_AddBoolToObject(d, "verified", r->st.final_verified);
+	cJSON_AddBoolToObject(d, "budget_spent", r->budget_stopped);
 	cJSON_AddStringToObject(d, "frame", strrchr(c.frame, '/') + 1);
 	cJSON_AddItemToObject(d, "cost", run_cost_json(&r->st.cost, &r->m.costs));
 	rc = run_event(r, "finished", d, err);
@@ -464,9 +507,64 @@ static int retry_deferred(struct run *r, int *waiting, bl_err *err)
 	return 0;
 }
 
+/*
+ * The night's arm-time budget is spent, or the next subtask would pass it
+ * (its strokes at the arm time a stroke has taken so far, mixing and looking
+ * included). In a correction round the rest of the round is skipped and the
+ * run finishes as after any round; in the plan itself nothing more is
+ * painted and the run ends with the canvas it has (journaled once): *spent.
+ */
+static int budget_spent(struct run *r, int *spent, bl_err *err)
+{
+	const struct plan_subtask *s = &run_plan(r)->subtasks[r->st.next];
+	double budget = run_budget_s(r), next_s = 0.0;
+	cJSON *d;
+
+	if (r->st.strokes_done > 0 && run_kind_of(s->type)->paints)
+		next_s = r->st.cost.arm_s / (double)r->st.strokes_done * s->n_strokes;
+	*spent = r->budget_stopped || r->st.cost.arm_s + next_s > budget;
+	if (*spent && !r->budget_stopped && r->st.round > 0) {
+		*spent = 0;
+		d = cJSON_CreateObject();
+		cJSON_AddNumberToObject(d, "round", r->st.round);
+		cJSON_AddStringToObject(d, "why", "the arm-time budget has no room for the rest of the round");
+		cJSON_AddNumberToObject(d, "arm_s", r->st.cost.arm_s);
+		cJSON_AddNumberToObject(d, "budget_s", budget);
+		for (size_t i = r->st.next; i < r->st.n_sub; i++)
+			if (r->st.sub[i].status == RUN_SUB_PENDING) {
+				r->st.sub[i].status = RUN_SUB_SKIPPED;
+				snprintf(r->st.sub[i].note, sizeof(r->st.sub[i].note),
+					 "the arm-time budget has no room for it");
+			}
+		r->st.corrections_over = 1;
+		return run_event(r, "corrections_stopped", d, err);
+	}
+	if (!*spent || r->budget_stopped)
+		return 0;
+	r->budget_stopped = 1;
+	d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "arm_s", r->st.cost.arm_s);
+	cJSON_AddNumberToObject(d, "budget_s", budget);
+	cJSON_AddNumberToObject(d, "strokes_done", (double)r->st.strokes_done);
+	cJSON_AddNumberToObject(d, "strokes_total", (double)r->st.strokes_total);
+	return run_event(r, "budget_spent", d, err);
+}
+
+/*
+ * Whether another correction round fits in what is left of the budget: a
+ * round is a quarter of the plan's strokes, so about a quarter of the arm
+ * time the plan took (what is spent less the rounds before, each a quarter).
+ */
+static int round_fits(const struct run *r)
+{
+	double round_s = 0.25 * r->st.cost.arm_s / (1.0 + 0.25 * r->st.round);
+
+	return r->st.cost.arm_s + round_s <= run_budget_s(r);
+}
+
 static int loop(struct run *r, bl_err *err)
 {
-	int rc, waiting;
+	int rc, waiting, spent;
 
 	for (;;) {
 		const struct plan *p = run_plan(r);
@@ -479,7 +577,13 @@ static int loop(struct run *r, bl_err *err)
 				r->st.next++;
 				continue;
 			}
-			if ((rc = run_poll(r, err)) || (rc = run_subtask(r, err)))
+			if ((rc = run_poll(r, err)) || (rc = budget_spent(r, &spent, err)))
+				return rc;
+			if (spent)
+				return finish(r, err);
+			if (r->st.sub[r->st.next].status == RUN_SUB_SKIPPED)
+				continue; /* the budget ended the round */
+			if ((rc = run_subtask(r, err)))
 				return rc;
 		}
 		if ((rc = retry_deferred(r, &waiting, err)))
@@ -495,6 +599,17 @@ static int loop(struct run *r, bl_err *err)
 		if (r->st.open_loop || r->st.round >= r->m.brakes.correction_rounds ||
 		    r->st.corrections_over)
 			break;
+		if (!round_fits(r)) {
+			cJSON *d = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(d, "round", r->st.round);
+			cJSON_AddStringToObject(d, "why", "the arm-time budget has no room for another round");
+			cJSON_AddNumberToObject(d, "arm_s", r->st.cost.arm_s);
+			cJSON_AddNumberToObject(d, "budget_s", run_budget_s(r));
+			if ((rc = run_event(r, "corrections_stopped", d, err)))
+				return rc;
+			break;
+		}
 		if (r->st.round > 0 && r->st.brakes.round_best_de00 >= 0.0 &&
 		    r->st.brakes.best_canvas_de00 > r->st.brakes.round_best_de00 - 0.05) {
 			/* A correction round that did not improve the canvas: another would not either. */
@@ -659,6 +774,8 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 	run_plan_inputs(r, &in);
 	in.target_file = target_src;
 	run_plan_options(r, &po);
+	if (r->budget_strokes > 0)
+		po.max_strokes = r->budget_strokes;
 	po.canvas_lab = blank;
 	rc = run_planner_ask(r, &(struct planner_request){ .phase = PLANNER_PLAN, .in = &in, .opt = &po }, NULL,
 			     &r->plan, err);
@@ -796,8 +913,11 @@ int run_start(const struct run_options *o, bl_err *err)
 		if ((rc = load_calibration(r, err)))
 			goto out;
 	}
-	/* Paint for the whole night, checked before the run directory exists: a refusal leaves nothing. */
-	if (!o->refill_ok && (rc = run_supply_check(o, &r->m, &estimate, err)))
+	/*
+	 * The night sized to its arm-time budget, and paint for all of it checked,
+	 * before the run directory exists: a refusal leaves nothing.
+	 */
+	if ((rc = run_supply_check(o, &r->m, &r->budget_strokes, &estimate, err)))
 		goto out;
 	/* Owned before anything is written, and still unused once owned (two runs started at once). */
 	if ((rc = fs_mkdirs(r->dir, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||

@@ -19,7 +19,8 @@ struct run_options {
 	const char *out_dir;       /* the run directory: created, must be empty or absent */
 	uint64_t seed;             /* simulator seed */
 	int open_loop;             /* the same plan, no verification and no correction */
-	int max_strokes;           /* planner's stroke budget (0: the planner's default) */
+	int max_strokes;           /* planner's stroke budget (0: as many as the arm-time budget buys) */
+	double arm_hours;          /* run: the night's arm-time budget, h (0: the machine's painting.arm_hours) */
 	int colours;               /* planner's colour count (0: as many as the target needs) */
 	int n_faults;              /* simulator fault overrides "KEY=VALUE" (run and resume) */
 	const char *faults[RUN_MAX_FAULTS];
@@ -42,14 +43,16 @@ struct run_options {
 void run_options_init(struct run_options *o);
 
 /*
- * Whether the machine's wells, full, hold the paint the plan for o is
- * expected to need (the estimate's, retries included) and the reserve a
- * pump cannot draw: 0, or BL_EINVAL naming every well that falls short and
- * the ml it lacks. *estimate (may be NULL) gets the estimate it priced
- * (run_estimate's), the caller's to free, when it returns 0.
+ * The plan for o sized to its arm-time budget (*strokes, the estimate's)
+ * and, unless o->refill_ok, whether the machine's wells, full, hold the
+ * paint it is expected to need (the estimate's, retries included) and the
+ * reserve a pump cannot draw: 0, or BL_EINVAL naming every well that falls
+ * short and the ml it lacks. *estimate (may be NULL) gets the estimate it
+ * priced (run_estimate's), the caller's to free, when it returns 0.
  */
 struct machine;
-int run_supply_check(const struct run_options *o, const struct machine *m, cJSON **estimate, bl_err *err);
+int run_supply_check(const struct run_options *o, const struct machine *m, int *strokes,
+		     cJSON **estimate, bl_err *err);
 
 /*
  * Plans target, creates the run directory and paints until the plan and its

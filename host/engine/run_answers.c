@@ -54,7 +54,9 @@ int run_json_read(struct run *r, bl_err *err)
 	    (rc = json_i32(&o, "max_strokes", JSON_REQUIRED, 0, PLAN_MAX_STROKES, &r->opt.max_strokes, err)) < 0 ||
 	    (rc = json_i32(&o, "colours", JSON_REQUIRED, 0, PLAN_MAX_COLOURS, &r->opt.colours, err)) < 0)
 		goto out;
-	if ((rc = json_str(&o, "planner", JSON_OPTIONAL, r->planner_cmd, sizeof(r->planner_cmd), err)) < 0)
+	if ((rc = json_str(&o, "planner", JSON_OPTIONAL, r->planner_cmd, sizeof(r->planner_cmd), err)) < 0 ||
+	    (rc = json_num(&o, "arm_hours", JSON_OPTIONAL, 0.01, 240, &r->opt.arm_hours, err)) < 0 ||
+	    (rc = json_i32(&o, "budget_strokes", JSON_OPTIONAL, 1, PLAN_MAX_STROKES, &r->budget_strokes, err)) < 0)
 		goto out;
 	json_take(&o, "created_wall_ms");
 	json_take(&o, "versions");

@@ -68,7 +68,7 @@ int run_correction_plan(struct run *r, bl_err *err)
 	{
 		double p95;
 
-		if ((rc = run_canvas_vs_target(r, &c, &mean, &p95, err)))
+		if ((rc = run_canvas_vs_target(r, &c, 0, &mean, &p95, err)))
 			goto out;
 		run_brakes_round(&r->st.brakes, mean);
 	}

@@ -119,12 +119,28 @@ static void status_head(strbuf *sb, const struct run *r)
 		sb_printf(sb, "- **canvas** (last observation, against the target): mean "
 			      "CIEDE2000 %.2f, 95th percentile %.2f\n", h->mean_de00, h->p95_de00);
 	}
+	if (st->gamut_share >= 0)
+		sb_printf(sb, "- **beyond the paints**: %.0f %% of the picture is darker than the darkest "
+			      "mix (L* %.1f; the picture's black L* %.1f), mapped into reach keeping its "
+			      "contrasts; against the mapped target: S-CIELAB 1 m %.2f, 10 mm cells %.2f\n",
+			      100.0 * st->gamut_share, r->gamut.paint_black_L, r->gamut.picture_black_L,
+			      st->final_mapped_scielab_1m, st->final_mapped_de00);
+	if (st->final_scielab_1m >= 0)
+		sb_printf(sb, "- **what a person sees** (the final canvas against the target at 1 px/mm): "
+			      "S-CIELAB seen from 1 m %.2f, CIEDE2000 pixel by pixel %.2f\n",
+			      st->final_scielab_1m, st->final_pixel_de00);
 	if (st->final_mean_de00 >= 0)
-		sb_printf(sb, "- **final canvas**: mean CIEDE2000 %.2f, 95th percentile %.2f "
+		sb_printf(sb, "- **final canvas** (10 mm cells): mean CIEDE2000 %.2f, 95th percentile %.2f "
 			      "(%s); image: final-canvas.png beside target%s\n",
 			      st->final_mean_de00, st->final_p95_de00,
 			      st->final_verified ? "verified against its prediction" : "not verified",
 			      strrchr(r->target_copy, '.') ? strrchr(r->target_copy, '.') : "");
+	/* Which of the two a finished night was: inside its budget, or stopped at it. */
+	sb_printf(sb, "- **budget**: arm time %.2f h of %.2f h%s\n", st->cost.arm_s / 3600.0,
+		      run_budget_s(r) / 3600.0,
+		      !strcmp(st->state, "finished") && r->budget_stopped ? ": stopped at it"
+		      : !strcmp(st->state, "finished")			    ? ": finished inside it"
+									    : "");
 	sb_printf(sb, "- **cost**: arm %.0f s, %ld verifications, %ld planner calls (%.1f s), paint "
 		      "%.2f ml: %.2f %s (budget %.2f)\n",
 		      st->cost.arm_s, st->cost.verifications, st->cost.planner_calls, st->cost.planner_s,

@@ -88,6 +88,22 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 			cJSON_AddNullToObject(c, "mean_de00");
 			cJSON_AddNullToObject(c, "p95_de00");
 		}
+		/* What a person sees of the final canvas (null until there is one): the morning figure. */
+		if (num(st, "final_pixel_de00", -1) >= 0) {
+			cJSON_AddNumberToObject(c, "pixel_de00", num(st, "final_pixel_de00", -1));
+			cJSON_AddNumberToObject(c, "scielab_1m", num(st, "final_scielab_1m", -1));
+		} else {
+			cJSON_AddNullToObject(c, "pixel_de00");
+			cJSON_AddNullToObject(c, "scielab_1m");
+		}
+		/* Where the picture lies beyond the paints: the figures against the target mapped into reach. */
+		if (num(st, "gamut_share", -1) >= 0) {
+			cJSON *g = cJSON_AddObjectToObject(c, "mapped");
+
+			cJSON_AddNumberToObject(g, "share", num(st, "gamut_share", -1));
+			cJSON_AddNumberToObject(g, "mean_de00", num(st, "final_mapped_de00", -1));
+			cJSON_AddNumberToObject(g, "scielab_1m", num(st, "final_mapped_scielab_1m", -1));
+		}
 		cJSON_AddBoolToObject(c, "final", fm >= 0);
 		cJSON_AddBoolToObject(c, "verified", cJSON_IsTrue(get(st, "final_verified")));
 		cJSON_AddItemToObject(c, "history", cJSON_Duplicate(hist, 1));
@@ -212,14 +228,13 @@ static void estimate_costs(const struct run *r, const struct run_options *o, dou
 	 * and their second looks, the corrections' own), plus the blank and the final
 	 * canvas; the plan and every correction round planned.
 	 */
+	exp->arm_s = run_expected_arm_s(o->open_loop, plan_arm_s);
 	if (o->open_loop) {
-		/* The plan's arm time is short of the machine's by about 1.3 (measured); top-ups add paint. */
-		exp->arm_s = plan_arm_s * 1.3;
+		/* Top-ups add paint. */
 		exp->verifications = checks + 2; /* looks at the checkpoints, the blank canvas and the final one */
 		exp->planner_calls = 1;
 		exp->paint_ml = mix_ml * 1.7;
 	} else {
-		exp->arm_s = plan_arm_s * 1.45;
 		exp->verifications = (long)lround(1.9 * (mixes + batches + checks) + 2);
 		exp->planner_calls = 1 + r->m.brakes.correction_rounds;
 		exp->paint_ml = mix_ml * 1.45;
@@ -314,14 +329,12 @@ static int estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	if ((rc = machine_load(o->machine_path, &r->m, err)) ||
 	    (rc = palette_load(o->palette_path, &r->pal, err)) ||
 	    (rc = plan_mixer_init(&r->mixer, &r->pal, &r->m, err)) ||
-	    (rc = plan_target_load(o->target, &r->m, &r->target, err)))
+	    (rc = plan_target_load(o->target, &r->m, &r->target, err)) || (rc = run_gamut_map(r, err)))
 		goto out;
 	run_plan_inputs(r, &in);
 	in.target_file = o->target;
 	run_plan_options(r, &po);
-	/* The plan's motion at the arm's own acceleration: the planner's figure is its working one's. */
-	if ((rc = plan_make(&in, &po, &r->plan, err)) ||
-	    (rc = plan_motion_time_s(&r->plan, &r->m, r->m.limits.soft.accel_mm_s2, &plan_arm_s, err)))
+	if ((rc = run_budget_plan(r, &in, &po, &plan_arm_s, err)))
 		goto out;
 	estimate_count(r, &n);
 	estimate_costs(r, o, plan_arm_s, &n, &exp, &up);
@@ -333,6 +346,10 @@ static int estimate(const struct run_options *o, cJSON **out, bl_err *err)
 	cJSON_AddNumberToObject(j, "mixes", n.mixes);
 	cJSON_AddNumberToObject(j, "paint_batches", n.batches);
 	cJSON_AddNumberToObject(j, "checkpoints", n.checks);
+	/* What the budget buys: the plan's strokes, its brush passes (a checkpoint ends each), its colours. */
+	cJSON_AddNumberToObject(j, "passes", n.checks);
+	cJSON_AddNumberToObject(j, "correction_rounds", o->open_loop ? 0 : r->m.brakes.correction_rounds);
+	cJSON_AddNumberToObject(j, "arm_budget_s", run_budget_s(r));
 	cJSON_AddNumberToObject(j, "predicted_mean_de00", r->plan.mean_de00);
 	cJSON_AddItemToObject(j, "expected", run_cost_json(&exp, &r->m.costs));
 	cJSON_AddItemToObject(j, "upper_bound", run_cost_json(&up, &r->m.costs));
@@ -346,7 +363,8 @@ out:
 	return rc;
 }
 
-int run_supply_check(const struct run_options *o, const struct machine *m, cJSON **estimate, bl_err *err)
+int run_supply_check(const struct run_options *o, const struct machine *m, int *strokes,
+		     cJSON **estimate, bl_err *err)
 {
 	const cJSON *w;
 	cJSON *e = NULL;
@@ -355,8 +373,10 @@ int run_supply_check(const struct run_options *o, const struct machine *m, cJSON
 
 	if ((rc = run_estimate(o, &e, err)))
 		return rc;
+	*strokes = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "strokes"));
 	sb_init(&sb);
-	cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "wells")) {
+	/* With --refill-ok a person refills what runs low: no well is too small. */
+	cJSON_ArrayForEach(w, o->refill_ok ? NULL : cJSON_GetObjectItem(e, "wells")) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(w, "well"));
 		const struct machine_station *st = name ? machine_find_well(m, name) : NULL;
 		double need = cJSON_GetNumberValue(cJSON_GetObjectItem(w, "expected_ml"));

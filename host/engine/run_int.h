@@ -83,7 +83,11 @@ struct run {
 	size_t alpha_sub;
 	int last_w, last_h;
 	float *target_lab;       /* the target as Lab at target_w x target_h (the picture's box), once */
+	float *target_other;     /* the target not aimed at: as mapped, or as it is (NULL: nothing to map) */
 	int target_w, target_h;
+	struct plan_gamut gamut; /* the target's darks mapped into the paints' reach (plan_gamut.c) */
+	int budget_stopped;      /* the arm-time budget was spent: the rest is left unpainted */
+	int budget_strokes;      /* the plan's strokes as the budget sized them (run.json; 0: not sized) */
 };
 
 /* An error no retry helps (memory, or storage refusing a write): never counted as the camera's or the arm's. */
@@ -140,6 +144,19 @@ int run_substitute_take(struct run *r, const struct run_substitute *sb, bl_err *
 /* The planner's inputs and options for this run (its machine, mixer, target, --max-strokes, --colours). */
 void run_plan_inputs(struct run *r, struct plan_inputs *in);
 void run_plan_options(const struct run *r, struct plan_options *po);
+
+/* ---- run_budget.c: the night's arm-time budget ---- */
+/* The budget, s: run --arm-hours, else painting.arm_hours; never past brakes.arm_time_s. */
+double run_budget_s(const struct run *r);
+/* The arm time a plan whose own motion takes plan_arm_s is expected to take on its machine. */
+double run_expected_arm_s(int open_loop, double plan_arm_s);
+/*
+ * r->plan made for in and po with as many strokes as fit in the budget by
+ * the expected arm time (at most r->opt.max_strokes when given), and the
+ * plan's own arm time. r->m, r->mixer and r->target are loaded.
+ */
+int run_budget_plan(struct run *r, const struct plan_inputs *in, struct plan_options *po,
+		    double *plan_arm_s, bl_err *err);
 /* The strokes of a plan's painting subtasks. */
 long run_plan_strokes(const struct plan *p);
 /* Loads correction round round's plan (corrections-N.json) into r->corr; round 0 has none. */
@@ -184,9 +201,25 @@ int run_observe_cell(struct run *r, const char *cell, color_lab *out, char *fram
 /* Mean Lab of canvas mm box [x0, x1) x [y0, y1) (plan canvas mm) in an observation. */
 int run_canvas_mean(const struct run_canvas *c, double x0, double y0, double x1, double y1,
 		    color_lab *out);
-/* The observation against the target over the picture: mean and p95 CIEDE2000 on the plan's grid. */
-int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
-			 bl_err *err);
+/*
+ * The observation against the target over the picture: mean and p95
+ * CIEDE2000 on the plan's grid; against the picture as it is (original), or
+ * as mapped into the paints' reach, which the run aims at.
+ */
+int run_canvas_vs_target(struct run *r, const struct run_canvas *c, int original, double *mean,
+			 double *p95, bl_err *err);
+/*
+ * What of the target lies beyond the paints (r->gamut), and with
+ * painting.map_gamut the planner's target (r->target) mapped into their
+ * reach: the plan, the corrections and the checkpoints then aim at it. The
+ * morning figures are against the picture as it is and as mapped.
+ */
+int run_gamut_map(struct run *r, bl_err *err);
+/* The distance the morning figure is seen from (canvas.scielab_1m). */
+#define RUN_VIEW_DISTANCE_MM 1000.0
+/* The observation against the target as a person sees it: per pixel and S-CIELAB from 1 m. */
+int run_canvas_seen(struct run *r, const struct run_canvas *c, int original, double *pixel_de00,
+		    double *scielab, bl_err *err);
 /* The observation over the picture's rectangle as a planner raster (for plan_correct). */
 int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct plan_raster *out,
 			 bl_err *err);

@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/prof.h"
+#include "color/scielab.h"
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "vision/canvas.h"
@@ -499,17 +500,30 @@ int run_canvas_to_raster(const struct run *r, const struct run_canvas *c, struct
  */
 static int target_lab(struct run *r, int w, int h, bl_err *err)
 {
+	size_t bytes = (size_t)w * h * 3 * sizeof(float);
 	float *tl;
 	int rc;
 
 	if (r->target_lab && r->target_w == w && r->target_h == h)
 		return 0;
-	tl = malloc((size_t)w * h * 3 * sizeof(float));
+	tl = malloc(bytes);
 	if (!tl)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	if ((rc = meas_target_lab(&r->target_img, r->target_copy, w, h, tl, err))) {
 		free(tl);
 		return rc;
+	}
+	free(r->target_other);
+	r->target_other = NULL;
+	/* The target the run does not aim at kept beside it: the picture as it is, or as mapped. */
+	if (r->gamut.mapped) {
+		if (!(r->target_other = malloc(bytes))) {
+			free(tl);
+			return bl_fail(err, BL_ENOMEM, "out of memory");
+		}
+		memcpy(r->target_other, tl, bytes);
+		plan_gamut_apply(&r->gamut, r->m.painting.map_gamut ? tl : r->target_other,
+				 (size_t)w * h);
 	}
 	free(r->target_lab);
 	r->target_lab = tl;
@@ -518,8 +532,27 @@ static int target_lab(struct run *r, int w, int h, bl_err *err)
 	return 0;
 }
 
-int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean, double *p95,
-			 bl_err *err)
+int run_gamut_map(struct run *r, bl_err *err)
+{
+	int rc = plan_gamut_fit(&r->mixer.solver, &r->target.lab, &r->gamut, err);
+
+	if (rc)
+		return rc;
+	if (r->m.painting.map_gamut)
+		plan_gamut_apply(&r->gamut, r->target.lab.px, (size_t)r->target.lab.w * r->target.lab.h);
+	return 0;
+}
+
+/* The picture as it is (original), or as mapped into the paints' reach, at the raster's size. */
+static const float *target_as(const struct run *r, int original)
+{
+	int aimed = !r->gamut.mapped || original != r->m.painting.map_gamut;
+
+	return aimed || !r->target_other ? r->target_lab : r->target_other;
+}
+
+int run_canvas_vs_target(struct run *r, const struct run_canvas *c, int original, double *mean,
+			 double *p95, bl_err *err)
 {
 	struct plan_raster obs = { 0 };
 	struct meas_map map = { 0 };
@@ -528,8 +561,8 @@ int run_canvas_vs_target(struct run *r, const struct run_canvas *c, double *mean
 	if ((rc = run_canvas_to_raster(r, c, &obs, err)))
 		return rc;
 	if ((rc = target_lab(r, obs.w, obs.h, err)) ||
-	    (rc = meas_de_map(obs.px, r->target_lab, obs.w, obs.h, 1.0, r->plan.cell_mm, 4, &map,
-			      err)))
+	    (rc = meas_de_map(obs.px, target_as(r, original), obs.w, obs.h, 1.0, r->plan.cell_mm, 4,
+			      &map, err)))
 		goto out_free;
 	*mean = map.mean;
 	*p95 = map.p95;
@@ -538,6 +571,32 @@ out_free:
 	plan_raster_free(&obs);
 	return rc;
 }
+
+/*
+ * What a person sees of the observation against the target over the
+ * picture, at the raster's 1 px/mm: CIEDE2000 pixel by pixel, and S-CIELAB
+ * seen from RUN_VIEW_DISTANCE_MM.
+ */
+int run_canvas_seen(struct run *r, const struct run_canvas *c, int original, double *pixel_de00,
+		    double *scielab, bl_err *err)
+{
+	struct plan_raster obs = { 0 };
+	const float *t;
+	int rc;
+
+	if ((rc = run_canvas_to_raster(r, c, &obs, err)))
+		return rc;
+	if (!(rc = target_lab(r, obs.w, obs.h, err))) {
+		t = target_as(r, original);
+		if (!(rc = scielab_de00_pixels(obs.px, t, obs.w, obs.h, pixel_de00, NULL, err)))
+			rc = scielab_mean(obs.px, t, obs.w, obs.h, 1.0, RUN_VIEW_DISTANCE_MM, scielab,
+					  err);
+	}
+	plan_raster_free(&obs);
+	return rc;
+}
+
+int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *err)
 
 /* The observed canvas as sRGB (out of gamut: black). */
 static int canvas_rgb(const struct run_canvas *c, struct img *im, bl_err *err)

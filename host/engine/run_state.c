@@ -24,6 +24,8 @@ void run_state_init(struct run_state *st)
 	run_brakes_init(&st->brakes);
 	st->next_action_id = RUN_ACTION_ID_BASE;
 	st->final_mean_de00 = st->final_p95_de00 = -1.0;
+	st->final_pixel_de00 = st->final_scielab_1m = -1.0;
+	st->final_mapped_de00 = st->final_mapped_scielab_1m = st->gamut_share = -1.0;
 }
 
 void run_wells_full(struct run *r)
@@ -300,6 +302,15 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddNumberToObject(o, "final_mean_de00", st->final_mean_de00);
 	cJSON_AddNumberToObject(o, "final_p95_de00", st->final_p95_de00);
 	cJSON_AddBoolToObject(o, "final_verified", st->final_verified);
+	if (st->final_pixel_de00 >= 0) {
+		cJSON_AddNumberToObject(o, "final_pixel_de00", st->final_pixel_de00);
+		cJSON_AddNumberToObject(o, "final_scielab_1m", st->final_scielab_1m);
+	}
+	if (st->gamut_share >= 0) {
+		cJSON_AddNumberToObject(o, "gamut_share", st->gamut_share);
+		cJSON_AddNumberToObject(o, "final_mapped_de00", st->final_mapped_de00);
+		cJSON_AddNumberToObject(o, "final_mapped_scielab_1m", st->final_mapped_scielab_1m);
+	}
 	return o;
 }
 
@@ -627,6 +638,13 @@ static int load_tail(json_obj *o, struct run_state *st, bl_err *err)
 	TRY(json_bool(o, "canvas_from_file", JSON_REQUIRED, &st->canvas_from_file, err));
 	TRY(json_num(o, "final_mean_de00", JSON_REQUIRED, -1, 1000, &st->final_mean_de00, err));
 	TRY(json_num(o, "final_p95_de00", JSON_REQUIRED, -1, 1000, &st->final_p95_de00, err));
+	st->final_pixel_de00 = st->final_scielab_1m = -1.0;
+	st->final_mapped_de00 = st->final_mapped_scielab_1m = st->gamut_share = -1.0;
+	TRY(json_num(o, "final_pixel_de00", JSON_OPTIONAL, 0, 1000, &st->final_pixel_de00, err));
+	TRY(json_num(o, "final_scielab_1m", JSON_OPTIONAL, 0, 1000, &st->final_scielab_1m, err));
+	TRY(json_num(o, "gamut_share", JSON_OPTIONAL, 0, 1, &st->gamut_share, err));
+	TRY(json_num(o, "final_mapped_de00", JSON_OPTIONAL, 0, 1000, &st->final_mapped_de00, err));
+	TRY(json_num(o, "final_mapped_scielab_1m", JSON_OPTIONAL, 0, 1000, &st->final_mapped_scielab_1m, err));
 	return json_bool(o, "final_verified", JSON_REQUIRED, &st->final_verified, err);
 }
 

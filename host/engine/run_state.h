@@ -177,6 +177,11 @@ struct run_state {
 	int calibrated;          /* a camera profile was in use */
 	int canvas_from_file;    /* the canvas was located from calibration.canvas */
 	double final_mean_de00, final_p95_de00; /* -1 until the final observation */
+	/* What a person sees of the final canvas: CIEDE2000 pixel by pixel at 1 px/mm and S-CIELAB
+	 * seen from 1 m (-1 until then; state.json's keys only once there are figures). */
+	double final_pixel_de00, final_scielab_1m;
+	/* The same against the target mapped into the paints' reach, and the share that needed it (-1: none was). */
+	double final_mapped_de00, final_mapped_scielab_1m, gamut_share;
 	int final_verified;
 };
 

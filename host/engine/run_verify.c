@@ -293,7 +293,7 @@ int run_observe_record(struct run *r, const struct plan_subtask *s, const char *
 	int rc;
 
 	if ((rc = run_observe_canvas(r, what, c, err)) == 0)
-		rc = run_canvas_vs_target(r, c, &mean, &p95, err);
+		rc = run_canvas_vs_target(r, c, 0, &mean, &p95, err);
 	if (rc == 0)
 		*verdict = run_cells_verdict(r, s, c, s->type == PLAN_PAINT ? r->before_lab : NULL, NULL);
 	prof_leave(prev);

@@ -199,6 +199,24 @@ struct plan_inputs {
 	int target_w, target_h;           /* px of the file (may differ from the raster given) */
 };
 
+/*
+ * Colours the paints cannot reach (plan_gamut.c): a picture darker than the
+ * darkest mix is mapped into the paints' reach by black point compensation,
+ * as a perceptual rendering intent does; its contrasts are kept.
+ */
+struct plan_gamut {
+	int mapped;             /* 1: the picture's black lies below the paints' and is mapped */
+	double picture_black_L; /* the picture's darkest half percent */
+	double paint_black_L;   /* the mix nearest to black */
+	double share;           /* the share of the picture more than 1 L* below the paints' black */
+};
+
+/* What target t (Lab) needs from the paints solver sv reaches. */
+int plan_gamut_fit(const struct plan_solver *sv, const struct plan_raster *t, struct plan_gamut *g,
+		   bl_err *err);
+/* n Lab pixels mapped in place (nothing when g->mapped is 0). */
+void plan_gamut_apply(const struct plan_gamut *g, float *lab, size_t n);
+
 /* Plans a painting; the same inputs give the same plan. */
 int plan_make(const struct plan_inputs *in, const struct plan_options *opt, struct plan *out,
 	      bl_err *err);

@@ -178,6 +178,8 @@ static void figures(const cJSON *st, const char *run_dir, double v[RF_N], int ha
 
 	v[RF_MEAN_DE00] = num(canvas, "mean_de00", NAN);
 	v[RF_P95_DE00] = num(canvas, "p95_de00", NAN);
+	v[RF_SCIELAB_1M] = num(canvas, "scielab_1m", NAN);
+	v[RF_PIXEL_DE00] = num(canvas, "pixel_de00", NAN);
 	v[RF_ARM_S] = num(cost, "arm_s", NAN);
 	v[RF_PAINT_ML] = num(cost, "paint_ml", NAN);
 	cJSON_ArrayForEach(m, get(st, "mixes")) {

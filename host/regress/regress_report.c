@@ -37,8 +37,8 @@ void regress_print_table(const cJSON *result, FILE *f)
 	cJSON_ArrayForEach(c, get(result, "cases"))
 		if ((int)strlen(str(c, "id")) > idw)
 			idw = (int)strlen(str(c, "id"));
-	fprintf(f, "%-*s %-7s %-11s %4s %6s %6s %8s %8s %7s %7s %7s %7s%s\n", idw, "case", "verdict",
-		"state", "exit", "mean", "p95", "arm s", "paint ml", "mix/col", "wall s", "clock h",
+	fprintf(f, "%-*s %-7s %-11s %4s %6s %6s %6s %8s %8s %7s %7s %7s %7s%s\n", idw, "case",
+		"verdict", "state", "exit", "mean", "p95", "see 1m", "arm s", "paint ml", "mix/col", "wall s", "clock h",
 		"refills", base ? "  mean vs base" : "");
 	cJSON_ArrayForEach(c, get(result, "cases")) {
 		const cJSON *fig = get(c, "figures"), *b = get(get(c, "baseline"), "mean_de00");
@@ -48,6 +48,7 @@ void regress_print_table(const cJSON *result, FILE *f)
 		col(f, c, "exit", 4, 0);
 		col(f, fig, "mean_de00", 6, 2);
 		col(f, fig, "p95_de00", 6, 2);
+		col(f, fig, "scielab_1m", 6, 2);
 		col(f, fig, "arm_s", 8, 0);
 		col(f, fig, "paint_ml", 8, 2);
 		col(f, fig, "mixes_per_colour", 7, 0);

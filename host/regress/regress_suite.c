@@ -17,6 +17,8 @@
 const struct regress_fig_info regress_figs[RF_N] = {
 	[RF_MEAN_DE00] = { "mean_de00", "final mean CIEDE2000", "" },
 	[RF_P95_DE00] = { "p95_de00", "final 95th percentile CIEDE2000", "" },
+	[RF_SCIELAB_1M] = { "scielab_1m", "final S-CIELAB seen from 1 m", "" },
+	[RF_PIXEL_DE00] = { "pixel_de00", "final CIEDE2000 pixel by pixel", "" },
 	[RF_ARM_S] = { "arm_s", "arm time", "s" },
 	[RF_PAINT_ML] = { "paint_ml", "paint", "ml" },
 	[RF_MIXES_PER_COLOUR] = { "mixes_per_colour", "most mixes of one colour", "" },

@@ -231,6 +231,10 @@ static void section_final(strbuf *sb, struct report *r)
 		else
 			sb_printf(sb, "<figcaption>the canvas at the last look (%s %s at %.2f h): ",
 				  report_str(o, "what"), report_str(o, "subtask"), report_num(o, "t_s", 0) / 3600.0);
+		/* The morning figure first: what a person sees of the final canvas from 1 m, then pixel by pixel. */
+		if (!strcmp(report_str(o, "what"), "final") && report_num(c, "scielab_1m", -1) >= 0)
+			sb_printf(sb, "seen from 1 m (S-CIELAB) %.2f, CIEDE2000 pixel by pixel %.2f; on "
+				      "10 mm cells ", report_num(c, "scielab_1m", -1), report_num(c, "pixel_de00", -1));
 		if (report_num(o, "mean", -1) >= 0)
 			sb_printf(sb, "mean CIEDE2000 %.2f, 95th percentile %.2f%s", report_num(o, "mean", -1),
 				  report_num(o, "p95", -1),

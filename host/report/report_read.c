@@ -388,7 +388,9 @@ static int load_estimate(struct report *r, bl_err *err)
 	o.machine_path = mp;
 	o.palette_path = pp;
 	o.open_loop = cJSON_IsTrue(cJSON_GetObjectItem(r->run, "open_loop"));
-	o.max_strokes = (int)report_num(r->run, "max_strokes", 0);
+	/* The strokes the run's budget bought, when it was sized: the plan it painted. */
+	o.max_strokes = (int)report_num(r->run, "budget_strokes", report_num(r->run, "max_strokes", 0));
+	o.arm_hours = report_num(r->run, "arm_hours", 0);
 	o.colours = (int)report_num(r->run, "colours", 0);
 	t0 = clk_real_ns();
 	BL_TRY(run_estimate(&o, &r->estimate, err));

@@ -291,7 +291,9 @@ static void *estimate_make(void *arg)
 	o.target = target;
 	o.machine_path = machine;
 	o.palette_path = palette;
-	o.max_strokes = (int)num(rj, "max_strokes");
+	/* The strokes the run's budget bought, when it was sized: the plan it painted. */
+	o.max_strokes = (int)(num(rj, "budget_strokes") > 0 ? num(rj, "budget_strokes") : num(rj, "max_strokes"));
+	o.arm_hours = num(rj, "arm_hours");
 	o.colours = (int)num(rj, "colours");
 	o.open_loop = cJSON_IsTrue(cJSON_GetObjectItem(rj, "open_loop"));
 	cJSON_Delete(rj);

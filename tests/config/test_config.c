@@ -174,6 +174,9 @@ static const struct mutation machine_cases[] = {
 	  "painting.press_max_mm: 2 mm is above the canvas floor's depth below zones.canvas.surface_z_mm 1.5 mm" },
 	{ "painting.stroke_speed_mm_s", "0", "machine.json: painting.stroke_speed_mm_s: 0 is out of range" },
 	{ "painting.strok_speed_mm_s", "90", "machine.json: painting.strok_speed_mm_s: unknown key" },
+	{ "painting.arm_hours", "0", "machine.json: painting.arm_hours: 0 is out of range" },
+	{ "painting.arm_hours", "\"7\"", "machine.json: painting.arm_hours: must be a number" },
+	{ "painting.map_gamut", "1", "machine.json: painting.map_gamut: must be" },
 	{ "limits.max_stroke_points", "1.5",
 	  "limits.max_stroke_points: must be an integer, not 1.5" },
 	{ "limits.max_stroke_points", "1e12", "limits.max_stroke_points: 1000000000000 is out of range" },
@@ -307,6 +310,7 @@ TEST(painting_defaults_are_shares_of_the_limits)
 	CHECK_NEAR(m.painting.travel_speed_mm_s, 200, 0);
 	CHECK_NEAR(m.painting.press_max_mm, 1.5, 1e-9);
 	CHECK_NEAR(m.painting.dry_s, 0, 0);
+	CHECK_NEAR(m.painting.arm_hours, 7, 0);
 	CHECK(!m.painting.envelope_written);
 	test_write_file("machine.json", b);
 	CHECK_MSG(machine_load("machine.json", &m, &err) == 0, "%s", err.msg);

@@ -365,6 +365,17 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(st, "mixes")) >= 2);
 	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "cost"), "verifications")->valuedouble > 5);
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "heartbeat"), "stale")));
+	/* What a person sees: pixel by pixel the canvas is further off than its 10 mm cells' means. */
+	{
+		const cJSON *c = cJSON_GetObjectItem(st, "canvas");
+		double see = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "scielab_1m"));
+		double px = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "pixel_de00"));
+		double cells = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "mean_de00"));
+
+		printf("final canvas: S-CIELAB 1 m %.2f, pixel %.2f, cells %.2f\n", see, px, cells);
+		CHECK(see > 0 && see < 30);
+		CHECK(px > cells && px < 30);
+	}
 	cJSON_Delete(st);
 	for (const char *f = "run.json\0plan.json\0journal.jsonl\0state.json\0STATUS.md\0heartbeat\0"
 			     "final-canvas.png\0final-target.png\0world.sim\0frames\0lamp.json\0";
@@ -408,6 +419,8 @@ TEST(a_small_run_finishes_with_a_verified_canvas)
 		snprintf(path, sizeof(path), "%s/STATUS.md", dir);
 		CHECK(fs_read_file(path, 1 << 20, &text, NULL, NULL) == 0);
 		CHECK_STR_CONTAINS(text, "- **lamp**: the light in the last frame is");
+		CHECK_STR_CONTAINS(text, "- **what a person sees** (the final canvas against the target at "
+					 "1 px/mm): S-CIELAB seen from 1 m ");
 		free(text);
 	}
 }

@@ -366,7 +366,7 @@ out:
 int run_supply_check(const struct run_options *o, const struct machine *m, int *strokes,
 		     cJSON **estimate, bl_err *err)
 {
-	const cJSON *w;
+	const cJSON *w, *wells;
 	cJSON *e = NULL;
 	strbuf sb;
 	int short_wells = 0, rc;
@@ -376,7 +376,8 @@ int run_supply_check(const struct run_options *o, const struct machine *m, int *
 	*strokes = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "strokes"));
 	sb_init(&sb);
 	/* With --refill-ok a person refills what runs low: no well is too small. */
-	cJSON_ArrayForEach(w, o->refill_ok ? NULL : cJSON_GetObjectItem(e, "wells")) {
+	wells = o->refill_ok ? NULL : cJSON_GetObjectItem(e, "wells");
+	cJSON_ArrayForEach(w, wells) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(w, "well"));
 		const struct machine_station *st = name ? machine_find_well(m, name) : NULL;
 		double need = cJSON_GetNumberValue(cJSON_GetObjectItem(w, "expected_ml"));

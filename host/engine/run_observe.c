@@ -596,8 +596,6 @@ int run_canvas_seen(struct run *r, const struct run_canvas *c, int original, dou
 	return rc;
 }
 
-int run_canvas_save_png(const struct run_canvas *c, const char *path, bl_err *err)
-
 /* The observed canvas as sRGB (out of gamut: black). */
 static int canvas_rgb(const struct run_canvas *c, struct img *im, bl_err *err)
 {

@@ -263,6 +263,17 @@ struct machine_sim_faults {
 	char dry_well[CFG_NAME_MAX]; /* a well that starts nearly empty ("" for none) */
 	double dry_well_ml;          /* what that well holds at the start, ml */
 	long power_loss_after;       /* power fails right after the world's Nth action (0: never) */
+	/* The verifier's faults (docs/sim.md): times in simulated s, 0 never. */
+	double freeze_at_s;          /* from then on the camera hands back one frame again and again */
+	double camera_moved_at_s;    /* then the camera is knocked: */
+	double camera_shift_mm;      /*   moved this far along machine +x (its aim with it), */
+	double camera_turn_deg;      /*   turned this far about its axis */
+	double lamp_at_s;            /* then the lamp dims */
+	double lamp_level;           /*   to this share of its light, 0..1 (0: it fails) */
+	double smear_at_s;           /* then paint smears the lens: */
+	double smear_radius;         /*   a disc this share of the image's width across, */
+	double smear_x, smear_y;     /*   centred here, shares of the image's width and height */
+	double exposure_drift_per_h; /* auto-exposure left drifting: the exposure changes this share per hour */
 };
 
 /* The simulated world: camera, light, sensor, paints and faults (backend "sim"). */

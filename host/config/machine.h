@@ -214,6 +214,7 @@ struct machine_costs {
 	double per_planner_call;
 	double paint_per_ml;
 	double per_external_call;  /* a call to an external planner: planner.price_per_call (default per_planner_call) */
+	double per_review_call;    /* a call to an external reviewer: reviewer.price_per_call (default per_planner_call) */
 };
 
 /*
@@ -236,6 +237,34 @@ struct machine_planner {
 	long memory_mb;
 	int tmpfs_mb;
 	char egress_json[CFG_EGRESS_JSON_MAX]; /* planner.egress as written ("": no network); the sandbox parses it */
+};
+
+/*
+ * The second judge (docs/review.md): the built-in reviewer's rules, each
+ * with its threshold, and what a disagreement does; and an external
+ * reviewer, a lab's own process run in the planner's sandbox.
+ */
+enum machine_review_action { MACHINE_REVIEW_PAUSE, MACHINE_REVIEW_BRAKE, MACHINE_REVIEW_ACTION_COUNT };
+extern const char *const machine_review_action_names[]; /* "pause", "brake" */
+struct machine_review {
+	int enabled;                  /* the rules judge every checkpoint and mix verdict */
+	int on_disagreement;          /* enum machine_review_action */
+	double frame_min_change;      /* frame_new: least mean |difference| from the last frame, code values */
+	double marker_shift_px;       /* markers: farthest a canvas corner may lie from where the run puts it, px */
+	double lamp_change;           /* lamp: largest relative change of the patches' light since the start */
+	double reference_de00;        /* reference: largest CIEDE2000 of the patches from their start */
+	double min_landed;            /* paint_landed: least share of the way to the paint its cells went */
+	double unpainted_change_de00; /* unpainted_unchanged: largest change of a 10 mm block no stroke touched */
+	double mix_model_de00;        /* mix_model: largest CIEDE2000 of a mix from the model's prediction */
+};
+struct machine_reviewer {
+	char command[CFG_PLANNER_CMD_MAX]; /* "COMMAND ARGS" ("": none, unless run --reviewer) */
+	double answer_deadline_s;     /* from the request to the answer */
+	long max_answer_kb;           /* one answer line, KiB */
+	double cpu_s;                 /* its sandbox: CPU s, address space MiB, /tmp MiB (0: the sandbox's defaults) */
+	long memory_mb;
+	int tmpfs_mb;
+	char egress_json[CFG_EGRESS_JSON_MAX]; /* reviewer.egress as written ("": no network) */
 };
 
 struct machine_brakes {
@@ -349,6 +378,8 @@ struct machine {
 	struct machine_costs costs;
 	struct machine_planner planner;
 	struct machine_brakes brakes;
+	struct machine_review review;
+	struct machine_reviewer reviewer;
 	struct machine_sim sim;         /* the simulator (defaults unless a "sim" section is given) */
 	/*
 	 * Canvas to machine: the arm registration calibration.arm names, or the

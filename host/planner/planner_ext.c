@@ -21,10 +21,7 @@
 
 struct ext {
 	struct planner_ext_config cfg;
-	char *argv_store;          /* the strings argv points into */
-	const char *argv[PLANNER_EXT_MAX_ARGS + 1];
-	char ro_store[PLANNER_EXT_MAX_ARGS][CFG_PATH_MAX];
-	const char *ro[PLANNER_EXT_MAX_ARGS + 1]; /* the directories of the command's absolute paths */
+	struct planner_ext_cmd cmd;
 	struct sbx_proc proc;
 	int running;
 	long id;                   /* the phase under way's request id */
@@ -120,8 +117,8 @@ static int ext_start(struct ext *x, const struct planner_request *q, struct plan
 	struct sbx_policy pol = { 0 };
 	bl_err serr = { 0 };
 
-	pol.argv = x->argv;
-	pol.ro_paths = x->ro;
+	pol.argv = x->cmd.argv;
+	pol.ro_paths = x->cmd.ro;
 	pol.in_dir = q->world ? q->world->in_dir : NULL;
 	pol.cpu_s = x->cfg.cpu_s;
 	pol.as_mb = x->cfg.as_mb;
@@ -213,7 +210,7 @@ static void ext_close(void *ctx)
 	struct ext *x = ctx;
 
 	ext_stop(x);
-	free(x->argv_store);
+	planner_ext_cmd_free(&x->cmd);
 	free(x);
 }
 
@@ -255,49 +252,66 @@ int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv,
  * sees their directories read-only; /usr is there already. Nothing else of
  * the host's filesystem is.
  */
-static void ro_dirs(struct ext *x)
+static void ro_dirs(struct planner_ext_cmd *c)
 {
 	int n = 0;
 
-	for (int i = 0; x->argv[i]; i++) {
+	for (int i = 0; c->argv[i]; i++) {
 		char d[CFG_PATH_MAX], *slash;
 		int dup = 0;
 
-		if (x->argv[i][0] != '/' || !strncmp(x->argv[i], "/usr/", 5) || !strncmp(x->argv[i], "/bin/", 5) ||
-		    snprintf(d, sizeof(d), "%s", x->argv[i]) >= (int)sizeof(d))
+		if (c->argv[i][0] != '/' || !strncmp(c->argv[i], "/usr/", 5) || !strncmp(c->argv[i], "/bin/", 5) ||
+		    snprintf(d, sizeof(d), "%s", c->argv[i]) >= (int)sizeof(d))
 			continue;
 		slash = strrchr(d, '/');
 		if (slash == d)
 			continue; /* never the root */
 		*slash = '\0';
 		for (int k = 0; k < n; k++)
-			dup |= !strcmp(x->ro[k], d);
+			dup |= !strcmp(c->ro[k], d);
 		if (dup)
 			continue;
-		snprintf(x->ro_store[n], sizeof(x->ro_store[n]), "%s", d);
-		x->ro[n] = x->ro_store[n];
+		snprintf(c->ro_store[n], sizeof(c->ro_store[n]), "%s", d);
+		c->ro[n] = c->ro_store[n];
 		n++;
 	}
-	x->ro[n] = NULL;
+	c->ro[n] = NULL;
+}
+
+int planner_ext_cmd_init(struct planner_ext_cmd *c, const char *command, bl_err *err)
+{
+	size_t n = strlen(command) + 1;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!(c->store = malloc(n)))
+		return bl_fail(err, BL_ENOMEM, "out of memory for the command");
+	if ((rc = planner_ext_split(command, c->store, n, c->argv, PLANNER_EXT_MAX_ARGS, err))) {
+		planner_ext_cmd_free(c);
+		return rc;
+	}
+	ro_dirs(c);
+	return 0;
+}
+
+void planner_ext_cmd_free(struct planner_ext_cmd *c)
+{
+	free(c->store);
+	c->store = NULL;
 }
 
 int planner_external(const struct planner_ext_config *cfg, struct planner *out, bl_err *err)
 {
 	struct ext *x = calloc(1, sizeof(*x));
-	size_t n = strlen(cfg->command) + 1;
 	int rc;
 
-	if (!x || !(x->argv_store = malloc(n))) {
-		free(x);
+	if (!x)
 		return bl_fail(err, BL_ENOMEM, "out of memory for the planner");
-	}
 	x->cfg = *cfg;
-	if ((rc = planner_ext_split(cfg->command, x->argv_store, n, x->argv, PLANNER_EXT_MAX_ARGS, err))) {
-		free(x->argv_store);
+	if ((rc = planner_ext_cmd_init(&x->cmd, cfg->command, err))) {
 		free(x);
 		return rc;
 	}
-	ro_dirs(x);
 	out->ops = &ext_ops;
 	out->ctx = x;
 	return 0;

@@ -39,4 +39,19 @@ void planner_ext_record_dir(struct planner *p, const char *dir);
 /* Splits cmd into at most max words (argv NULL-terminated, pointing into store of n bytes). */
 int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv, int max, bl_err *err);
 
+/*
+ * A command as the sandbox runs it (an external planner's, an external
+ * reviewer's): its words split at spaces, no shell, and the directories of
+ * its absolute paths (but /usr and /bin) to bind read-only so a command named
+ * by its path can run.
+ */
+struct planner_ext_cmd {
+	char *store;                                   /* the strings argv points into */
+	const char *argv[PLANNER_EXT_MAX_ARGS + 1];
+	char ro_store[PLANNER_EXT_MAX_ARGS][CFG_PATH_MAX];
+	const char *ro[PLANNER_EXT_MAX_ARGS + 1];      /* NULL-terminated */
+};
+int planner_ext_cmd_init(struct planner_ext_cmd *c, const char *command, bl_err *err);
+void planner_ext_cmd_free(struct planner_ext_cmd *c);
+
 #endif

@@ -104,7 +104,7 @@ int bench_review_checkpoint(double *value, int quick, bl_err *err)
 		return rc;
 	review_init(&rv, &sc.m);
 	cover = calloc((size_t)sc.w * sc.h, sizeof(float));
-	c = (struct review_canvas){ sc.w, sc.h, sc.lab, cover, sc.lab, 0, 0.0 };
+	c = (struct review_canvas){ .w = sc.w, .h = sc.h, .now = sc.lab, .cover = cover, .paint = sc.lab };
 	if (!cover) {
 		rc = bl_fail(err, BL_ENOMEM, "out of memory");
 	} else if ((rc = review_observed(&rv, &sc.raw, &sc.seen, &sc.g, sc.o.profile, "frames/1.jpg", err)) == 0 &&

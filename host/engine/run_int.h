@@ -91,6 +91,8 @@ struct run {
 	char reviewer_cmd[CFG_PLANNER_CMD_MAX]; /* run --reviewer, kept in run.json ("": the machine's, if any) */
 	struct img review_raw;   /* the last observation's average as the camera gave it (before the light is divided out) */
 	float *rv_cover, *rv_paint; /* what the strokes since the canvas agreed on covered (0..1), and their paint's Lab */
+	float *rv_painted_s;     /* per pixel, when a stroke last covered it (run clock, s; -1: not in this process) */
+	double rv_baseline_s;    /* when the canvas was agreed on (run clock, s; -1: not in this process) */
 	int rv_w, rv_h;
 	long rv_strokes;
 	double rv_paint_ml;

@@ -71,7 +71,8 @@ void run_review_close(struct run *r)
 	img_free(&r->review_raw);
 	free(r->rv_cover);
 	free(r->rv_paint);
-	r->rv_cover = r->rv_paint = NULL;
+	free(r->rv_painted_s);
+	r->rv_cover = r->rv_paint = r->rv_painted_s = NULL;
 }
 
 int run_review_raw(struct run *r, const struct img *avg, bl_err *err)
@@ -102,12 +103,17 @@ static int strokes_reset(struct run *r, int w, int h, int sure, bl_err *err)
 	if (!r->rv_cover || r->rv_w != w || r->rv_h != h) {
 		free(r->rv_cover);
 		free(r->rv_paint);
+		free(r->rv_painted_s);
 		r->rv_cover = calloc(n, sizeof(float));
 		r->rv_paint = calloc(3 * n, sizeof(float));
-		if (!r->rv_cover || !r->rv_paint)
+		r->rv_painted_s = malloc(n * sizeof(float));
+		if (!r->rv_cover || !r->rv_paint || !r->rv_painted_s)
 			return bl_fail(err, BL_ENOMEM, "out of memory");
+		for (size_t i = 0; i < n; i++)
+			r->rv_painted_s[i] = -1.0f;
 		r->rv_w = w;
 		r->rv_h = h;
+		r->rv_baseline_s = -1.0;
 	}
 	memset(r->rv_cover, 0, n * sizeof(float));
 	memset(r->rv_paint, 0, 3 * n * sizeof(float));
@@ -126,6 +132,7 @@ int run_review_baseline(struct run *r, const struct run_canvas *c, long sub, bl_
 	if ((rc = review_baseline(&r->rv, c->lab, c->w, c->h, r->st.round, sub, err)) ||
 	    (rc = strokes_reset(r, c->w, c->h, 1, err)))
 		return rc;
+	r->rv_baseline_s = run_clock_s(r);
 	return review_save(&r->rv, r->dir, err);
 }
 
@@ -153,6 +160,8 @@ void run_review_painted(struct run *r, const struct plan_subtask *s)
 	for (size_t i = 0; i < (size_t)r->rv_w * r->rv_h; i++) {
 		float a = r->alpha[i];
 
+		if (a > 0.02f)
+			r->rv_painted_s[i] = (float)run_clock_s(r);
 		if (a > r->rv_cover[i])
 			r->rv_cover[i] = a;
 		if (a >= 0.5f) {
@@ -200,6 +209,37 @@ static int cover_of_plan(struct run *r, const float **cover, bl_err *err)
 	free(a);
 	*cover = rc ? NULL : r->rv_cover;
 	return rc;
+}
+
+/*
+ * Where paint laid before the canvas agreed on may have been wet then: it
+ * darkens as it dries (painting.dry_s). The strokes this process saw, by when
+ * they were laid; and every stroke the run still counts as wet (state.json's
+ * wet list, which a resumed process has too). NULL when nothing dries.
+ */
+static float *settling(struct run *r, bl_err *err)
+{
+	double dry = r->m.painting.dry_s;
+	size_t n = (size_t)r->rv_w * r->rv_h;
+	float *s;
+
+	if (dry <= 0.0)
+		return NULL;
+	if (!(s = calloc(n, sizeof(float)))) {
+		bl_fail(err, BL_ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		s[i] = r->rv_painted_s[i] >= 0.0f &&
+		       (r->rv_baseline_s < 0.0 || r->rv_painted_s[i] > r->rv_baseline_s - dry);
+	for (int k = 0; k < r->st.n_wet; k++) {
+		const double *b = r->st.wet[k].region_mm;
+
+		for (int y = (int)fmax(0.0, floor(b[1])); y < (int)fmin(r->rv_h, ceil(b[3])); y++)
+			for (int x = (int)fmax(0.0, floor(b[0])); x < (int)fmin(r->rv_w, ceil(b[2])); x++)
+				s[(size_t)y * r->rv_w + x] = 1.0f;
+	}
+	return s;
 }
 
 /* The external reviewer's files at /in: the frame the verdict rests on and the target. */
@@ -372,7 +412,14 @@ int run_review_checkpoint(struct run *r, const struct plan_subtask *s, const str
 	if ((rc = cover_of_plan(r, &ev.cover, err)))
 		return rc;
 	if (r->m.review.enabled) {
-		if ((rc = review_judge(&r->rv, REVIEW_AT_CHECKPOINT, &ev, NULL, &res, err)))
+		float *settle = settling(r, err);
+
+		if (!settle && r->m.painting.dry_s > 0.0)
+			return err->code;
+		ev.settle = settle;
+		rc = review_judge(&r->rv, REVIEW_AT_CHECKPOINT, &ev, NULL, &res, err);
+		free(settle);
+		if (rc)
 			return rc;
 	} else {
 		memset(&res, 0, sizeof(res));

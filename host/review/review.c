@@ -32,27 +32,42 @@ void review_free(struct review *rv)
 
 /* ---- what each observation leaves ---- */
 
-/* FNV-1a over the pixels: two frames with the same digest are, for this purpose, the same frame. */
+/*
+ * FNV-1a over the pixels, eight bytes a step (a byte a step cost a frame
+ * 7 ms): two frames with the same digest are, for this purpose, the same frame.
+ */
 static uint64_t pixels_digest(const struct img *im)
 {
 	const unsigned char *p = im->px;
-	size_t n = (size_t)im->w * im->h * 3;
+	size_t n = (size_t)im->w * im->h * 3, i = 0;
 	uint64_t h = 1469598103934665603ULL ^ (uint64_t)im->w << 32 ^ (uint64_t)im->h;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 1099511628211ULL;
+	}
+	for (; i < n; i++)
 		h = (h ^ p[i]) * 1099511628211ULL;
 	return h;
 }
 
-/* Mean |a - b| over every sample of two frames of one size, code values. */
+/* Mean |a - b| over every sample of two frames of one size, code values (summed in rows, which vectorise). */
 static double mean_change(const struct img *a, const struct img *b)
 {
-	size_t n = (size_t)a->w * a->h * 3;
+	size_t row = (size_t)a->w * 3;
 	uint64_t s = 0;
 
-	for (size_t i = 0; i < n; i++)
-		s += (uint64_t)abs((int)a->px[i] - (int)b->px[i]);
-	return n ? (double)s / (double)n : 0.0;
+	for (int y = 0; y < a->h; y++) {
+		const unsigned char *p = a->px + y * row, *q = b->px + y * row;
+		uint32_t r = 0;
+
+		for (size_t i = 0; i < row; i++)
+			r += p[i] > q[i] ? p[i] - q[i] : q[i] - p[i];
+		s += r;
+	}
+	return (double)s / ((double)row * a->h);
 }
 
 /*
@@ -324,55 +339,96 @@ static void rule_paint_landed(const struct evidence *ev, struct review_finding *
 }
 
 /*
- * Where no stroke went, the canvas must not change: 10 mm blocks whose every
- * pixel lies 3 mm or more from any footprint, each block's mean now against
- * the canvas agreed on; the largest change is the figure.
+ * The pixels no stroke went near since the baseline: 3 mm or more from any
+ * footprint and from paint still drying then (a square grown by a max
+ * filter, rows then columns). clear[i] is 1 for such a pixel.
+ */
+static unsigned char *clear_pixels(const struct review_canvas *c, int grow)
+{
+	size_t n = (size_t)c->w * c->h;
+	unsigned char *t = calloc(n, 1), *u = calloc(n, 1);
+
+	if (!t || !u) {
+		free(t);
+		free(u);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		t[i] = c->cover[i] > 0.02f || (c->settle && c->settle[i] > 0.0f);
+	for (int y = 0; y < c->h; y++)
+		for (int x = 0; x < c->w; x++)
+			for (int d = -grow; d <= grow && !u[(size_t)y * c->w + x]; d++)
+				u[(size_t)y * c->w + x] = x + d >= 0 && x + d < c->w && t[(size_t)y * c->w + x + d];
+	for (int y = 0; y < c->h; y++)
+		for (int x = 0; x < c->w; x++) {
+			int any = 0;
+
+			for (int d = -grow; d <= grow && !any; d++)
+				any = y + d >= 0 && y + d < c->h && u[(size_t)(y + d) * c->w + x];
+			t[(size_t)y * c->w + x] = !any;
+		}
+	free(u);
+	return t;
+}
+
+/*
+ * Where no stroke went, the canvas must not change: per 10 mm block, the
+ * mean of its clear pixels (clear_pixels; a block with fewer than 30 of them
+ * is not judged) now against the canvas agreed on; the largest change is
+ * the figure.
  */
 static void rule_unpainted_unchanged(const struct evidence *ev, struct review_finding *f)
 {
 	const struct review_canvas *c = ev->c;
 	const float *before = ev->rv->canvas;
-	const int blk = 10, grow = 3;
+	const int blk = 10;
 	double worst = 0.0;
 	int wx = 0, wy = 0, blocks = 0;
+	unsigned char *clear;
 
 	if (!checkpoint_ready(ev, f))
 		return;
+	if (!(clear = clear_pixels(c, 3)))
+		return not_judged(f, "out of memory");
 	for (int by = 0; by + blk <= c->h; by += blk)
 		for (int bx = 0; bx + blk <= c->w; bx += blk) {
-			double s0[3] = { 0, 0, 0 }, s1[3] = { 0, 0, 0 };
-			int touched = 0;
+			double s0[3] = { 0, 0, 0 }, s1[3] = { 0, 0, 0 }, de;
+			int n = 0;
 			color_lab a, b;
 
-			for (int y = by - grow; y < by + blk + grow && !touched; y++)
-				for (int x = bx - grow; x < bx + blk + grow && !touched; x++)
-					touched = x >= 0 && y >= 0 && x < c->w && y < c->h &&
-						  c->cover[(size_t)y * c->w + x] > 0.02;
-			if (touched)
-				continue;
 			for (int y = by; y < by + blk; y++)
-				for (int x = bx; x < bx + blk; x++)
+				for (int x = bx; x < bx + blk; x++) {
+					size_t i = (size_t)y * c->w + x;
+
+					if (!clear[i])
+						continue;
 					for (int k = 0; k < 3; k++) {
-						s0[k] += before[3 * ((size_t)y * c->w + x) + k];
-						s1[k] += c->now[3 * ((size_t)y * c->w + x) + k];
+						s0[k] += before[3 * i + k];
+						s1[k] += c->now[3 * i + k];
 					}
-			a = (color_lab){ s0[0] / (blk * blk), s0[1] / (blk * blk), s0[2] / (blk * blk) };
-			b = (color_lab){ s1[0] / (blk * blk), s1[1] / (blk * blk), s1[2] / (blk * blk) };
+					n++;
+				}
+			if (n < 30)
+				continue;
+			a = (color_lab){ s0[0] / n, s0[1] / n, s0[2] / n };
+			b = (color_lab){ s1[0] / n, s1[1] / n, s1[2] / n };
 			blocks++;
-			if (color_de00(&a, &b) > worst) {
-				worst = color_de00(&a, &b);
+			de = color_de00(&a, &b);
+			if (de > worst) {
+				worst = de;
 				wx = bx;
 				wy = by;
 			}
 		}
+	free(clear);
 	if (!blocks)
 		return not_judged(f, "every part of the canvas was painted since the last checkpoint");
 	f->judged = 1;
 	f->figure = worst;
 	f->agree = worst <= f->threshold;
-	snprintf(f->why, sizeof(f->why), "of %d blocks of 10 mm no stroke touched since the last checkpoint, the "
-		 "one at canvas (%d, %d) mm changed most: %.2f CIEDE2000 (at most %g)", blocks, wx, wy, worst,
-		 f->threshold);
+	snprintf(f->why, sizeof(f->why), "of %d blocks of 10 mm with pixels no stroke went near since the last "
+		 "checkpoint, the one at canvas (%d, %d) mm changed most there: %.2f CIEDE2000 (at most %g)", blocks,
+		 wx, wy, worst, f->threshold);
 }
 
 /* The cell as the run's mixing model predicts it from what went in, with what the run learnt of its paints. */
@@ -425,8 +481,9 @@ static const struct rule {
 	{ { "paint_landed", "where the strokes since the last checkpoint went, the canvas went at least the threshold "
 	    "of the way from what was there to their paint", "review.min_landed", AT_CHECKPOINT },
 	  offsetof(struct machine_review, min_landed), rule_paint_landed },
-	{ { "unpainted_unchanged", "where no stroke went since the last checkpoint (10 mm blocks 3 mm clear of every "
-	    "footprint), no block changed by more than the threshold (CIEDE2000)", "review.unpainted_change_de00",
+	{ { "unpainted_unchanged", "where no stroke went since the last checkpoint (the pixels of each 10 mm block 3 mm "
+	    "clear of every footprint and of paint still drying then), no block changed by more than the threshold "
+	    "(CIEDE2000)", "review.unpainted_change_de00",
 	    AT_CHECKPOINT }, offsetof(struct machine_review, unpainted_change_de00), rule_unpainted_unchanged },
 	{ { "mix_model", "the mix measured is within the threshold of what the mixing model, with what the run "
 	    "learnt of its paints, predicts for the units in the cell (CIEDE2000)", "review.mix_model_de00",

@@ -98,6 +98,12 @@ struct review_canvas {
 	 */
 	const float *cover;
 	const float *paint;
+	/*
+	 * Per pixel, 1 where paint laid before the baseline may still have been
+	 * wet then (painting.dry_s): wet acrylic reads lighter and darkens as it
+	 * dries, a change no stroke since made (NULL: none).
+	 */
+	const float *settle;
 	long strokes;                /* strokes painted since the baseline */
 	double paint_ml;             /* paint the brushes took up for them, ml */
 };

@@ -214,18 +214,63 @@ static void rule_frame_new(const struct evidence *ev, struct review_finding *f)
 		 "(at least %g expected of a new frame)", rv->frame, f->figure, f->threshold);
 }
 
+/*
+ * The frame with the canvas (where the run's geometry puts it) painted flat
+ * grey: markers lie outside it, and paint can look like one (a run of
+ * real/ihc.png showed five). A camera knocked by up to the markers' gap to
+ * the canvas (about a third of their side) leaves them all in view.
+ */
+static int canvas_masked(const struct review *rv, struct img *out, bl_err *err)
+{
+	const double *c = rv->corners_px;
+	double x0 = c[0], x1 = c[0], y0 = c[1], y1 = c[1];
+	int rc;
+
+	if ((rc = img_alloc(out, rv->raw.w, rv->raw.h, err)))
+		return rc;
+	memcpy(out->px, rv->raw.px, (size_t)rv->raw.w * rv->raw.h * 3);
+	for (int k = 1; k < 4; k++) {
+		x0 = fmin(x0, c[2 * k]);
+		x1 = fmax(x1, c[2 * k]);
+		y0 = fmin(y0, c[2 * k + 1]);
+		y1 = fmax(y1, c[2 * k + 1]);
+	}
+	for (int y = (int)fmax(0.0, y0); y <= (int)fmin(out->h - 1.0, y1); y++)
+		for (int x = (int)fmax(0.0, x0); x <= (int)fmin(out->w - 1.0, x1); x++) {
+			int pos = 0, neg = 0;
+
+			/* Inside a convex quadrilateral: on the same side of its four edges. */
+			for (int k = 0; k < 4; k++) {
+				const double *a = c + 2 * k, *b = c + 2 * ((k + 1) % 4);
+				double cr = (b[0] - a[0]) * (y - a[1]) - (b[1] - a[1]) * (x - a[0]);
+
+				pos |= cr > 0.0;
+				neg |= cr < 0.0;
+			}
+			if (!(pos && neg))
+				memset(out->px + 3 * ((size_t)y * out->w + x), 128, 3);
+		}
+	return 0;
+}
+
 static void rule_markers(const struct evidence *ev, struct review_finding *f)
 {
 	const struct review *rv = ev->rv;
 	struct vis_geometry g;
+	struct img masked = { 0 };
 	bl_err e = { 0 };
 	double worst = 0.0;
+	int rc;
 
 	if (!rv->raw.px)
 		return not_judged(f, "no frame");
+	if (canvas_masked(rv, &masked, &e))
+		return not_judged(f, "out of memory");
 	f->judged = 1;
 	/* Found afresh in this frame, not taken from canvas.json or the calibration as the run does. */
-	if (vis_locate(&rv->raw, rv->frame, NULL, &rv->markers, &g, &e)) {
+	rc = vis_locate(&masked, rv->frame, NULL, &rv->markers, &g, &e);
+	img_free(&masked);
+	if (rc) {
 		f->agree = 0;
 		f->figure = -1.0;
 		snprintf(f->why, sizeof(f->why), "the corner markers are not where a frame shows them: %.180s", e.msg);

@@ -7,6 +7,7 @@
 #include "config/palette.h"
 #include "plan/plan_mix.h"
 #include "review/review.h"
+#include "cv/cv.h"
 #include "sim/sim.h"
 #include "vision/camera.h"
 #include "vision/observe.h"
@@ -326,6 +327,28 @@ TEST(markers_fire_when_the_run_measures_the_canvas_elsewhere)
 	rig_close(&r);
 }
 
+/* Paint can look like a marker: a copy of marker 1 in the middle of the canvas does not hide the real four. */
+TEST(markers_are_found_though_paint_on_the_canvas_looks_like_one)
+{
+	struct rig r;
+	struct review rv;
+	struct review_result res;
+	double p[4] = { 425.0, -25.0, 200.0, 150.0 };
+	bl_err err;
+
+	rig_open(&r, NULL);
+	review_init(&rv, r.m);
+	free(observe(&r, &rv, 0.0, "frames/1.jpg"));
+	cv_apply_homography(r.g.H, p, p, 2);
+	for (int dy = -30; dy < 30; dy++)
+		memcpy(rv.raw.px + 3 * ((size_t)((int)p[3] + dy) * rv.raw.w + (int)p[2] - 30),
+		       rv.raw.px + 3 * ((size_t)((int)p[1] + dy) * rv.raw.w + (int)p[0] - 30), 3 * 60);
+	CHECK(review_judge(&rv, REVIEW_AT_MIX, NULL, NULL, &res, &err) == 0);
+	CHECK_MSG(finding(&res, "markers")->judged && !fired(&res, "markers"), "%s", finding(&res, "markers")->why);
+	review_free(&rv);
+	rig_close(&r);
+}
+
 /* A 200 x 100 canvas: white, and a 100 x 100 square on the left the strokes covered with red. */
 struct canvas_case {
 	float before[200 * 100 * 3], now[200 * 100 * 3], paint[200 * 100 * 3], cover[200 * 100];
@@ -511,6 +534,7 @@ TEST_MAIN(T(a_quiet_hour_without_a_fault_is_agreed_with), T(a_frozen_camera_is_c
 	  T(frame_new_fires_on_a_repeat_and_on_too_little_change),
 	  T(lamp_and_reference_fire_when_the_patches_read_otherwise),
 	  T(markers_fire_when_the_run_measures_the_canvas_elsewhere),
+	  T(markers_are_found_though_paint_on_the_canvas_looks_like_one),
 	  T(paint_landed_fires_when_the_strokes_left_their_cells_as_they_were),
 	  T(unpainted_unchanged_fires_when_a_block_no_stroke_touched_changed),
 	  T(mix_model_fires_when_the_cell_is_not_what_went_in), T(every_rule_has_a_threshold_key_in_the_docs),

@@ -50,7 +50,7 @@ int machine_load_review(json_obj *root, struct machine *m, bl_err *err)
 	v->marker_shift_px = 4.0;
 	v->lamp_change = 0.25;
 	v->reference_de00 = 3.0;
-	v->min_landed = 0.25;
+	v->min_landed = 0.1;
 	v->unpainted_change_de00 = 6.0;
 	v->mix_model_de00 = 12.0;
 	if ((rc = json_child(root, "review", JSON_OPTIONAL, &o, err)))

@@ -132,7 +132,7 @@ static void quiet_checkpoint(const char *const *faults, double t_s, struct revie
 	review_init(&rv, r.m);
 	before = observe(&r, &rv, 0.0, "frames/000001-blank.jpg");
 	CHECK(review_baseline(&rv, before, w, h, 0, -1, &err) == 0);
-	observe(&r, &rv, 1.0, "frames/000002-a.jpg");
+	free(observe(&r, &rv, 1.0, "frames/000002-a.jpg"));
 	now = observe(&r, &rv, t_s, "frames/000003-checkpoint.jpg");
 	cover = calloc((size_t)w * h, sizeof(float));
 	c.w = w;

@@ -26,6 +26,9 @@ const struct bench_case bench_cases[] = {
 	{ "serve.event_after_change_ms", "ms", 11, bench_serve_event },
 	{ "sandbox.start_ms", "ms", 21, bench_sandbox_start },
 	{ "sandbox.start_cpu_ms", "ms", 21, bench_sandbox_start_cpu },
+	{ "review.observe_ms", "ms", 15, bench_review_observe },
+	{ "review.checkpoint_ms", "ms", 15, bench_review_checkpoint },
+	{ "review.external_call_ms", "ms", 11, bench_review_external },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -58,5 +58,9 @@ int bench_serve_event(double *value, int quick, bl_err *err);
 /* A fresh sandbox per phase: start, one line answered, teardown (wall, and the host's CPU with its children's). */
 int bench_sandbox_start(double *value, int quick, bl_err *err);
 int bench_sandbox_start_cpu(double *value, int quick, bl_err *err);
+/* The second judge: an observation's bookkeeping, a checkpoint's rules, one external reviewer's call. */
+int bench_review_observe(double *value, int quick, bl_err *err);
+int bench_review_checkpoint(double *value, int quick, bl_err *err);
+int bench_review_external(double *value, int quick, bl_err *err);
 
 #endif

@@ -165,6 +165,7 @@ void sim_unref(struct sim *s)
 	if (!s || --s->refs > 0)
 		return;
 	sim_cam_free(s->cam);
+	cam_frame_free(&s->frozen);
 	sim_store_close(s);
 	sim_world_free(s);
 	free(s);

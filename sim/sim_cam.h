@@ -43,6 +43,7 @@ struct sim_cam {
 	tjhandle tj;
 	double noise_a, noise_b;   /* raw variance = a * raw + b */
 	float sigma[SIM_SIGMA_N];      /* its square root at raw = (i + 0.5) / SIGMA_PER_UNIT */
+	int posed, moved;          /* the pose is set; it is the one a camera_moved fault knocked */
 };
 
 /* A point on the canvas where it truly lies, machine mm. */
@@ -72,6 +73,16 @@ void sim_cam_measured_ab(const struct sim_cam *c, const double r[SIM_NB], float 
 
 /* The pixel map of the scene (sim_cam_map.c): which surface each pixel sees, and its gain. */
 void sim_cam_build_map(struct sim *s, struct sim_cam *c, enum sim_scene scene);
+
+/* The verifier's faults (sim_cam_fault.c): the pose, knocked when its time has come (the map made again). */
+void sim_cam_fault_pose(struct sim *s, struct sim_cam *c);
+/* The lamp's share of its light and the exposure's drift, as one gain on every pixel. */
+float sim_cam_fault_gain(struct sim *s);
+/* Paint on the lens over the RGB image, once its time has come. */
+void sim_cam_fault_smear(struct sim *s, struct sim_cam *c);
+/* A frozen camera's frame into f (1), or 0 when the camera is not frozen (yet); then _keep the frame rendered. */
+int sim_cam_fault_frozen(struct sim *s, struct cam_frame *f, bl_err *err);
+int sim_cam_fault_keep(struct sim *s, const struct cam_frame *f, bl_err *err);
 
 /* ---- geometry: inline, the map's and the render's inner loops call it ---- */
 

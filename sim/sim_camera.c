@@ -30,7 +30,6 @@
 #define GAUSS_N SIM_GAUSS_N
 #define SIGMA_N SIM_SIGMA_N
 #define SIGMA_PER_UNIT SIM_SIGMA_PER_UNIT
-#define FRAME_NS 33333333LL       /* one frame at 30 frames a second */
 
 static float gauss[GAUSS_N];
 
@@ -261,7 +260,7 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 {
 	const struct machine_sim *ms = &s->m.sim;
 	struct sim_cam *c = calloc(1, sizeof(*c));
-	double e[SIM_NB], wg = 0.0, up[3] = { 0, 0, 1 }, t[3];
+	double e[SIM_NB], wg = 0.0;
 	size_t npix;
 
 	if (!c) {
@@ -295,19 +294,7 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 		return NULL;
 	}
 
-	memcpy(c->pos, ms->cam_position_mm, sizeof(c->pos));
-	sub3(ms->cam_look_at_mm, c->pos, c->fwd);
-	norm3(c->fwd);
-	cross3(c->fwd, up, t);
-	if (dot3(t, t) < 1e-12) {
-		/* Straight down: image up is machine +y. */
-		up[1] = 1.0;
-		up[2] = 0.0;
-		cross3(c->fwd, up, t);
-	}
-	norm3(t);
-	memcpy(c->right, t, sizeof(t));
-	cross3(c->fwd, c->right, c->down);
+	sim_cam_fault_pose(s, c);
 	c->f = 0.5 * c->w / tan(0.5 * ms->cam_hfov_deg * M_PI / 180.0);
 	c->cx = 0.5 * c->w;
 	c->cy = 0.5 * c->h;
@@ -694,6 +681,7 @@ int sim_cam_prepare(struct sim *s, enum sim_scene scene, bl_err *err)
 		if (!s->cam)
 			return err ? err->code : BL_ENOMEM;
 	}
+	sim_cam_fault_pose(s, s->cam);
 	if (s->cam->map_scene != (int)scene)
 		sim_cam_build_map(s, s->cam, scene);
 	return 0;
@@ -718,7 +706,7 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	npix = (size_t)c->w * c->h;
 	update_sources(s, c, scene);
 	hours = sim_now_s(s) / 3600.0;
-	scale = c->expo * (float)fmax(0.0, 1.0 + s->m.sim.drift_intensity_per_h * hours);
+	scale = c->expo * (float)fmax(0.0, 1.0 + s->m.sim.drift_intensity_per_h * hours) * sim_cam_fault_gain(s);
 	st = rng_u64(&s->w.r_cam);
 	{
 		struct half h[2] = {
@@ -732,6 +720,7 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	if (sim_cam_arm_mask(s, c) > 0) {
 		shade_span(c, c->arm_px, scale * 1.15f, st ^ 0x5bd1e995ULL, 0, c->n_arm_px);
 	}
+	sim_cam_fault_smear(s, c);
 
 	/* Into the frame's own buffer: the camera's averages hand back the one of the frame before. */
 	prof_enter(PROF_ENCODE);
@@ -753,7 +742,7 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	f->seq = s->w.frames++;
 	f->controls_locked = s->controls_locked;
 	snprintf(f->source, sizeof(f->source), "sim:%s", sim_scene_names[scene]);
-	clk_advance(s->clock, FRAME_NS);
+	clk_advance(s->clock, SIM_FRAME_NS);
 out:
 	prof_leave(prev);
 	return rc;
@@ -810,7 +799,10 @@ static int sim_capture(struct camera *cam, struct cam_frame *f, bl_err *err)
 		return bl_fail(err, BL_ETIMEDOUT, "sim camera: no frame within %d ms (dropped)",
 			       s->m.camera.timeout_ms);
 	}
-	rc = sim_cam_render(s, s->scene, f, err);
+	rc = sim_cam_fault_frozen(s, f, err);
+	if (rc == 0 && (rc = sim_cam_render(s, s->scene, f, err)) == 0)
+		rc = sim_cam_fault_keep(s, f, err);
+	rc = rc == 1 ? 0 : rc;
 	if (rc == 0 && u_corrupt < ft->corrupt_frames)
 		corrupt(s, f);
 	return rc;

@@ -116,7 +116,11 @@ struct sim {
 	int stall_fired;
 	int controls_locked;
 	double last_paint_ml;         /* paint the last executed action left on the canvas or in cells */
+	struct cam_frame frozen;      /* the frame a frozen camera repeats (sim.faults.freeze_at_s), len 0: none yet */
 };
+
+/* One frame at 30 frames a second, ns of the world's clock. */
+#define SIM_FRAME_NS 33333333LL
 
 /* Time on the world's clock, s. */
 double sim_now_s(struct sim *s);

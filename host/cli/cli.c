@@ -314,6 +314,7 @@ const struct cli_command cli_commands[] = {
 	  "                     [--open-loop] [--max-strokes N] [--colours K] [--fault KEY=VALUE]...\n"
 	  "                     [--attended] [--accept-nearest] [--refill-ok] [--quiet]\n"
 	  "                     [--planner 'COMMAND ARGS'] [--arm-hours H]\n"
+	  "                     [--reviewer 'COMMAND ARGS'] [--on-disagreement pause|brake]\n"
 	  "\n"
 	  "Plans TARGET (a PNG or JPEG) for the machine and paints it: every colour is mixed\n"
 	  "and measured by the camera, corrected until it is within tolerance; every batch of\n"
@@ -344,6 +345,10 @@ const struct cli_command cli_commands[] = {
 	  "correction round, speaking the protocol of docs/planner.md (the machine file's\n"
 	  "planner section sets its deadline, limits, price and what happens when its answer\n"
 	  "is refused); without a sandbox it is refused with exit 2. See docs/run.md.\n"
+	  "A second judge reviews every checkpoint and mix verdict by other paths (docs/review.md):\n"
+	  "the built-in rules (the machine file's review section), and with --reviewer, COMMAND\n"
+	  "run the same way as a planner, speaking docs/reviewer.md. It can only withhold\n"
+	  "agreement; --on-disagreement pause (default) or brake says what the run does then.\n"
 	  "\n"
 	  "Exit status: 0 finished (STATUS.md says whether the final canvas verified), 1\n"
 	  "runtime failure, 2 invalid input, 3 paused (a signal, or waiting for an operator),\n"
@@ -353,7 +358,7 @@ const struct cli_command cli_commands[] = {
 	{ "resume", "continue a run after a crash, a pause or a brake",
 	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--substitute COLOUR=NEW]...\n"
 	  "                            [--refilled WELLS] [--fault KEY=VALUE]... [--attended]\n"
-	  "                            [--accept-changed] [--quiet]\n"
+	  "                            [--accept-changed] [--overrule-review] [--quiet]\n"
 	  "\n"
 	  "Continues the run in DIR from its state.json and journal: the arm is homed again,\n"
 	  "a dispense the journal shows may have run is never repeated, a paint batch whose\n"
@@ -373,6 +378,9 @@ const struct cli_command cli_commands[] = {
 	  "the file and the keys that differ; --accept-changed goes on with them as they are,\n"
 	  "the differences journaled (inputs_changed). A missing state.json, plan.json or\n"
 	  "world.sim (the simulated canvas) of a run under way is refused, never started over.\n"
+	  "A run paused because the second judge disagreed looks again when resumed (the\n"
+	  "checkpoint observed, the cell measured again); --overrule-review says a person looked\n"
+	  "and the run's verdict stands (docs/review.md).\n"
 	  "Exit status as for run.\n",
 	  cli_resume_main, cli_resume_sets },
 	{ "planner", "the built-in planner as a process speaking the planner protocol; a run's decisions replayed",

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "config/machine.h"
 #include "engine/run.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
@@ -21,6 +22,7 @@ enum run_opt {
 	RUN_MACHINE, RUN_PALETTE, RUN_OUT, RUN_SEED, RUN_OPEN_LOOP, RUN_QUIET, RUN_MAX_STROKES,
 	RUN_COLOURS, RUN_FAULT, RUN_ATTENDED, RUN_ACCEPT_MIX, RUN_REFILLED, RUN_SUBSTITUTE,
 	RUN_ACCEPT_NEAREST, RUN_REFILL_OK, RUN_ANSWERED_BY, RUN_ACCEPT_CHANGED, RUN_PLANNER, RUN_JSON, RUN_ARM_HOURS,
+	RUN_REVIEWER, RUN_ON_DISAGREEMENT, RUN_OVERRULE_REVIEW,
 	RUN_OPT_COUNT
 };
 
@@ -46,6 +48,9 @@ static const struct cli_opt run_opts[RUN_OPT_COUNT] = {
 	[RUN_PLANNER] = { "planner", 0, "'COMMAND ARGS'", "plan with an external planner in a sandbox", 0 },
 	[RUN_JSON] = { "json", 'j', NULL, "print one JSON document instead of text", 0 },
 	[RUN_ARM_HOURS] = { "arm-hours", 0, "H", "the night's arm-time budget (default painting.arm_hours)", 0 },
+	[RUN_REVIEWER] = { "reviewer", 0, "'COMMAND ARGS'", "a second judge of the run's own in a sandbox (docs/reviewer.md)", 0 },
+	[RUN_ON_DISAGREEMENT] = { "on-disagreement", 0, "pause|brake", "what the run does when the second judge disagrees", 0 },
+	[RUN_OVERRULE_REVIEW] = { "overrule-review", 0, NULL, "the second judge's disagreement was looked at: the run's verdict stands", 0 },
 };
 
 extern const struct cli_optset *const cli_run_family[];
@@ -55,7 +60,8 @@ const struct cli_optset cli_run_set = {
 	CLI_BIT(RUN_MACHINE) | CLI_BIT(RUN_PALETTE) | CLI_BIT(RUN_OUT) | CLI_BIT(RUN_SEED) |
 		CLI_BIT(RUN_OPEN_LOOP) | CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_MAX_STROKES) | CLI_BIT(RUN_COLOURS) |
 		CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_NEAREST) |
-		CLI_BIT(RUN_REFILL_OK) | CLI_BIT(RUN_PLANNER) | CLI_BIT(RUN_ARM_HOURS),
+		CLI_BIT(RUN_REFILL_OK) | CLI_BIT(RUN_PLANNER) | CLI_BIT(RUN_ARM_HOURS) | CLI_BIT(RUN_REVIEWER) |
+		CLI_BIT(RUN_ON_DISAGREEMENT),
 	cli_run_family,
 };
 /* A resume goes on with what the run was started with: only the answers, faults and how it talks. */
@@ -63,7 +69,7 @@ const struct cli_optset cli_resume_set = {
 	"resume", run_opts, RUN_OPT_COUNT,
 	CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_MIX) |
 		CLI_BIT(RUN_REFILLED) | CLI_BIT(RUN_SUBSTITUTE) | CLI_BIT(RUN_ANSWERED_BY) |
-		CLI_BIT(RUN_ACCEPT_CHANGED),
+		CLI_BIT(RUN_ACCEPT_CHANGED) | CLI_BIT(RUN_OVERRULE_REVIEW),
 	cli_run_family,
 };
 /* An estimate plans as run would and paints nothing. */
@@ -161,6 +167,21 @@ static int run_opt(const struct cli_optparse *p, enum run_opt row, struct run_op
 			return BL_EXIT_USAGE;
 		if (!(o->arm_hours >= 0.01 && o->arm_hours <= 240))
 			return cli_usage(p->cmd, "--arm-hours: %s is not 0.01 to 240 hours", p->arg);
+		break;
+	case RUN_REVIEWER:
+		if (!*p->arg || strpbrk(p->arg, "\n\r"))
+			return cli_usage(p->cmd, "--reviewer: a command on one line");
+		o->reviewer = p->arg;
+		break;
+	case RUN_ON_DISAGREEMENT:
+		for (int k = 0; machine_review_action_names[k]; k++)
+			if (!strcmp(p->arg, machine_review_action_names[k]))
+				o->on_disagreement = k + 1;
+		if (!o->on_disagreement)
+			return cli_usage(p->cmd, "--on-disagreement: '%s' is neither pause nor brake", p->arg);
+		break;
+	case RUN_OVERRULE_REVIEW:
+		o->overrule_review = 1;
 		break;
 	case RUN_OPT_COUNT:
 		break;

@@ -134,6 +134,8 @@ static int load_root(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(machine_load_costs(root, m, err));
 	BL_TRY(machine_load_planner(root, m, err));
 	BL_TRY(machine_load_brakes(root, m, err));
+	BL_TRY(machine_load_review(root, m, err));
+	BL_TRY(machine_load_reviewer(root, m, err));
 	BL_TRY(machine_load_sim(root, m, err));
 	return json_end(root, err);
 }

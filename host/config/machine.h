@@ -217,6 +217,7 @@ struct machine_costs {
 	double per_planner_call;
 	double paint_per_ml;
 	double per_external_call;  /* a call to an external planner: planner.price_per_call (default per_planner_call) */
+	double per_review_call;    /* a call to an external reviewer: reviewer.price_per_call (default per_planner_call) */
 };
 
 /*
@@ -245,6 +246,34 @@ struct machine_planner {
 	char files[CFG_PLANNER_FILES_MAX][CFG_PATH_MAX];
 };
 
+/*
+ * The second judge (docs/review.md): the built-in reviewer's rules, each
+ * with its threshold, and what a disagreement does; and an external
+ * reviewer, a lab's own process run in the planner's sandbox.
+ */
+enum machine_review_action { MACHINE_REVIEW_PAUSE, MACHINE_REVIEW_BRAKE, MACHINE_REVIEW_ACTION_COUNT };
+extern const char *const machine_review_action_names[]; /* "pause", "brake" */
+struct machine_review {
+	int enabled;                  /* the rules judge every checkpoint and mix verdict */
+	int on_disagreement;          /* enum machine_review_action */
+	double frame_min_change;      /* frame_new: least mean |difference| from the last frame, code values */
+	double marker_shift_px;       /* markers: farthest a canvas corner may lie from where the run puts it, px */
+	double lamp_change;           /* lamp: largest relative change of the patches' light since the start */
+	double reference_de00;        /* reference: largest CIEDE2000 of the patches from their start */
+	double min_landed;            /* paint_landed: least share of the way to the paint its cells went */
+	double unpainted_change_de00; /* unpainted_unchanged: largest change of a 10 mm block no stroke touched */
+	double mix_model_de00;        /* mix_model: largest CIEDE2000 of a mix from the model's prediction */
+};
+struct machine_reviewer {
+	char command[CFG_PLANNER_CMD_MAX]; /* "COMMAND ARGS" ("": none, unless run --reviewer) */
+	double answer_deadline_s;     /* from the request to the answer */
+	long max_answer_kb;           /* one answer line, KiB */
+	double cpu_s;                 /* its sandbox: CPU s, address space MiB, /tmp MiB (0: the sandbox's defaults) */
+	long memory_mb;
+	int tmpfs_mb;
+	char egress_json[CFG_EGRESS_JSON_MAX]; /* reviewer.egress as written ("": no network) */
+};
+
 struct machine_brakes {
 	int attempts_per_subtask;
 	int stuck_repeats;          /* the same failure this many times in a row */
@@ -270,6 +299,17 @@ struct machine_sim_faults {
 	char dry_well[CFG_NAME_MAX]; /* a well that starts nearly empty ("" for none) */
 	double dry_well_ml;          /* what that well holds at the start, ml */
 	long power_loss_after;       /* power fails right after the world's Nth action (0: never) */
+	/* The verifier's faults (docs/sim.md): times in simulated s, 0 never. */
+	double freeze_at_s;          /* from then on the camera hands back one frame again and again */
+	double camera_moved_at_s;    /* then the camera is knocked: */
+	double camera_shift_mm;      /*   moved this far along machine +x (its aim with it), */
+	double camera_turn_deg;      /*   turned this far about its axis */
+	double lamp_at_s;            /* then the lamp dims */
+	double lamp_level;           /*   to this share of its light, 0..1 (0: it fails) */
+	double smear_at_s;           /* then paint smears the lens: */
+	double smear_radius;         /*   a disc this share of the image's width across, */
+	double smear_x, smear_y;     /*   centred here, shares of the image's width and height */
+	double exposure_drift_per_h; /* auto-exposure left drifting: the exposure changes this share per hour */
 };
 
 /* The simulated world: camera, light, sensor, paints and faults (backend "sim"). */
@@ -345,6 +385,8 @@ struct machine {
 	struct machine_costs costs;
 	struct machine_planner planner;
 	struct machine_brakes brakes;
+	struct machine_review review;
+	struct machine_reviewer reviewer;
 	struct machine_sim sim;         /* the simulator (defaults unless a "sim" section is given) */
 	/*
 	 * Canvas to machine: the arm registration calibration.arm names, or the

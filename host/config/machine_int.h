@@ -34,6 +34,13 @@ int machine_load_costs(json_obj *root, struct machine *m, bl_err *err);
 int machine_load_planner(json_obj *root, struct machine *m, bl_err *err);
 int machine_load_brakes(json_obj *root, struct machine *m, bl_err *err);
 
+/* machine_review.c: the review and reviewer sections (reviewer after costs) */
+int machine_load_review(json_obj *root, struct machine *m, bl_err *err);
+int machine_load_reviewer(json_obj *root, struct machine *m, bl_err *err);
+/* An external process's sandbox keys (planner and reviewer): cpu_s, memory_mb, tmpfs_mb, and egress kept as text. */
+int machine_load_sandbox_keys(json_obj *o, double *cpu_s, long *memory_mb, int *tmpfs_mb, char *egress,
+			      size_t egress_n, bl_err *err);
+
 /* The sim section (machine_sim.c): its defaults from the machine, then its keys, strictly. */
 int machine_load_sim(json_obj *root, struct machine *m, bl_err *err);
 

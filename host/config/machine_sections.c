@@ -411,7 +411,6 @@ static int load_planner_files(json_obj *o, struct machine_planner *p, bl_err *er
 int machine_load_planner(json_obj *root, struct machine *m, bl_err *err)
 {
 	struct machine_planner *p = &m->planner;
-	const cJSON *eg;
 	json_obj o;
 	double kb = 16384;
 	int rc;
@@ -430,24 +429,9 @@ int machine_load_planner(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_num(&o, "price_per_call", JSON_OPTIONAL, 0.0, 1e6, &m->costs.per_external_call, err));
 	BL_TRY(json_num(&o, "cost_max", JSON_OPTIONAL, 0.0, 1e9, &p->cost_max, err));
 	BL_TRY(json_i32(&o, "max_calls", JSON_OPTIONAL, 0, 100000, &p->max_calls, err));
-	BL_TRY(json_num(&o, "cpu_s", JSON_OPTIONAL, 1.0, 86400.0, &p->cpu_s, err));
-	kb = 0;
-	BL_TRY(json_num(&o, "memory_mb", JSON_OPTIONAL, 64, 1048576, &kb, err));
-	p->memory_mb = (long)kb;
-	BL_TRY(json_i32(&o, "tmpfs_mb", JSON_OPTIONAL, 1, 65536, &p->tmpfs_mb, err));
+	BL_TRY(machine_load_sandbox_keys(&o, &p->cpu_s, &p->memory_mb, &p->tmpfs_mb, p->egress_json,
+					 sizeof(p->egress_json), err));
 	BL_TRY(load_planner_files(&o, p, err));
-	/* Read here as text; the sandbox module's strict reader checks it before a run starts. */
-	if ((eg = json_take(&o, "egress"))) {
-		char *s = cJSON_PrintUnformatted(eg);
-
-		if (!s || strlen(s) >= sizeof(p->egress_json)) {
-			cJSON_free(s);
-			return json_fail(&o, "egress", err, BL_EINVAL, "is longer than %zu bytes",
-					 sizeof(p->egress_json) - 1);
-		}
-		snprintf(p->egress_json, sizeof(p->egress_json), "%s", s);
-		cJSON_free(s);
-	}
 	return json_end(&o, err);
 }
 

@@ -1,5 +1,6 @@
 /* machine_sim.c: the machine file's sim section: the simulated world's physics, camera, paints and faults, and --fault KEY=VALUE. */
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,33 @@ static void sim_defaults(struct machine *m)
 	s->chart_patch_mm = floor(patch);
 	s->chart_gap_mm = floor(patch / 5.0);
 	s->faults.dry_well_ml = 0.05;
+	s->faults.smear_radius = 0.15;
+	s->faults.smear_x = 0.5;
+	s->faults.smear_y = 0.5;
+}
+
+/* The verifier's faults: one row each, read from sim.faults and --fault alike. */
+static const struct verifier_fault {
+	const char *key;
+	double lo, hi;
+	size_t off; /* in struct machine_sim_faults */
+} verifier_faults[] = {
+	{ "freeze_at_s", 0.0, 1e7, offsetof(struct machine_sim_faults, freeze_at_s) },
+	{ "camera_moved_at_s", 0.0, 1e7, offsetof(struct machine_sim_faults, camera_moved_at_s) },
+	{ "camera_shift_mm", -200.0, 200.0, offsetof(struct machine_sim_faults, camera_shift_mm) },
+	{ "camera_turn_deg", -45.0, 45.0, offsetof(struct machine_sim_faults, camera_turn_deg) },
+	{ "lamp_at_s", 0.0, 1e7, offsetof(struct machine_sim_faults, lamp_at_s) },
+	{ "lamp_level", 0.0, 1.0, offsetof(struct machine_sim_faults, lamp_level) },
+	{ "smear_at_s", 0.0, 1e7, offsetof(struct machine_sim_faults, smear_at_s) },
+	{ "smear_radius", 0.01, 1.0, offsetof(struct machine_sim_faults, smear_radius) },
+	{ "smear_x", 0.0, 1.0, offsetof(struct machine_sim_faults, smear_x) },
+	{ "smear_y", 0.0, 1.0, offsetof(struct machine_sim_faults, smear_y) },
+	{ "exposure_drift_per_h", -1.0, 1.0, offsetof(struct machine_sim_faults, exposure_drift_per_h) },
+};
+
+static double *verifier_fault(struct machine_sim_faults *f, size_t i)
+{
+	return (double *)((char *)f + verifier_faults[i].off);
 }
 
 static int load_sim_faults(json_obj *sim, struct machine *m, bl_err *err)
@@ -77,6 +105,9 @@ static int load_sim_faults(json_obj *sim, struct machine *m, bl_err *err)
 	if (rc < 0)
 		return rc;
 	f->power_loss_after = (long)n;
+	for (size_t i = 0; i < sizeof(verifier_faults) / sizeof(verifier_faults[0]); i++)
+		BL_TRY(json_num(&o, verifier_faults[i].key, JSON_OPTIONAL, verifier_faults[i].lo,
+				verifier_faults[i].hi, verifier_fault(f, i), err));
 	return json_end(&o, err);
 }
 
@@ -253,8 +284,20 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 			f->power_loss_after = (long)v;
 		return 0;
 	}
+	for (size_t i = 0; i < sizeof(verifier_faults) / sizeof(verifier_faults[0]); i++) {
+		if (strcmp(key, verifier_faults[i].key) != 0)
+			continue;
+		v = strtod(val, &end);
+		if (end == val || *end || !isfinite(v) || v < verifier_faults[i].lo || v > verifier_faults[i].hi)
+			return bl_fail(err, BL_EINVAL, "--fault %s: '%s' is not a number in %g..%g",
+				       key, val, verifier_faults[i].lo, verifier_faults[i].hi);
+		*verifier_fault(f, i) = v;
+		return 0;
+	}
 	return bl_fail(err, BL_EINVAL, "--fault: unknown fault '%s' (known: drop_frames, "
 		       "corrupt_frames, command_failures, stall_at_s, dry_well, dry_well_ml, "
-		       "power_loss_after)", key);
+		       "power_loss_after, freeze_at_s, camera_moved_at_s, camera_shift_mm, camera_turn_deg, "
+		       "lamp_at_s, lamp_level, smear_at_s, smear_radius, smear_x, smear_y, "
+		       "exposure_drift_per_h)", key);
 }
 

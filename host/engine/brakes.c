@@ -7,13 +7,14 @@
 #include "base/json.h"
 
 const char *const run_brake_names[] = { "none", "attempts", "stuck", "wandering", "wall_time",
-					"arm_time", "cost", "comm_errors", NULL };
+					"arm_time", "cost", "comm_errors", "review", NULL };
 
 double run_cost_total(const struct run_cost *c, const struct machine_costs *r)
 {
 	return c->arm_s / 3600.0 * r->arm_per_hour + (double)c->verifications * r->per_verification +
 	       (double)(c->planner_calls - c->planner_ext_calls) * r->per_planner_call +
-	       (double)c->planner_ext_calls * r->per_external_call + c->paint_ml * r->paint_per_ml;
+	       (double)c->planner_ext_calls * r->per_external_call + c->paint_ml * r->paint_per_ml +
+	       (double)c->reviewer_calls * r->per_review_call;
 }
 
 cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *r)
@@ -28,12 +29,15 @@ cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *r)
 	cJSON_AddNumberToObject(o, "planner_s", c->planner_s);
 	cJSON_AddNumberToObject(o, "planner_external_calls", (double)c->planner_ext_calls);
 	cJSON_AddNumberToObject(o, "paint_ml", c->paint_ml);
+	cJSON_AddNumberToObject(o, "reviewer_calls", (double)c->reviewer_calls);
+	cJSON_AddNumberToObject(o, "reviewer_s", c->reviewer_s);
 	p = cJSON_AddObjectToObject(o, "priced");
 	cJSON_AddNumberToObject(p, "arm", c->arm_s / 3600.0 * r->arm_per_hour);
 	cJSON_AddNumberToObject(p, "verifications", (double)c->verifications * r->per_verification);
 	cJSON_AddNumberToObject(p, "planner", (double)(c->planner_calls - c->planner_ext_calls) * r->per_planner_call +
 					      (double)c->planner_ext_calls * r->per_external_call);
 	cJSON_AddNumberToObject(p, "paint", c->paint_ml * r->paint_per_ml);
+	cJSON_AddNumberToObject(p, "reviewer", (double)c->reviewer_calls * r->per_review_call);
 	cJSON_AddNumberToObject(p, "total", run_cost_total(c, r));
 	cJSON_AddStringToObject(o, "currency", r->currency);
 	return o;
@@ -44,6 +48,13 @@ int run_cost_v1_to_v2(cJSON *cost, bl_err *err)
 	int rc = json_migrate_add(cost, "planner_s", cJSON_CreateNumber(0), err);
 
 	return rc ? rc : json_migrate_add(cost, "planner_external_calls", cJSON_CreateNumber(0), err);
+}
+
+int run_cost_v2_to_v3(cJSON *cost, bl_err *err)
+{
+	int rc = json_migrate_add(cost, "reviewer_calls", cJSON_CreateNumber(0), err);
+
+	return rc ? rc : json_migrate_add(cost, "reviewer_s", cJSON_CreateNumber(0), err);
 }
 
 int run_cost_from_json(const cJSON *node, struct run_cost *c, bl_err *err)
@@ -66,6 +77,10 @@ int run_cost_from_json(const cJSON *node, struct run_cost *c, bl_err *err)
 	    json_num(&o, "planner_external_calls", JSON_REQUIRED, 0, (double)c->planner_calls, &v, err))
 		return err->code;
 	c->planner_ext_calls = (long)v;
+	if (json_num(&o, "reviewer_calls", JSON_REQUIRED, 0, 1e12, &v, err) ||
+	    json_num(&o, "reviewer_s", JSON_REQUIRED, 0, 1e9, &c->reviewer_s, err))
+		return err->code;
+	c->reviewer_calls = (long)v;
 	/* The priced figures and currency are derived: read past them. */
 	json_take(&o, "priced");
 	json_take(&o, "currency");

@@ -14,6 +14,8 @@ struct run_cost {
 	double planner_s;    /* the planner's wall time over those calls, s (real time, also in the simulator) */
 	long planner_ext_calls; /* of planner_calls, those to an external planner (priced per_external_call) */
 	double paint_ml;     /* paint dispensed or loaded, ml */
+	long reviewer_calls; /* calls to an external reviewer (priced per_review_call) */
+	double reviewer_s;   /* its wall time over those calls, s */
 };
 
 /* The cost in the machine's currency. */
@@ -24,6 +26,8 @@ cJSON *run_cost_json(const struct run_cost *c, const struct machine_costs *rates
 
 /* A version 1 state's cost migrated to version 2: no planner time or external calls where it names none. */
 int run_cost_v1_to_v2(cJSON *cost, bl_err *err);
+/* A version 2 state's cost migrated to version 3: no reviewer calls. */
+int run_cost_v2_to_v3(cJSON *cost, bl_err *err);
 /* Reads what run_cost_json wrote (for resume); a missing key is an error. */
 int run_cost_from_json(const cJSON *o, struct run_cost *c, bl_err *err);
 
@@ -36,6 +40,7 @@ enum run_brake {
 	RUN_BRAKE_ARM_TIME,
 	RUN_BRAKE_COST,
 	RUN_BRAKE_COMM,      /* consecutive communication or camera errors: circuit breaker */
+	RUN_BRAKE_REVIEW,    /* the second judge disagreed (review.on_disagreement brake) */
 };
 
 extern const char *const run_brake_names[];

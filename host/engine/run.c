@@ -165,7 +165,7 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 	if (!fresh && !r->rig.clock->is_virtual)
 		r->clock_off_s = (double)r->st.clock_ns * 1e-9 - clk_now_s(r->rig.clock);
 	if ((rc = journal_open(&r->j, jp, r->rig.clock, err)) || (rc = load_calibration(r, err)) ||
-	    (rc = run_lamp_load(r, err)))
+	    (rc = run_lamp_load(r, err)) || (rc = run_review_open(r, err)))
 		return rc;
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
@@ -219,6 +219,7 @@ static void run_close(struct run *r)
 	r->before_lab = NULL;
 	free(r->alpha);
 	r->alpha = NULL;
+	run_review_close(r);
 }
 
 static int load_inputs(struct run *r, const char *machine, const char *palette, bl_err *err)
@@ -272,6 +273,10 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 		cJSON_AddNumberToObject(o, "budget_strokes", r->budget_strokes);
 	if (r->planner_cmd[0]) /* run --planner: a resume asks the same planner */
 		cJSON_AddStringToObject(o, "planner", r->planner_cmd);
+	if (r->reviewer_cmd[0]) /* run --reviewer: a resume asks the same reviewer */
+		cJSON_AddStringToObject(o, "reviewer", r->reviewer_cmd);
+	if (r->opt.on_disagreement) /* run --on-disagreement: set before the run, kept for its resumes */
+		cJSON_AddStringToObject(o, "on_disagreement", machine_review_action_names[r->opt.on_disagreement - 1]);
 	cJSON_AddNumberToObject(o, "created_wall_ms", (double)clk_wall_ms());
 	v = cJSON_AddObjectToObject(o, "versions");
 	cJSON_AddStringToObject(v, "brushloop", BL_VERSION);
@@ -750,7 +755,9 @@ static int observe_blank(struct run *r, color_lab *out, bl_err *err)
 	dj = cJSON_CreateObject();
 	json_add_vec(dj, "canvas_lab", (double[]){ out->L, out->a, out->b }, 3);
 	cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
-	rc = run_event(r, "blank_canvas", dj, err);
+	/* The first canvas the second judge measures change from. */
+	if ((rc = run_event(r, "blank_canvas", dj, err)) == 0)
+		rc = run_review_baseline(r, &c, -1, err);
 out:
 	free(ch);
 	run_canvas_free(&c);
@@ -832,6 +839,12 @@ static struct run *run_new(const struct run_options *o, const char *dir, bl_err 
 	planner_builtin(&r->planner);
 	if (o->planner && snprintf(r->planner_cmd, sizeof(r->planner_cmd), "%s", o->planner) >= (int)sizeof(r->planner_cmd)) {
 		bl_fail(err, BL_EINVAL, "--planner: the command is longer than %zu bytes", sizeof(r->planner_cmd) - 1);
+		free(r);
+		return NULL;
+	}
+	if (o->reviewer && snprintf(r->reviewer_cmd, sizeof(r->reviewer_cmd), "%s", o->reviewer) >=
+				   (int)sizeof(r->reviewer_cmd)) {
+		bl_fail(err, BL_EINVAL, "--reviewer: the command is longer than %zu bytes", sizeof(r->reviewer_cmd) - 1);
 		free(r);
 		return NULL;
 	}
@@ -989,6 +1002,12 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		goto out;
 	}
 	run_apply_substitutes(r);
+	if (o->overrule_review && !r->st.review_pending.active) {
+		rc = bl_fail(err, BL_EINVAL, "--overrule-review: %s does not wait for the reviewer (nothing to overrule)",
+			     r->dir);
+		goto out;
+	}
+	r->review_overruled = o->overrule_review;
 	if (!strcmp(r->st.state, "finished")) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);
 		goto out;
@@ -1011,6 +1030,9 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		cJSON_AddBoolToObject(d, "dispense_under_way", r->st.pending.active);
 		if (o->answered_by)
 			cJSON_AddStringToObject(d, "by", o->answered_by);
+		if (r->st.review_pending.active)
+			cJSON_AddStringToObject(d, "review", o->overrule_review ? "overruled: the run's verdict stands"
+								       : "looked at again");
 		if ((rc = run_event(r, "resume", d, err)))
 			goto out;
 	}

@@ -38,6 +38,9 @@ struct run_options {
 	int accept_changed;        /* resume: go on with a changed machine, palette or target (journaled) */
 	long stop_after_actions;   /* tests: pause as if signalled after this many arm actions (0: never) */
 	const char *planner;       /* run: "COMMAND ARGS" of an external planner (NULL: the machine's planner.command, else the built-in) */
+	const char *reviewer;      /* run: "COMMAND ARGS" of an external reviewer (NULL: the machine's reviewer.command, if any) */
+	int on_disagreement;       /* run: 1 + enum machine_review_action when the second judge disagrees (0: review.on_disagreement) */
+	int overrule_review;       /* resume: a person has looked at the reviewer's disagreement and the run's verdict stands */
 };
 
 void run_options_init(struct run_options *o);

@@ -56,8 +56,16 @@ int run_json_read(struct run *r, bl_err *err)
 		goto out;
 	if ((rc = json_str(&o, "planner", JSON_OPTIONAL, r->planner_cmd, sizeof(r->planner_cmd), err)) < 0 ||
 	    (rc = json_num(&o, "arm_hours", JSON_OPTIONAL, 0.01, 240, &r->opt.arm_hours, err)) < 0 ||
-	    (rc = json_i32(&o, "budget_strokes", JSON_OPTIONAL, 1, PLAN_MAX_STROKES, &r->budget_strokes, err)) < 0)
+	    (rc = json_i32(&o, "budget_strokes", JSON_OPTIONAL, 1, PLAN_MAX_STROKES, &r->budget_strokes, err)) < 0 ||
+	    (rc = json_str(&o, "reviewer", JSON_OPTIONAL, r->reviewer_cmd, sizeof(r->reviewer_cmd), err)) < 0)
 		goto out;
+	{
+		int act = -1;
+
+		if ((rc = json_enum(&o, "on_disagreement", JSON_OPTIONAL, machine_review_action_names, &act, err)) < 0)
+			goto out;
+		r->opt.on_disagreement = act + 1;
+	}
 	json_take(&o, "created_wall_ms");
 	json_take(&o, "versions");
 	json_take(&o, "machine"); /* machine.json is the copy that is loaded */

@@ -35,6 +35,9 @@ static int checkpoint_run(struct run *r, const struct plan_subtask *s, bl_err *e
 		cJSON_AddStringToObject(dj, "frame", strrchr(c.frame, '/') + 1);
 		if ((rc = run_event(r, "checkpoint", dj, err)))
 			goto out;
+		/* The second judge, before the verdict counts: a disagreement leaves the checkpoint to be made again. */
+		if (!r->st.open_loop && (rc = run_review_checkpoint(r, s, &c, verdict, err)))
+			goto out;
 		sub->status = RUN_SUB_DONE;
 		run_progress(r, 1); /* the canvas's error is new: say it */
 		if (!r->st.open_loop) {

@@ -164,7 +164,7 @@ static void status_waiting(strbuf *sb, const struct run *r)
 	const struct run_state *st = &r->st;
 
 	sb_printf(sb, "## Waiting for the operator\n\n");
-	if (!st->n_deferred && !st->well_low) {
+	if (!st->n_deferred && !st->well_low && !st->review_pending.active) {
 		int any = 0;
 
 		for (int c = 0; c < st->n_colours; c++)
@@ -180,6 +180,13 @@ static void status_waiting(strbuf *sb, const struct run *r)
 			      run_well_paint(r, w), fmax(st->wells_ml[w], 0.0), r->m.wells[w].capacity_ml,
 			      r->dir, r->m.wells[w].name);
 	}
+	if (st->review_pending.active)
+		sb_printf(sb, "- the second judge disagrees with the %s verdict of subtask %ld of round %d: %s. "
+			      "Look at the frame it names (frames/), then `brushloop resume %s` to look again once the "
+			      "cause is fixed, or `brushloop resume %s --overrule-review` if the run's verdict stands "
+			      "(docs/review.md).\n", review_point_names[st->review_pending.point],
+			      st->review_pending.subtask + 1, st->review_pending.round, st->review_pending.why, r->dir,
+			      r->dir);
 	for (int i = 0; i < st->n_deferred; i++) {
 		char at[64] = "before the plan";
 

@@ -130,6 +130,9 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 	}
 	cJSON_AddItemToObject(o, "cost", cJSON_Duplicate(get(st, "cost"), 1));
 	cJSON_AddItemToObject(o, "deferred", cJSON_Duplicate(get(st, "deferred"), 1));
+	/* The second judge's disagreement a person has not settled (docs/review.md), when there is one. */
+	if (cJSON_IsTrue(get(get(st, "review_pending"), "active")))
+		cJSON_AddItemToObject(o, "review_pending", cJSON_Duplicate(get(st, "review_pending"), 1));
 	if (get(st, "wells"))
 		cJSON_AddItemToObject(o, "wells", cJSON_Duplicate(get(st, "wells"), 1));
 	cJSON_AddBoolToObject(o, "calibrated", cJSON_IsTrue(get(st, "calibrated")));

@@ -16,6 +16,8 @@
 #include "plan/plan_image.h"
 #include "plan/plan_mix.h"
 #include "planner/planner.h"
+#include "review/review.h"
+#include "review/review_ext.h"
 #include "rig/rig.h"
 #include "safety/gate.h"
 #include "sandbox/sbx.h"
@@ -88,6 +90,20 @@ struct run {
 	struct plan_gamut gamut; /* the target's darks mapped into the paints' reach (plan_gamut.c) */
 	int budget_stopped;      /* the arm-time budget was spent: the rest is left unpainted */
 	int budget_strokes;      /* the plan's strokes as the budget sized them (run.json; 0: not sized) */
+	/* The second judge (run_review.c). */
+	struct review rv;        /* the built-in reviewer (review.enabled) */
+	struct review_ext *rx;   /* the external reviewer (reviewer.command, run --reviewer), NULL: none */
+	struct egress_policy rx_egress; /* its reviewer.egress */
+	char reviewer_cmd[CFG_PLANNER_CMD_MAX]; /* run --reviewer, kept in run.json ("": the machine's, if any) */
+	struct img review_raw;   /* the last observation's average as the camera gave it (before the light is divided out) */
+	float *rv_cover, *rv_paint; /* what the strokes since the canvas agreed on covered (0..1), and their paint's Lab */
+	float *rv_painted_s;     /* per pixel, when a stroke last covered it (run clock, s; -1: not in this process) */
+	double rv_baseline_s;    /* when the canvas was agreed on (run clock, s; -1: not in this process) */
+	int rv_w, rv_h;
+	long rv_strokes;
+	double rv_paint_ml;
+	int rv_sure;             /* this process saw every stroke since that canvas */
+	int review_overruled;    /* resume --overrule-review: the pending disagreement is settled by a person */
 };
 
 /* An error no retry helps (memory, or storage refusing a write): never counted as the camera's or the arm's. */
@@ -291,6 +307,29 @@ int run_planner_ask(struct run *r, const struct planner_request *q, const struct
 		    struct plan *out, bl_err *err);
 /* The built-in planner alone, as run_planner_ask does. */
 int run_planner_ask_builtin(struct run *r, const struct planner_request *q, struct plan *out, bl_err *err);
+
+/* ---- run_review.c: the second judge ---- */
+/* Opens the reviewer: its references from review/ in the run directory, the external reviewer (sandbox probed). */
+int run_review_open(struct run *r, bl_err *err);
+void run_review_close(struct run *r);
+/* Every observation: the average as the camera gave it (before the light is divided out), kept for the reviewer. */
+int run_review_raw(struct run *r, const struct img *avg, bl_err *err);
+/* Every observation, located: seen the same average with the light divided out, g where the canvas lies. */
+int run_review_observed(struct run *r, const struct img *seen, const struct vis_geometry *g, const char *frame,
+			bl_err *err);
+/* The canvas the next checkpoint's changes are judged from (the blank one: sub -1), saved in review/. */
+int run_review_baseline(struct run *r, const struct run_canvas *c, long sub, bl_err *err);
+/* A paint batch's pass is done: its footprint and paint join what the next checkpoint judges. */
+void run_review_painted(struct run *r, const struct plan_subtask *s);
+/*
+ * A checkpoint's verdict (verdict against s's tolerance, on canvas c) and a
+ * mix's (the colour's last measurement), reviewed: 0 when the reviewer agrees
+ * (or a person overruled it), else journaled with both judges' figures and
+ * BL_EPAUSED or BL_EBRAKE as review.on_disagreement (or run --on-disagreement) says.
+ */
+int run_review_checkpoint(struct run *r, const struct plan_subtask *s, const struct run_canvas *c, double verdict,
+			  bl_err *err);
+int run_review_mix(struct run *r, const struct plan_subtask *s, bl_err *err);
 
 /* ---- run_mix.c ---- */
 /* A mix (or top-up) of s's colour, its outcome in sub. */

@@ -693,39 +693,58 @@ static int topup_kept(struct mix_ctx *x, struct run_sub *sub, struct mix_limits 
 	return 0;
 }
 
+/* What the loop's end means for the colour. */
+enum mix_outcome {
+	MIX_VERIFIED,      /* measured within tolerance */
+	MIX_NEAREST,       /* the operator said beforehand the nearest will do (--accept-nearest) */
+	MIX_WITHIN,        /* near enough by the machine file (unattended.accept_within_de00) */
+	MIX_ESCALATED,     /* given up: an operator may accept the nearest; unattended, carry on */
+};
+
+static enum mix_outcome mix_outcome(const struct run *r, const struct plan_subtask *s, const struct mix_action *last)
+{
+	const struct run_colour *col = &r->st.colours[s->colour];
+	/*
+	 * Only a colour the camera measured in this mix's cell can be accepted:
+	 * a mix given up before anything was dispensed (out of gamut) has no
+	 * nearest, and the colour's last measurement is of another mix.
+	 */
+	int measured = r->st.job.attempts > 0;
+
+	if (last->kind == MIX_ACT_DONE)
+		return MIX_VERIFIED;
+	if (measured && r->st.accept_nearest)
+		return MIX_NEAREST;
+	if (measured && r->m.unattended.accept_within_de00 > 0.0 &&
+	    col->measured_de00 <= r->m.unattended.accept_within_de00)
+		return MIX_WITHIN;
+	return MIX_ESCALATED;
+}
+
 /* What the loop's end means for the colour: verified, accepted as the run allows, or the operator's. */
 static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_sub *sub,
 		       const struct mix_action *last, bl_err *err)
 {
 	struct run_colour *col = &r->st.colours[s->colour];
 	cJSON *dj;
-	int measured;
 
 	dj = mix_action_json(&r->mixer.model, last);
 	memcpy(col->recipe, r->st.job.have, sizeof(col->recipe));
-	if (last->kind == MIX_ACT_DONE) {
+	switch (mix_outcome(r, s, last)) {
+	case MIX_VERIFIED:
 		col->verified = 1;
 		col->escalated = 0;
 		sub->status = RUN_SUB_DONE;
 		run_brakes_success(&r->st.brakes);
 		return run_event(r, "mix_verified", dj, err);
-	}
-	/*
-	 * Only a colour the camera measured in this mix's cell can be accepted:
-	 * a mix given up before anything was dispensed (out of gamut) has no
-	 * nearest, and the colour's last measurement is of another mix.
-	 */
-	measured = r->st.job.attempts > 0;
-	if (measured && r->st.accept_nearest) {
+	case MIX_NEAREST:
 		/* The operator said beforehand that the nearest the loop reaches will do. */
 		col->accepted = 1;
 		sub->status = RUN_SUB_DONE;
 		snprintf(sub->note, sizeof(sub->note), "accepted (--accept-nearest) at %.2f: %.120s",
 			 col->measured_de00, last->reason);
 		return run_event(r, "mix_accepted_nearest", dj, err);
-	}
-	if (measured && r->m.unattended.accept_within_de00 > 0.0 &&
-	    col->measured_de00 <= r->m.unattended.accept_within_de00) {
+	case MIX_WITHIN:
 		/* The machine file's rule, set before the run: near enough needs nobody. */
 		col->accepted = 1;
 		col->accepted_within = 1;
@@ -740,12 +759,14 @@ static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_s
 		cJSON_AddNumberToObject(dj, "de00", col->measured_de00);
 		cJSON_AddNumberToObject(dj, "accept_within_de00", r->m.unattended.accept_within_de00);
 		return run_event(r, "mix_accepted_within", dj, err);
+	case MIX_ESCALATED:
+		break;
 	}
 	/* Given up: an operator may accept the nearest reachable colour; unattended, carry on. */
 	col->escalated = 1;
 	sub->status = RUN_SUB_DEFERRED;
 	snprintf(sub->note, sizeof(sub->note), "needs the operator%s: %.150s",
-		 measured ? "" : " (nothing was mixed to accept)", last->reason);
+		 r->st.job.attempts > 0 ? "" : " (nothing was mixed to accept)", last->reason);
 	return run_event(r, "mix_escalated", dj, err);
 }
 
@@ -858,6 +879,9 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 		return mix_open_loop(&x, sub, &lim, units, err);
 	rc = mix_run(&r->mixer.model, &r->st.learn, &r->st.job, &s->mix.lab, &lim, &ops, &last, err);
 	if (rc)
+		return rc;
+	/* A verdict the run takes is the second judge's to agree with first; a give-up waits for a person anyway. */
+	if (mix_outcome(r, s, &last) != MIX_ESCALATED && (rc = run_review_mix(r, s, err)))
 		return rc;
 	r->st.mix_active = 0;
 	sub->attempts = x.measured;

@@ -207,7 +207,8 @@ static int capture_average(struct run *r, const char *what, struct img **avg, ch
 	int rc;
 
 	for (;;) {
-		if ((rc = average_frames(r, what, avg, frame, frame_n, err)))
+		if ((rc = average_frames(r, what, avg, frame, frame_n, err)) ||
+		    (rc = run_review_raw(r, *avg, err)))
 			return rc;
 		if (!r->lamp && !r->lamp_off && !r->first_raw.px) {
 			/* The reference is taken from this frame once the canvas shows where the board is. */
@@ -371,7 +372,8 @@ static int observe_canvas(struct run *r, const char *what, struct run_canvas *ou
 	if ((rc = canvas_cross_check(r, avg, out->frame, err)))
 		return rc;
 	run_observer(r, &o);
-	if ((rc = lamp_begin(r, &g, out->frame, err)) || (rc = vis_observe_raster(&o, avg, &g, &ob, err)))
+	if ((rc = run_review_observed(r, avg, &g, out->frame, err)) || (rc = lamp_begin(r, &g, out->frame, err)) ||
+	    (rc = vis_observe_raster(&o, avg, &g, &ob, err)))
 		goto out_free;
 	out->w = ob.w;
 	out->h = ob.h;
@@ -429,7 +431,7 @@ static int observe_cell(struct run *r, const char *cell, color_lab *out, char *f
 			return rc;
 	}
 	run_brakes_comm(&r->st.brakes, &r->m.brakes, 1, "");
-	if ((rc = lamp_begin(r, &g, frame, err)))
+	if ((rc = run_review_observed(r, avg, &g, frame, err)) || (rc = lamp_begin(r, &g, frame, err)))
 		return rc;
 	*out = sw.lab;
 	return 0;

@@ -686,6 +686,7 @@ static int paint_run(struct run *r, const struct plan_subtask *s, bl_err *err)
 			sub->status = RUN_SUB_DONE;
 			break;
 		}
+		run_review_painted(r, s);
 		prev = sub->verdict_de00;
 		if ((rc = verify(r, s, name, &verdict, NULL, 0, err)))
 			goto out;

@@ -267,6 +267,17 @@ cJSON *run_state_json(const struct run *r)
 	cJSON_AddItemToObject(o, "learn", mix_learn_json(&r->mixer.model, &st->learn));
 	cJSON_AddItemToObject(o, "cost", run_cost_json(&st->cost, &r->m.costs));
 	cJSON_AddItemToObject(o, "brakes", run_brakes_json(&st->brakes));
+	{
+		/* A disagreement of the second judge a person has not settled (docs/review.md). */
+		const struct run_review_pending *pd = &st->review_pending;
+		cJSON *s = cJSON_AddObjectToObject(o, "review_pending");
+
+		cJSON_AddBoolToObject(s, "active", pd->active);
+		cJSON_AddNumberToObject(s, "round", pd->round);
+		cJSON_AddNumberToObject(s, "subtask", (double)pd->subtask);
+		cJSON_AddStringToObject(s, "point", review_point_names[pd->point]);
+		cJSON_AddStringToObject(s, "why", pd->why);
+	}
 	a = cJSON_AddArrayToObject(o, "canvas_history");
 	for (int i = 0; i < st->n_hist; i++) {
 		cJSON *s = cJSON_CreateObject();
@@ -539,7 +550,21 @@ static int load_mixing(struct run *r, json_obj *o, const char *path, bl_err *err
 	TRY(take(o, "cost", &j, err));
 	TRY(run_cost_from_json(j, &st->cost, err));
 	TRY(take(o, "brakes", &j, err));
-	return run_brakes_from_json(j, &st->brakes, err);
+	TRY(run_brakes_from_json(j, &st->brakes, err));
+	{
+		struct run_review_pending *pd = &st->review_pending;
+		json_obj c;
+		double v;
+
+		TRY(json_child(o, "review_pending", JSON_REQUIRED, &c, err));
+		TRY(json_bool(&c, "active", JSON_REQUIRED, &pd->active, err));
+		TRY(json_i32(&c, "round", JSON_REQUIRED, 0, 1000, &pd->round, err));
+		TRY(json_num(&c, "subtask", JSON_REQUIRED, 0, 1e9, &v, err));
+		pd->subtask = (long)v;
+		TRY(json_enum(&c, "point", JSON_REQUIRED, review_point_names, &pd->point, err));
+		TRY(json_str(&c, "why", JSON_REQUIRED, pd->why, sizeof(pd->why), err));
+		return json_end(&c, err);
+	}
 }
 
 /* The dispense set under way: what was sent of it must be known before any is sent again. */
@@ -696,8 +721,30 @@ static int state_v1_to_v2(cJSON *root, const char *file, void *ctx, bl_err *err)
 	return cJSON_IsObject(cost) ? run_cost_v1_to_v2(cost, err) : 0;
 }
 
-static const json_migrate_fn state_steps[] = { state_v1_to_v2 };
-const struct json_format run_state_format = { "run_state", 2, 1, state_steps };
+/*
+ * Version 3 counts an external reviewer's calls and time in the cost and
+ * keeps a disagreement of the second judge a person has not settled; a
+ * version 2 state had neither: none made, none pending.
+ */
+static int state_v2_to_v3(cJSON *root, const char *file, void *ctx, bl_err *err)
+{
+	cJSON *cost = cJSON_GetObjectItemCaseSensitive(root, "cost"), *pd = cJSON_CreateObject();
+	int rc;
+
+	(void)file;
+	(void)ctx;
+	cJSON_AddBoolToObject(pd, "active", 0);
+	cJSON_AddNumberToObject(pd, "round", 0);
+	cJSON_AddNumberToObject(pd, "subtask", 0);
+	cJSON_AddStringToObject(pd, "point", review_point_names[REVIEW_AT_CHECKPOINT]);
+	cJSON_AddStringToObject(pd, "why", "");
+	if ((rc = json_migrate_add(root, "review_pending", pd, err)))
+		return rc;
+	return cJSON_IsObject(cost) ? run_cost_v2_to_v3(cost, err) : 0;
+}
+
+static const json_migrate_fn state_steps[] = { state_v1_to_v2, state_v2_to_v3 };
+const struct json_format run_state_format = { "run_state", 3, 1, state_steps };
 
 int run_state_load(struct run *r, bl_err *err)
 {

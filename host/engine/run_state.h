@@ -12,6 +12,7 @@
 #include "config/machine.h"
 #include "engine/brakes.h"
 #include "plan/plan.h"
+#include "review/review.h"
 #include "safety/gate.h"
 
 #define RUN_MAX_HISTORY 64
@@ -129,6 +130,15 @@ struct run_wet {
 	double t_s;
 };
 
+/* A disagreement of the second judge (docs/review.md) waiting for a person: where, and why. */
+struct run_review_pending {
+	int active;
+	int round;
+	long subtask;            /* index in that round's plan */
+	int point;               /* enum review_point */
+	char why[300];
+};
+
 /* Everything state.json holds: the single source of where the run is. */
 struct run_state {
 	char state[24];          /* running, finished, paused, braked, safety_stop, failed */
@@ -162,6 +172,7 @@ struct run_state {
 	struct mix_learn learn;
 	struct run_cost cost;
 	struct run_brakes brakes;
+	struct run_review_pending review_pending;
 	int n_hist;
 	struct run_hist hist[RUN_MAX_HISTORY];
 	int n_deferred;

@@ -21,21 +21,11 @@
 
 struct ext {
 	struct planner_ext_config cfg;
-	char *argv_store;          /* the strings argv points into */
-	const char *argv[PLANNER_EXT_MAX_ARGS + 1];
-	struct sbx_file files[PLANNER_EXT_MAX_FILES]; /* what the command and planner.files name, opened at the start */
-	int n_files;
+	struct planner_ext_cmd cmd; /* its words and the files it names, opened at the start */
 	struct sbx_proc proc;
 	int running;
 	long id;                   /* the phase under way's request id */
 };
-
-static void close_files(struct ext *x)
-{
-	for (int i = 0; i < x->n_files; i++)
-		sbx_file_close(&x->files[i]);
-	x->n_files = 0;
-}
 
 static void ext_stop(struct ext *x)
 {
@@ -127,9 +117,9 @@ static int ext_start(struct ext *x, const struct planner_request *q, struct plan
 	struct sbx_policy pol = { 0 };
 	bl_err serr = { 0 };
 
-	pol.argv = x->argv;
-	pol.files = x->files;
-	pol.n_files = x->n_files;
+	pol.argv = x->cmd.argv;
+	pol.files = x->cmd.files;
+	pol.n_files = x->cmd.n_files;
 	pol.in_dir = q->world ? q->world->in_dir : NULL;
 	pol.cpu_s = x->cfg.cpu_s;
 	pol.as_mb = x->cfg.as_mb;
@@ -221,8 +211,7 @@ static void ext_close(void *ctx)
 	struct ext *x = ctx;
 
 	ext_stop(x);
-	close_files(x);
-	free(x->argv_store);
+	planner_ext_cmd_free(&x->cmd);
 	free(x);
 }
 
@@ -259,61 +248,81 @@ int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv,
 	return 0;
 }
 
-/* Whether path is already among x's files. */
-static int has_file(const struct ext *x, const char *path)
+/* Whether path is already among c's files. */
+static int has_file(const struct planner_ext_cmd *c, const char *path)
 {
-	for (int i = 0; i < x->n_files; i++)
-		if (!strcmp(x->files[i].path, path))
+	for (int i = 0; i < c->n_files; i++)
+		if (!strcmp(c->files[i].path, path))
 			return 1;
 	return 0;
 }
 
-static int add_file(struct ext *x, const char *path, bl_err *err)
+static int add_file(struct planner_ext_cmd *c, const char *path, bl_err *err)
 {
-	if (has_file(x, path))
+	if (has_file(c, path))
 		return 0;
-	if (x->n_files == PLANNER_EXT_MAX_FILES)
-		return bl_fail(err, BL_EINVAL, "the planner names more than %d files", PLANNER_EXT_MAX_FILES);
-	BL_TRY(sbx_file_open(path, &x->files[x->n_files], err));
-	x->n_files++;
+	if (c->n_files == PLANNER_EXT_MAX_FILES)
+		return bl_fail(err, BL_EINVAL, "the command names more than %d files", PLANNER_EXT_MAX_FILES);
+	BL_TRY(sbx_file_open(path, &c->files[c->n_files], err));
+	c->n_files++;
 	return 0;
 }
 
 /*
- * The files the planner is given, opened once when the run starts: every
- * absolute path among the command's words (the script beside its
- * interpreter; /usr is there already) and files. Each is copied into
- * every phase's sandbox at its own path, and nothing beside it is: a word
- * naming a folder, a socket or a missing file refuses the planner here.
+ * The files the command is given, opened once when the run starts: every
+ * absolute path among its words (the script beside its interpreter; /usr is
+ * there already) and files. Each is copied into every phase's sandbox at its
+ * own path, and nothing beside it is: a word naming a folder, a socket or a
+ * missing file refuses the command here.
  */
-static int open_files(struct ext *x, const char *const *files, bl_err *err)
+static int open_files(struct planner_ext_cmd *c, const char *const *files, bl_err *err)
 {
-	for (int i = 0; x->argv[i]; i++) {
-		if (x->argv[i][0] != '/' || !strncmp(x->argv[i], "/usr/", 5) || !strncmp(x->argv[i], "/bin/", 5))
+	for (int i = 0; c->argv[i]; i++) {
+		if (c->argv[i][0] != '/' || !strncmp(c->argv[i], "/usr/", 5) || !strncmp(c->argv[i], "/bin/", 5))
 			continue;
-		BL_TRY(add_file(x, x->argv[i], err));
+		BL_TRY(add_file(c, c->argv[i], err));
 	}
 	for (int i = 0; files && files[i]; i++)
-		BL_TRY(add_file(x, files[i], err));
+		BL_TRY(add_file(c, files[i], err));
 	return 0;
+}
+
+int planner_ext_cmd_init(struct planner_ext_cmd *c, const char *command, const char *const *files,
+			 bl_err *err)
+{
+	size_t n = strlen(command) + 1;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!(c->store = malloc(n)))
+		return bl_fail(err, BL_ENOMEM, "out of memory for the command");
+	if ((rc = planner_ext_split(command, c->store, n, c->argv, PLANNER_EXT_MAX_ARGS, err)) ||
+	    (rc = open_files(c, files, err))) {
+		planner_ext_cmd_free(c);
+		return rc;
+	}
+	return 0;
+}
+
+void planner_ext_cmd_free(struct planner_ext_cmd *c)
+{
+	for (int i = 0; i < c->n_files; i++)
+		sbx_file_close(&c->files[i]);
+	c->n_files = 0;
+	free(c->store);
+	c->store = NULL;
 }
 
 int planner_external(const struct planner_ext_config *cfg, struct planner *out, bl_err *err)
 {
 	struct ext *x = calloc(1, sizeof(*x));
-	size_t n = strlen(cfg->command) + 1;
 	int rc;
 
-	if (!x || !(x->argv_store = malloc(n))) {
-		free(x);
+	if (!x)
 		return bl_fail(err, BL_ENOMEM, "out of memory for the planner");
-	}
 	x->cfg = *cfg;
 	x->cfg.files = NULL; /* the caller's list need not outlive this call: the files are opened now */
-	if ((rc = planner_ext_split(cfg->command, x->argv_store, n, x->argv, PLANNER_EXT_MAX_ARGS, err)) ||
-	    (rc = open_files(x, cfg->files, err))) {
-		close_files(x);
-		free(x->argv_store);
+	if ((rc = planner_ext_cmd_init(&x->cmd, cfg->command, cfg->files, err))) {
 		free(x);
 		return rc;
 	}

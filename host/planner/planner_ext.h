@@ -45,4 +45,22 @@ void planner_ext_record_dir(struct planner *p, const char *dir);
 /* Splits cmd into at most max words (argv NULL-terminated, pointing into store of n bytes). */
 int planner_ext_split(const char *cmd, char *store, size_t n, const char **argv, int max, bl_err *err);
 
+/*
+ * A command as the sandbox runs it (an external planner's, an external
+ * reviewer's): its words split at spaces, no shell, and the files it is
+ * given, opened once: the absolute paths among its words (but /usr and
+ * /bin) and files (NULL-terminated, may be NULL). Each is copied into the
+ * sandbox at its own path, never its folder; a folder, a socket or a
+ * missing file is BL_EINVAL here.
+ */
+struct planner_ext_cmd {
+	char *store;                                   /* the strings argv points into */
+	const char *argv[PLANNER_EXT_MAX_ARGS + 1];
+	struct sbx_file files[PLANNER_EXT_MAX_FILES];
+	int n_files;
+};
+int planner_ext_cmd_init(struct planner_ext_cmd *c, const char *command, const char *const *files,
+			 bl_err *err);
+void planner_ext_cmd_free(struct planner_ext_cmd *c);
+
 #endif

@@ -206,6 +206,10 @@ static void section_run(strbuf *sb, struct report *r)
 	if (r->bad_lines)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), ": %ld", r->bad_lines);
 	fact(sb, "journal", v);
+	snprintf(v, sizeof(v), "%ld reviews of checkpoints and mix verdicts, %ld disagreements, %ld overruled by a "
+		 "person (review events in the journal; docs/review.md)", r->reviews, r->review_disagreed,
+		 r->review_overruled);
+	fact(sb, "second judge", v);
 	waiting_facts(sb, r);
 	sb_printf(sb, "</table></div>");
 }

@@ -48,6 +48,7 @@ struct report {
 	cJSON *requests;      /* approvals/: [{"id", "status", "kind", "why", "answer", "by", "wall_ms", "preview"}] */
 	long events;          /* journal lines read */
 	long bad_lines;       /* journal lines that did not parse (torn by a crash) */
+	long reviews, review_disagreed, review_overruled; /* the second judge's reviews (docs/review.md) */
 	double t_end_s;       /* the run clock at the last event */
 	int images, drawn;    /* pictures the page shows, and drawn now */
 	const char *missing;  /* set by report_img_tag when a picture named is absent */

@@ -133,6 +133,8 @@ static const struct note_kind note_kinds[] = {
 	{ "mix_accepted_within", "accepted colour", { "colour", "de00", "accept_within_de00" } },
 	{ "mix_substituted", "accepted colour", { "colour", "as", "predicted_de00" } },
 	{ "brake", "brake", { "brake", "reason" } },
+	{ "review_disagreed", "second judge", { "point", "why", "frame" } },
+	{ "review_overruled", "second judge", { "point", "why", "overruled_by", "frame" } },
 	{ "corrections_stopped", "brake", { "round", "why", "best_before_de00", "best_after_de00" } },
 	{ "request", "operator question", { "request" } },
 	{ "answer", "operator answer", { "request", "answer", "by", "outcome" } },
@@ -333,6 +335,9 @@ static int on_event(const cJSON *ev, void *ctx)
 	double t = report_num(ev, "mono_ns", 0) * 1e-9;
 
 	r->events++;
+	r->reviews += !strcmp(name, "review") || !strcmp(name, "review_disagreed") || !strcmp(name, "review_overruled");
+	r->review_disagreed += !strcmp(name, "review_disagreed");
+	r->review_overruled += !strcmp(name, "review_overruled");
 	if (t > r->t_end_s)
 		r->t_end_s = t;
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {

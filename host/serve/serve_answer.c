@@ -165,6 +165,9 @@ static int spawn_resume(struct serve *s, const struct serve_run *r, const cJSON 
 		argv[n++] = "--substitute";
 		argv[n++] = v;
 	}
+	/* A person looked at the second judge's disagreement and the run's verdict stands (docs/review.md). */
+	if (cJSON_IsTrue(cJSON_GetObjectItem(body, "overrule_review")))
+		argv[n++] = "--overrule-review";
 	argv[n++] = "--answered-by";
 	argv[n++] = by;
 	argv[n] = NULL;

@@ -268,6 +268,22 @@ static const struct mutation machine_cases[] = {
 	{ "planner", "{\"files\": [\"/opt/lab/../etc/shadow\"]}",
 	  "machine.json: planner.files[0]: '/opt/lab/../etc/shadow' is not an absolute path without '..'" },
 	{ "planner", "{\"files\": [7]}", "machine.json: planner.files[0]: must be a file's absolute path" },
+	{ "review.on_disagreement", "\"stop\"", "machine.json: review.on_disagreement: " },
+	{ "review.frame_min_change", "-1", "machine.json: review.frame_min_change: -1 is out of range" },
+	{ "review.marker_shift_px", "0", "machine.json: review.marker_shift_px: 0 is out of range" },
+	{ "review.lamp_change", "0", "machine.json: review.lamp_change: 0 is out of range" },
+	{ "review.reference_de00", "1000", "machine.json: review.reference_de00: 1000 is out of range" },
+	{ "review.min_landed", "1.5", "machine.json: review.min_landed: 1.5 is out of range" },
+	{ "review.unpainted_change_de00", "\"6\"", "machine.json: review.unpainted_change_de00: must be a number, not a string" },
+	{ "review.mix_model_de00", "0", "machine.json: review.mix_model_de00: 0 is out of range" },
+	{ "review.enabled", "1", "machine.json: review.enabled: must be true or false" },
+	{ "review.lamp", "0.2", "machine.json: review.lamp: unknown key" },
+	{ "reviewer", "{\"command\": \"r\", \"answer_deadline_s\": 0}", "machine.json: reviewer.answer_deadline_s: 0 is out of range" },
+	{ "reviewer", "{\"comand\": \"r\"}", "machine.json: reviewer.comand: unknown key" },
+	{ "reviewer", "{\"command\": \"r\", \"max_answer_kb\": 0}", "machine.json: reviewer.max_answer_kb: 0 is out of range" },
+	{ "reviewer", "{\"command\": \"r\", \"price_per_call\": -1}", "machine.json: reviewer.price_per_call: -1 is out of range" },
+	{ "sim.faults.lamp_level", "2", "machine.json: sim.faults.lamp_level: 2 is out of range" },
+	{ "sim.faults.camera_turn_deg", "90", "machine.json: sim.faults.camera_turn_deg: 90 is out of range" },
 };
 
 TEST(machine_mutations_are_rejected)

@@ -124,9 +124,9 @@ TEST(budgets_and_cost)
 
 TEST(state_round_trips_through_json)
 {
-	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3 };
+	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3, 5 };
 	struct run_cost c = { .arm_s = 12.5, .verifications = 3, .planner_calls = 2, .planner_s = 1.25,
-			      .paint_ml = 0.75 }, c2;
+			      .paint_ml = 0.75, .reviewer_calls = 4, .reviewer_s = 0.5 }, c2;
 	struct run_brakes b, b2;
 	struct machine_brakes l = lim();
 	bl_err err = { 0 };
@@ -142,7 +142,9 @@ TEST(state_round_trips_through_json)
 	j = run_cost_json(&c, &r);
 	CHECK(run_cost_from_json(j, &c2, &err) == 0);
 	CHECK(c2.arm_s == c.arm_s && c2.verifications == 3 && c2.planner_calls == 2 &&
-	      c2.planner_s == 1.25 && c2.paint_ml == 0.75);
+	      c2.planner_s == 1.25 && c2.paint_ml == 0.75 && c2.reviewer_calls == 4 && c2.reviewer_s == 0.5);
+	/* An external reviewer's calls are priced at reviewer.price_per_call. */
+	CHECK_NEAR(run_cost_total(&c, &r), 12.5 / 3600 + 3 * 2 + 2 * 3 + 0.75 * 4 + 4 * 5, 1e-9);
 	cJSON_Delete(j);
 }
 
@@ -152,7 +154,7 @@ TEST(state_round_trips_through_json)
  */
 TEST(cost_without_planner_time_migrates_to_zero)
 {
-	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3 };
+	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3, 5 };
 	struct run_cost c = { .arm_s = 1, .planner_calls = 1, .planner_s = 2.5, .planner_ext_calls = 1 }, c2;
 	bl_err err = { 0 };
 	cJSON *j = run_cost_json(&c, &r);
@@ -168,6 +170,26 @@ TEST(cost_without_planner_time_migrates_to_zero)
 	cJSON_Delete(j);
 }
 
+/* A version 2 state.json, before an external reviewer was counted: refused as it is, none made once migrated. */
+TEST(cost_without_reviewer_calls_migrates_to_zero)
+{
+	struct machine_costs r = { "EUR", 1, 2, 3, 4, 3, 5 };
+	struct run_cost c = { .arm_s = 1, .reviewer_calls = 2, .reviewer_s = 1.5 }, c2;
+	bl_err err = { 0 };
+	cJSON *j = run_cost_json(&c, &r);
+
+	cJSON_DeleteItemFromObject(j, "reviewer_calls");
+	cJSON_DeleteItemFromObject(j, "reviewer_s");
+	CHECK(run_cost_from_json(j, &c2, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "reviewer_calls: missing");
+	CHECK(run_cost_v2_to_v3(j, &err) == 0);
+	memset(&c2, 0xff, sizeof(c2));
+	CHECK_MSG(run_cost_from_json(j, &c2, &err) == 0, "%s", err.msg);
+	CHECK(c2.reviewer_calls == 0 && c2.reviewer_s == 0.0 && c2.arm_s == 1);
+	cJSON_Delete(j);
+}
+
 TEST_MAIN(T(attempts_brake_after_the_limit), T(same_failure_three_times_is_stuck),
 	  T(no_progress_is_wandering), T(comm_errors_open_the_breaker), T(budgets_and_cost),
-	  T(state_round_trips_through_json), T(cost_without_planner_time_migrates_to_zero))
+	  T(state_round_trips_through_json), T(cost_without_planner_time_migrates_to_zero),
+	  T(cost_without_reviewer_calls_migrates_to_zero))

@@ -80,18 +80,51 @@ TEST(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape)
 	/* Its wells are there, so the step needs no run to fill them in. */
 	CHECK_MSG(json_format_open(st, path, &run_state_format, NULL, &o, &err) == 0, "%s", err.msg);
 	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == run_state_format.version);
-	CHECK(run_state_format.version == 2);
+	CHECK(run_state_format.version == 3);
 	memset(&cost, 0xff, sizeof(cost));
 	CHECK_MSG(run_cost_from_json(cJSON_GetObjectItem(st, "cost"), &cost, &err) == 0, "%s", err.msg);
 	CHECK(cost.planner_s == 0.0 && cost.planner_ext_calls == 0 && cost.planner_calls >= 1);
+	CHECK(cost.reviewer_calls == 0 && cost.reviewer_s == 0.0);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "review_pending"), "active")));
+	cJSON_Delete(st);
+}
+
+/*
+ * tests/engine/data/state-v2-c35509f.json is a state.json as brushloop
+ * c35509f wrote it (the same run, stopped the same way): version 2, no
+ * reviewer in its cost, no review_pending. Refused as it is; migrated, it has
+ * the current version and reads as no reviewer asked and nothing pending.
+ */
+TEST(a_version_2_state_of_an_older_brushloop_migrates_to_the_current_shape)
+{
+	char path[4200];
+	cJSON *st, *pd;
+	json_obj o;
+	struct run_cost cost;
+	bl_err err = { 0 };
+
+	snprintf(path, sizeof(path), "%s/tests/engine/data/state-v2-c35509f.json", getenv("BRUSHLOOP_SRC"));
+	st = read_json(path);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(!cJSON_GetObjectItem(st, "review_pending"));
+	CHECK(run_cost_from_json(cJSON_GetObjectItem(st, "cost"), &cost, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "reviewer_calls: missing");
+	CHECK_MSG(json_format_open(st, path, &run_state_format, NULL, &o, &err) == 0, "%s", err.msg);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
+	memset(&cost, 0xff, sizeof(cost));
+	CHECK_MSG(run_cost_from_json(cJSON_GetObjectItem(st, "cost"), &cost, &err) == 0, "%s", err.msg);
+	CHECK(cost.reviewer_calls == 0 && cost.reviewer_s == 0.0 && cost.planner_calls >= 1);
+	pd = cJSON_GetObjectItem(st, "review_pending");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(pd, "active")) &&
+	      !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(pd, "point")) ?: "", "checkpoint"));
 	cJSON_Delete(st);
 }
 
 /*
  * A state as a version 1 writer left it, before recipes were kept, waste and
  * wells counted and the planner's time priced: version 1 and none of those
- * keys. Migrated to version 2 on resume, the run goes on to the end; the
- * state it saves is version 2 with them all.
+ * keys (nor version 3's reviewer). Migrated on resume, the run goes on to the
+ * end; the state it saves is version 3 with them all.
  */
 TEST(a_version_1_state_is_migrated_on_resume)
 {
@@ -106,8 +139,11 @@ TEST(a_version_1_state_is_migrated_on_resume)
 	CHECK(stopped_run(dir) == 86);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	st = read_json(path);
-	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
 	cJSON_ReplaceItemInObject(st, "version", cJSON_CreateNumber(1));
+	cJSON_DeleteItemFromObject(st, "review_pending");
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(st, "cost"), "reviewer_calls");
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(st, "cost"), "reviewer_s");
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(st, "colours")) {
 		for (size_t k = 0; k < sizeof(colour_keys) / sizeof(colour_keys[0]); k++)
 			cJSON_DeleteItemFromObject(c, colour_keys[k]);
@@ -123,7 +159,9 @@ TEST(a_version_1_state_is_migrated_on_resume)
 	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
 	CHECK(finished(dir));
 	st = read_json(path);
-	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
+	CHECK(st && cJSON_IsObject(cJSON_GetObjectItem(st, "review_pending")) &&
+	      cJSON_GetObjectItem(cJSON_GetObjectItem(st, "cost"), "reviewer_calls"));
 	CHECK(st && cJSON_IsArray(cJSON_GetObjectItem(st, "wells")) &&
 	      cJSON_GetObjectItem(cJSON_GetObjectItem(st, "cost"), "planner_s"));
 	cJSON_Delete(st);
@@ -141,12 +179,12 @@ TEST(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume)
 		const char *version; /* NULL: none */
 		const char *says;
 	} bad[] = {
-		{ "3", "state.json: version: schema version 3 is not supported: it is newer than "
-		       "version 2, the newest this brushloop reads" },
+		{ "4", "state.json: version: schema version 4 is not supported: it is newer than "
+		       "version 3, the newest this brushloop reads" },
 		{ NULL, "state.json: version: missing required key" },
-		{ "\"2\"", "state.json: version: must be an integer, not a string" },
+		{ "\"3\"", "state.json: version: must be an integer, not a string" },
 		{ "1.5", "state.json: version: must be an integer, not 1.5" },
-		{ "0", "state.json: version: schema version 0 is not supported (this brushloop reads 1 to 2)" },
+		{ "0", "state.json: version: schema version 0 is not supported (this brushloop reads 1 to 3)" },
 	};
 	const char *dir = test_tmp_path("newer");
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
@@ -172,5 +210,6 @@ TEST(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume)
 }
 
 TEST_MAIN(T(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape),
+	  T(a_version_2_state_of_an_older_brushloop_migrates_to_the_current_shape),
 	  T(a_version_1_state_is_migrated_on_resume),
 	  T(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume))

@@ -209,7 +209,7 @@ function pausedAnswers(r) {
     const f = new FormData(form);
     const subs = esc.filter((c) => f.get(`sub-${c.name}`)).map((c) => `${c.name}=${f.get(`sub-${c.name}`)}`);
     try {
-      const j = await post(r.name, 'resume', { accept_mix: f.getAll('accept').join(','), refilled: f.getAll('refilled').join(','), substitute: subs });
+      const j = await post(r.name, 'resume', { accept_mix: f.getAll('accept').join(','), refilled: f.getAll('refilled').join(','), substitute: subs, overrule_review: f.get('overrule_review') === 'yes' });
       say(msg, j.ended ? `resume ended (exit ${j.exit})` : `resumed (pid ${j.pid})`);
     } catch (e) { say(msg, e.message, true); }
   } },
@@ -217,6 +217,10 @@ function pausedAnswers(r) {
     esc.map((c) => h('tr', {}, h('td', {}, `${c.name} `, h('span', { class: 'sw', style: `background:${c.want}` }), ' ', h('span', { class: 'sw', style: `background:${c.measured || '#000'}` })),
       h('td', { class: 'num' }, de(c.measured_de00)), h('td', {}, h('input', { type: 'checkbox', name: 'accept', value: c.name, 'aria-label': `accept ${c.name}` })),
       h('td', {}, h('input', { name: `sub-${c.name}`, placeholder: 'lab:80,0,10 or c1', size: 12 }))))) : h('p', { class: 'muted' }, 'No mix waits for the operator.'),
+  st.review_pending ? h('div', { class: 'review', id: 'review-pending' },
+    h('p', {}, h('b', {}, `The second judge disagrees with the ${st.review_pending.point} verdict: `), st.review_pending.why),
+    h('label', {}, h('input', { type: 'checkbox', name: 'overrule_review', value: 'yes', id: 'overrule-review' }),
+      'I looked: the run\'s verdict stands (unticked, the run looks again once the cause is fixed)')) : '',
   h('div', { class: 'boxes' }, 'wells refilled: ', wells.map((w) => h('label', { title: w.paint }, h('input', { type: 'checkbox', name: 'refilled', value: w.well }), `${w.well} ${fix(w.left_ml, 1)}/${w.capacity_ml} ml`))),
   h('button', { type: 'submit', id: 'resume', disabled: going }, 'Resume'));
   const hold = h('button', { id: 'hold', onclick: async () => { try { await post(r.name, 'hold', {}); say(msg, 'held: the run pauses'); } catch (e) { say(msg, e.message, true); } } }, 'Hold');
@@ -339,7 +343,7 @@ function runPage(name) {
       typeof r.heartbeat_age_s === 'number' ? Math.round(r.heartbeat_age_s) : null, r.files.report, r.waiting, r.subtasks_waiting, r.colours_waiting]), () => progress(r));
     section('pictures', JSON.stringify(r.files), () => pictures(r));
     section('approvals', JSON.stringify([(r.requests || []).map((q) => q.id), r.read_only]), () => approvals(r));
-    section('answers', JSON.stringify([r.state, r.stale, r.resume_pid, (r.colours || []).map((c) => [c.escalated, c.accepted]), r.read_only]), () => pausedAnswers(r));
+    section('answers', JSON.stringify([r.state, r.stale, r.resume_pid, (r.colours || []).map((c) => [c.escalated, c.accepted]), r.read_only, (r.status || {}).review_pending]), () => pausedAnswers(r));
     section('grants', JSON.stringify([r.grants, r.read_only]), () => grantForm(r));
     section('cost', JSON.stringify([(r.status || {}).cost, !!r.estimate]), () => cost(r));
     section('colours', JSON.stringify(r.colours), () => colours(r));

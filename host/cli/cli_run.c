@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/strbuf.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "engine/run.h"
@@ -21,7 +22,7 @@ enum run_opt {
 	RUN_MACHINE, RUN_PALETTE, RUN_OUT, RUN_SEED, RUN_OPEN_LOOP, RUN_QUIET, RUN_MAX_STROKES,
 	RUN_COLOURS, RUN_FAULT, RUN_ATTENDED, RUN_ACCEPT_MIX, RUN_REFILLED, RUN_SUBSTITUTE,
 	RUN_ACCEPT_NEAREST, RUN_REFILL_OK, RUN_ANSWERED_BY, RUN_ACCEPT_CHANGED, RUN_PLANNER, RUN_JSON,
-	RUN_OPT_COUNT
+	RUN_EMPTIED, RUN_OPT_COUNT
 };
 
 /* One table for run, resume and estimate: an option means the same in each verb that takes it. */
@@ -45,6 +46,7 @@ static const struct cli_opt run_opts[RUN_OPT_COUNT] = {
 	[RUN_ACCEPT_CHANGED] = { "accept-changed", 0, NULL, "go on with a changed machine, palette or target", 0 },
 	[RUN_PLANNER] = { "planner", 0, "'COMMAND ARGS'", "plan with an external planner in a sandbox", 0 },
 	[RUN_JSON] = { "json", 'j', NULL, "print one JSON document instead of text", 0 },
+	[RUN_EMPTIED] = { "emptied", 0, "CELLS", "these mixing cells (or all) have been emptied and cleaned", 0 },
 };
 
 extern const struct cli_optset *const cli_run_family[];
@@ -62,7 +64,7 @@ const struct cli_optset cli_resume_set = {
 	"resume", run_opts, RUN_OPT_COUNT,
 	CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_MIX) |
 		CLI_BIT(RUN_REFILLED) | CLI_BIT(RUN_SUBSTITUTE) | CLI_BIT(RUN_ANSWERED_BY) |
-		CLI_BIT(RUN_ACCEPT_CHANGED),
+		CLI_BIT(RUN_ACCEPT_CHANGED) | CLI_BIT(RUN_EMPTIED),
 	cli_run_family,
 };
 /* An estimate plans as run would and paints nothing. */
@@ -155,6 +157,9 @@ static int run_opt(const struct cli_optparse *p, enum run_opt row, struct run_op
 	case RUN_JSON:
 		*json = 1;
 		break;
+	case RUN_EMPTIED:
+		o->emptied = p->arg;
+		break;
 	case RUN_OPT_COUNT:
 		break;
 	}
@@ -229,8 +234,13 @@ int cli_run_main(int argc, char **argv)
 			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		o.out_dir = out;
 	}
-	if (!o.quiet)
-		fprintf(stderr, "brushloop: painting %s into %s\n", o.target, o.out_dir);
+	if (!o.quiet) {
+		char t[512], d[512];
+
+		bl_name_shown(o.target, t, sizeof(t));
+		bl_name_shown(o.out_dir, d, sizeof(d));
+		fprintf(stderr, "brushloop: painting %s into %s\n", t, d);
+	}
 	rc = run_start(&o, &err);
 	return cli_run_report(o.out_dir, rc, &err, o.quiet);
 }
@@ -250,23 +260,27 @@ int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet)
 		const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(st, "state"));
 		const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason"));
 
-		printf("run directory: %s\n", dir);
-		printf("state: %s%s%s\n", state ? state : "unknown", reason && *reason ? ": " : "",
-		       reason ? reason : "");
-		printf("status: %s/STATUS.md\n", dir);
+		char shown[2048], why[4096];
+
+		/* The directory's name and the reason (which may quote it) as a terminal may show them. */
+		bl_name_shown(dir, shown, sizeof(shown));
+		bl_name_shown(reason ? reason : "", why, sizeof(why));
+		printf("run directory: %s\n", shown);
+		printf("state: %s%s%s\n", state ? state : "unknown", *why ? ": " : "", why);
+		printf("status: %s/STATUS.md\n", shown);
 		{
 			char rp[4200];
 
 			snprintf(rp, sizeof(rp), "%s/report.html", dir);
 			if (access(rp, F_OK) == 0)
-				printf("report: %s (open it in a browser)\n", rp);
+				printf("report: %s/report.html (open it in a browser)\n", shown);
 		}
 		if (cJSON_IsNumber(mean) && cJSON_IsNumber(p95))
 			printf("canvas: mean CIEDE2000 %.2f, 95th percentile %.2f against the target\n",
 			       mean->valuedouble, p95->valuedouble);
 		if (rc == 0)
 			printf("final canvas: %s/final-canvas.png (target beside it: %s/final-target.*)\n",
-			       dir, dir);
+			       shown, shown);
 		cJSON_Delete(st);
 	}
 	(void)quiet;

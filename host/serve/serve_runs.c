@@ -290,8 +290,13 @@ static void *estimate_make(void *arg)
 	o.target = target;
 	o.machine_path = machine;
 	o.palette_path = palette;
-	o.max_strokes = (int)num(rj, "max_strokes");
-	o.colours = (int)num(rj, "colours");
+	{
+		long v;
+
+		/* What run.json says, when it can be an option's value (else the planner's default). */
+		o.max_strokes = json_whole(cJSON_GetObjectItem(rj, "max_strokes"), 0, 100000, &v) ? (int)v : 0;
+		o.colours = json_whole(cJSON_GetObjectItem(rj, "colours"), 0, 32, &v) ? (int)v : 0;
+	}
 	o.open_loop = cJSON_IsTrue(cJSON_GetObjectItem(rj, "open_loop"));
 	cJSON_Delete(rj);
 	if (!name[0] || run_estimate(&o, &est, NULL))

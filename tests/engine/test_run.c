@@ -100,52 +100,6 @@ static int dispenses_repeated(const char *dir, int *n_dispenses)
 	return x.rep;
 }
 
-struct worked_again {
-	const char *dir;
-	char done[512][24];
-	int n_done, again;
-};
-
-static void check_worked_again(const cJSON *line, void *ctx)
-{
-	struct worked_again *x = ctx;
-	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(line, "event"));
-	const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(line, "subtask"));
-	const char *status = cJSON_GetStringValue(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(line, "data"), "status"));
-	const char *type = allowed_type(line);
-	int work, is_done = 0;
-
-	if (!ev || !sub || !*sub)
-		return;
-	for (int i = 0; i < x->n_done; i++)
-		is_done |= !strcmp(x->done[i], sub);
-	if (!strcmp(ev, "subtask_end") && status && !strcmp(status, "done") && !is_done &&
-	    x->n_done < 512)
-		snprintf(x->done[x->n_done++], sizeof(x->done[0]), "%s", sub);
-	work = !strcmp(ev, "subtask_start") || !strcmp(ev, "dispense_planned") ||
-	       !strcmp(type, "stroke") || !strcmp(type, "dispense");
-	if (work && is_done) {
-		fprintf(stderr, "%s: %s after %s was done\n", x->dir, ev, sub);
-		x->again++;
-	}
-}
-
-/*
- * Work done again for a subtask the journal already called done (in its
- * round: correction rounds name theirs c1.s3, ...): the subtask started, a
- * mix's dispense set planned, or a stroke or dispense the gate allowed. A
- * resume must never start a finished subtask over.
- */
-static int done_subtasks_worked_again(const char *dir)
-{
-	static struct worked_again x;
-
-	memset(&x, 0, sizeof(x));
-	x.dir = dir;
-	return test_journal_each(dir, check_worked_again, &x) ? -1 : x.again;
-}
-
 /* How many times pat stands in the run's journal (0 when there is none yet). */
 static int journal_count(const char *dir, const char *pat)
 {
@@ -480,7 +434,7 @@ static void resume_killed(int i, void *ctx)
 	CHECK_MSG(rc == 0, "resume after a kill at journal line %ld exited %d", lines, rc);
 	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice after a kill at line %ld",
 		  lines);
-	CHECK_MSG(done_subtasks_worked_again(dir) == 0, "a done subtask started over after a kill at "
+	CHECK_MSG(run_done_subtasks_worked_again(dir) == 0, "a done subtask started over after a kill at "
 		  "line %ld", lines);
 	{
 		/* A stroke that ran before the kill is counted once, not again by the resume. */
@@ -647,7 +601,7 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 	/* In the second mix's set, once its first dispense was allowed (the set is on disk by then). */
 	CHECK_MSG(kill_at(pid, dir, "\"type\":\"dispense\"", 5) == 0, "the run ended first");
 	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 	{
 		int planned = journal_count(dir, "\"event\":\"dispense_planned\"");
 		int mixes = journal_count(dir, "\"event\":\"mix_open_loop\"");
@@ -659,36 +613,6 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 	run_check_cells_within_capacity(dir);
 }
 
-/*
- * Writes the example machine, changed by edit, as name in the test's
- * directory, its calibration by full paths (the copy lives elsewhere); the
- * path in out.
- */
-static int machine_edited(const char *name, void (*edit)(cJSON *m), char *out, size_t n)
-{
-	char p[4096], *text = NULL, *json;
-	cJSON *m, *cal;
-
-	snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
-	if (fs_read_file(p, 1 << 20, &text, NULL, NULL))
-		return -1;
-	m = cJSON_Parse(text);
-	free(text);
-	if (!m)
-		return -1;
-	edit(m);
-	cal = cJSON_GetObjectItem(m, "calibration");
-	snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
-	cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
-	snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
-	cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
-	json = cJSON_Print(m);
-	test_write_file(name, json);
-	snprintf(out, n, "%s/%s", test_tmpdir(), name);
-	free(json);
-	cJSON_Delete(m);
-	return 0;
-}
 
 /* A tolerance no mix reaches, and no rule that accepts without a person (unattended.accept_within_de00 0). */
 static void tight_mixes(cJSON *m)
@@ -728,7 +652,7 @@ TEST(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits)
 			       "--machine", machine, NULL };
 	int rc;
 
-	CHECK(machine_edited("m-accept.json", tight_mixes_accepted, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-accept.json", tight_mixes_accepted, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "a run whose colours all lie within accept_within_de00 exited %d, not 0", rc);
 	CHECK(journal_count(dir, "\"event\":\"mix_accepted_within\"") >= 1);
@@ -740,7 +664,7 @@ TEST(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits)
 	CHECK(md && strstr(md, "| c1 | "));
 	free(md);
 
-	CHECK(machine_edited("m-beyond.json", tight_mixes_accepted_at_tolerance, machine,
+	CHECK(run_machine_edited("m-beyond.json", tight_mixes_accepted_at_tolerance, machine,
 			     sizeof(machine)) == 0);
 	args[3] = far;
 	rc = test_brushloop(args, NULL, NULL);
@@ -849,7 +773,7 @@ static char *paused_run(const char *dir, const char *machine_name, void (*edit)(
 			       "--accept-nearest", "--refill-ok", "--machine", machine, NULL };
 	int rc;
 
-	CHECK(machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "a run on %s exited %d, not 3 (paused)", machine_name, rc);
 	md = run_file(dir, "STATUS.md");
@@ -873,7 +797,7 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 	int rc, starts = 0;
 	pid_t pid;
 
-	CHECK(machine_edited("m-tight.json", tight_mixes, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-tight.json", tight_mixes, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "the run with a tolerance no mix reaches exited %d, not 3", rc);
 	pid = start(accept);
@@ -884,7 +808,7 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 		  "the resume ended first");
 	rc = test_brushloop(rargs, NULL, NULL);
 	CHECK_MSG(rc == 0, "resume after the kill exited %d", rc);
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 }
 
 /* text with its first `from` replaced by `to` (malloc'd), or NULL when text has none. */
@@ -904,13 +828,21 @@ static char *replaced(const char *text, const char *from, const char *to)
  * actions the subtask has not, more colours than planned), or emptied, is
  * refused on resume with exit 2 naming the key, never a crash.
  */
+/*
+ * A state.json its reader refuses (a well the machine lacks, a negative
+ * coat, no state at all) is refused naming the key; one that reads but does
+ * not fit the plan (a retry of an action it lacks, a subtask past its end)
+ * differs from the state the journal saved at the line it names, and is
+ * rebuilt from the journal (state_rebuilt), never trusted.
+ */
 TEST(a_damaged_state_is_refused_on_resume)
 {
-	static const char *const damage[][3] = {
+	static const char *const unfit[][2] = {
 		{ "\"retry\":\t{\n\t\t\"active\":\tfalse,\n\t\t\"subtask\":\t0,\n\t\t\"attempt\":\t0,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[]",
-		  "\"retry\":\t{\n\t\t\"active\":\ttrue,\n\t\t\"subtask\":\t1,\n\t\t\"attempt\":\t1,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[9999999]",
-		  "retry.actions[0]" },
-		{ "\"next\":\t", "\"next\":\t9000", "next" },
+		  "\"retry\":\t{\n\t\t\"active\":\ttrue,\n\t\t\"subtask\":\t1,\n\t\t\"attempt\":\t1,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[9999999]" },
+		{ "\"next\":\t", "\"next\":\t9000" },
+	};
+	static const char *const damage[][3] = {
 		{ "\"well\":\t\"w2\"", "\"well\":\t\"w9\"", "wells[1].well" },
 		{ "\"coat\":\t", "\"coat\":\t-", "colours[0].coat" },
 	};
@@ -923,6 +855,18 @@ TEST(a_damaged_state_is_refused_on_resume)
 	CHECK(test_brushloop(args, NULL, NULL) == 86);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
+	for (size_t i = 0; text && i < sizeof(unfit) / sizeof(unfit[0]); i++) {
+		const char *on[] = { "resume", dir, "--quiet", "--fault", i ? "power_loss_after=60" : "power_loss_after=50", NULL };
+		char *bad = replaced(text, unfit[i][0], unfit[i][1]);
+
+		CHECK_MSG(bad && fs_write_atomic(path, bad, strlen(bad), NULL) == 0, "unfit case %zu", i);
+		free(bad);
+		CHECK_MSG(test_brushloop(on, NULL, NULL) == 86, "unfit case %zu: not resumed", i);
+		CHECK(journal_count(dir, "\"why\":\"state.json differs from the state the journal saved\"") == (int)i + 1);
+		free(text);
+		text = NULL;
+		CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
+	}
 	for (size_t i = 0; text && i < sizeof(damage) / sizeof(damage[0]); i++) {
 		char *bad = replaced(text, damage[i][0], damage[i][1]);
 
@@ -1031,7 +975,7 @@ TEST(a_run_its_wells_cannot_supply_is_refused_before_it_starts)
 	struct stat sb;
 	int rc;
 
-	CHECK(machine_edited("m-supply.json", small_white_well, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-supply.json", small_white_well, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, &err);
 	CHECK_MSG(rc == 2, "a run its white well cannot supply exited %d, not 2", rc);
 	CHECK_STR_CONTAINS(err, "the wells cannot supply the plan");
@@ -1230,7 +1174,7 @@ TEST(with_no_clean_cell_left_a_top_up_never_overfills_its_cell)
 	int rc, paths = 0;
 
 	snprintf(tint, sizeof(tint), "%s/tests/engine/data/pale-tint.png", getenv("BRUSHLOOP_SRC"));
-	CHECK(machine_edited("m-two-cells.json", two_cells, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-two-cells.json", two_cells, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "the two-cell run exited %d", rc);
 	CHECK(test_journal_each(dir, count_no_clean_cell, &paths) == 0);
@@ -1558,7 +1502,7 @@ TEST(estimate_names_the_wells_a_run_must_refill)
 	char machine[4200], *out = NULL;
 	const char *args[] = { "estimate", test_src_path(TEST_TARGET), "--max-strokes", STROKES, "--machine", machine, NULL };
 
-	CHECK(machine_edited("m-small-white-est.json", small_white_well, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-small-white-est.json", small_white_well, machine, sizeof(machine)) == 0);
 	CHECK(test_brushloop(args, &out, NULL) == 0);
 	CHECK_STR_CONTAINS(out, "refill: w1 (white) expected ");
 	free(out);
@@ -1688,7 +1632,7 @@ TEST(two_resumes_at_once_one_runs)
 	CHECK(n > 0);
 	CHECK_MSG(journal_count(dir, "\"event\":\"resume\"") == 1, "%d resumes journaled",
 		  journal_count(dir, "\"event\":\"resume\""));
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 }
 
 /*
@@ -1807,7 +1751,7 @@ TEST(a_file_size_limit_pauses_the_run_cleanly)
 	rc = test_brushloop(rargs, NULL, NULL);
 	CHECK_MSG(rc == 0, "the resume without the limit exited %d", rc);
 	CHECK(dispenses_repeated(dir, &n) == 0);
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 }
 
 TEST_MAIN(T(a_verified_tint_topped_up_keeps_its_colour), T(with_no_clean_cell_left_a_top_up_never_overfills_its_cell), T(two_resumes_at_once_one_runs), T(a_running_run_owns_its_directory),

@@ -8,6 +8,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "engine/brakes.h"
+#include "engine/run_int.h"
 #include "engine/run_state.h"
 #include "test.h"
 
@@ -80,7 +81,7 @@ TEST(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape)
 	/* Its wells are there, so the step needs no run to fill them in. */
 	CHECK_MSG(json_format_open(st, path, &run_state_format, NULL, &o, &err) == 0, "%s", err.msg);
 	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == run_state_format.version);
-	CHECK(run_state_format.version == 2);
+	CHECK(run_state_format.version == 3);
 	memset(&cost, 0xff, sizeof(cost));
 	CHECK_MSG(run_cost_from_json(cJSON_GetObjectItem(st, "cost"), &cost, &err) == 0, "%s", err.msg);
 	CHECK(cost.planner_s == 0.0 && cost.planner_ext_calls == 0 && cost.planner_calls >= 1);
@@ -90,8 +91,9 @@ TEST(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape)
 /*
  * A state as a version 1 writer left it, before recipes were kept, waste and
  * wells counted and the planner's time priced: version 1 and none of those
- * keys. Migrated to version 2 on resume, the run goes on to the end; the
- * state it saves is version 2 with them all.
+ * keys. Read and migrated on resume (its keys checked as a version 3 state's),
+ * then, as it differs from the state the journal saved, the journal's is
+ * taken; the run goes on to the end, and the state it saves is version 3.
  */
 TEST(a_version_1_state_is_migrated_on_resume)
 {
@@ -123,7 +125,7 @@ TEST(a_version_1_state_is_migrated_on_resume)
 	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
 	CHECK(finished(dir));
 	st = read_json(path);
-	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
 	CHECK(st && cJSON_IsArray(cJSON_GetObjectItem(st, "wells")) &&
 	      cJSON_GetObjectItem(cJSON_GetObjectItem(st, "cost"), "planner_s"));
 	cJSON_Delete(st);
@@ -141,12 +143,12 @@ TEST(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume)
 		const char *version; /* NULL: none */
 		const char *says;
 	} bad[] = {
-		{ "3", "state.json: version: schema version 3 is not supported: it is newer than "
-		       "version 2, the newest this brushloop reads" },
+		{ "4", "state.json: version: schema version 4 is not supported: it is newer than "
+		       "version 3, the newest this brushloop reads" },
 		{ NULL, "state.json: version: missing required key" },
 		{ "\"2\"", "state.json: version: must be an integer, not a string" },
 		{ "1.5", "state.json: version: must be an integer, not 1.5" },
-		{ "0", "state.json: version: schema version 0 is not supported (this brushloop reads 1 to 2)" },
+		{ "0", "state.json: version: schema version 0 is not supported (this brushloop reads 1 to 3)" },
 	};
 	const char *dir = test_tmp_path("newer");
 	const char *rargs[] = { "resume", dir, "--quiet", NULL };
@@ -171,6 +173,40 @@ TEST(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume)
 	cJSON_Delete(st);
 }
 
-TEST_MAIN(T(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape),
+/*
+ * tests/engine/data/state-v2-c35509f.json and run-v1-c35509f.json are what
+ * brushloop c35509f wrote (flat-shapes.png, --max-strokes 24, a machine with
+ * mixes at 0.8 and six cells, paused): a state naming no journal line and a
+ * run with no id. Migrated, the state names the run "" and line 0 (it
+ * reflects none: a resume takes it only while the journal holds no state of
+ * its own), the run has the id "" that a resume then gives it.
+ */
+TEST(a_state_and_run_of_c35509f_migrate_to_the_chained_shape)
+{
+	char path[4200];
+	cJSON *st;
+	json_obj o;
+	bl_err err = { 0 };
+
+	snprintf(path, sizeof(path), "%s/tests/engine/data/state-v2-c35509f.json", getenv("BRUSHLOOP_SRC"));
+	st = read_json(path);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(st && !cJSON_GetObjectItem(st, "journal_line"));
+	CHECK_MSG(json_format_open(st, path, &run_state_format, NULL, &o, &err) == 0, "%s", err.msg);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "journal_line")) == 0);
+	CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "run")) ?: "?", ""));
+	cJSON_Delete(st);
+	snprintf(path, sizeof(path), "%s/tests/engine/data/run-v1-c35509f.json", getenv("BRUSHLOOP_SRC"));
+	st = read_json(path);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 1);
+	CHECK_MSG(json_format_open(st, path, &run_json_format, NULL, &o, &err) == 0, "%s", err.msg);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "id")) ?: "?", ""));
+	cJSON_Delete(st);
+}
+
+TEST_MAIN(T(a_state_and_run_of_c35509f_migrate_to_the_chained_shape),
+	  T(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape),
 	  T(a_version_1_state_is_migrated_on_resume),
 	  T(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume))

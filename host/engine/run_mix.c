@@ -604,24 +604,6 @@ static int topup_kept(struct mix_ctx *x, struct run_sub *sub, struct mix_limits 
 	return 0;
 }
 
-/*
- * The colour cannot go on without a person: no clean cell for a fresh mix,
- * or no room in its cell (err says which). Its strokes wait as for a mix
- * given up (escalated); the operator accepts the nearest, substitutes it,
- * or cleans a cell (resume --emptied).
- */
-static int mix_waits(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
-{
-	struct run_colour *col = &r->st.colours[s->colour];
-
-	r->st.mix_active = 0;
-	col->escalated = 1;
-	sub->status = RUN_SUB_DEFERRED;
-	snprintf(sub->note, sizeof(sub->note), "waits for a person: %.140s", err->msg);
-	bl_err_clear(err);
-	return run_event(r, "mix_waits_for_a_cell", cJSON_CreateString(sub->note), err);
-}
-
 /* What the loop's end means for the colour: verified, accepted as the run allows, or the operator's. */
 static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_sub *sub,
 		       const struct mix_action *last, bl_err *err)
@@ -676,6 +658,34 @@ static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_s
 	snprintf(sub->note, sizeof(sub->note), "needs the operator%s: %.150s",
 		 measured ? "" : " (nothing was mixed to accept)", last->reason);
 	return run_event(r, "mix_escalated", dj, err);
+}
+
+/*
+ * The loop cannot go on: no clean cell for a fresh mix, or no room in the
+ * cell (err says which). Never a recipe over what the cell holds: the mix
+ * ends there, as one given up, and its verdict is the run's rule for a mix
+ * given up: accepted as reached where --accept-nearest or
+ * unattended.accept_within_de00 allows, else the colour waits for a person
+ * (who accepts, substitutes, or cleans a cell: resume --emptied).
+ */
+static int mix_waits(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	struct mix_action end;
+	int rc;
+
+	memset(&end, 0, sizeof(end));
+	end.kind = MIX_ACT_GIVE_UP;
+	end.measured_de00 = col->measured_de00;
+	end.add_de00 = end.waste_add_ml = end.waste_fresh_ml = -1.0;
+	snprintf(end.reason, sizeof(end.reason), "%s", err->msg);
+	bl_err_clear(err);
+	r->st.mix_active = 0;
+	sub->attempts = r->st.job.attempts;
+	sub->verdict_de00 = col->measured_de00;
+	if ((rc = run_event(r, "mix_waits_for_a_cell", cJSON_CreateString(end.reason), err)))
+		return rc;
+	return mix_verdict(r, s, sub, &end, err);
 }
 
 /*

@@ -57,6 +57,12 @@ static void replay_line(const cJSON *line, void *ctx)
 			*ml = 0.0;
 		return;
 	}
+	/* A person emptied and cleaned it (resume --emptied). */
+	if (ev && !strcmp(ev, "cell_emptied") && cJSON_GetStringValue(cJSON_GetObjectItem(d, "cell"))) {
+		if ((ml = cell_ml(c, cJSON_GetStringValue(cJSON_GetObjectItem(d, "cell")))))
+			*ml = 0.0;
+		return;
+	}
 	if (!ev || strcmp(ev, "decision") || !cell || !kind || !verdict || strcmp(verdict, "allow") ||
 	    !(ml = cell_ml(c, cell)))
 		return;
@@ -315,4 +321,25 @@ int run_machine_edited(const char *name, void (*edit)(cJSON *m), char *out, size
 	free(json);
 	cJSON_Delete(m);
 	return 0;
+}
+
+char *run_file_text(const char *dir, const char *name)
+{
+	char path[4200], *text = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
+		return NULL;
+	return text;
+}
+
+int run_journal_count(const char *dir, const char *pat)
+{
+	char *text = run_file_text(dir, "journal.jsonl");
+	int n = 0;
+
+	for (const char *p = text; p && (p = strstr(p, pat)); p++)
+		n++;
+	free(text);
+	return n;
 }

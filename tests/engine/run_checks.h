@@ -5,7 +5,8 @@
 /*
  * No mixing cell of the run in dir ever held more than its machine's
  * mixing.cell_max_ml: its journal replayed (each dispense the gate allowed
- * in, each dip out by its brush's load_ml, a discarded cell emptied), and
+ * in, each dip out by its brush's load_ml, a discarded cell or one a person
+ * emptied (cell_emptied) empty), and
  * state.json's cell_ml at the end.
  */
 void run_check_cells_within_capacity(const char *dir);
@@ -30,6 +31,10 @@ void run_check_dir_cells(const char *dir);
 pid_t run_bg(const char *const *args, int out_fd, const char *errfile);
 /* Waits for a child: its exit status, or 128 + the signal that ended it (-1: no such child). */
 int run_wait(pid_t pid);
+/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
+char *run_file_text(const char *dir, const char *name);
+/* How many times pat stands in dir's journal (0 when there is none yet). */
+int run_journal_count(const char *dir, const char *pat);
 /* Lines in dir/journal.jsonl (0 when there is none). */
 long run_journal_lines(const char *dir);
 /* Waits until dir's journal has at least n lines or pid has exited; 1 when it has them. */

@@ -20,16 +20,6 @@ static void tight_six_cells(cJSON *m)
 		cJSON_DeleteItemFromArray(cells, cJSON_GetArraySize(cells) - 1);
 }
 
-/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
-static char *run_file(const char *dir, const char *name)
-{
-	char path[4200], *text = NULL;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
-		return NULL;
-	return text;
-}
 
 /*
  * With mix_de00 0.8 and accept_within_de00 0, colour c2 keeps failing and
@@ -53,14 +43,14 @@ TEST(a_colour_with_no_clean_cell_left_waits_instead_of_stacking_recipes)
 	CHECK(run_machine_edited("m-tight6.json", tight_six_cells, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "the run exited %d, not 3 (c2 waiting)", rc);
-	md = run_file(dir, "STATUS.md");
+	md = run_file_text(dir, "STATUS.md");
 	CHECK_STR_CONTAINS(md, "- colour c2 ");
 	free(md);
 	rc = test_brushloop(subst, NULL, &err);
 	CHECK_MSG(rc == 3, "resumed with a substitute, the run exited %d, not 3: %s", rc, err ? err : "");
 	free(err);
 	err = NULL;
-	journal = run_file(dir, "journal.jsonl");
+	journal = run_file_text(dir, "journal.jsonl");
 	CHECK_STR_CONTAINS(journal, "\"event\":\"mix_waits_for_a_cell\"");
 	CHECK_MSG(journal && !strstr(journal, "going on in the colour's cell"), "a recipe went into a used cell");
 	free(journal);
@@ -106,7 +96,7 @@ TEST(a_run_stuck_on_an_overfilled_cell_is_repaired_with_emptied)
 	int rc;
 
 	CHECK(test_brushloop(args, NULL, NULL) == 86);
-	state = run_file(dir, "state.json");
+	state = run_file_text(dir, "state.json");
 	bad = state ? with_cell_ml(state, 8.9, cell, sizeof(cell)) : NULL;
 	CHECK(bad != NULL);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
@@ -122,7 +112,7 @@ TEST(a_run_stuck_on_an_overfilled_cell_is_repaired_with_emptied)
 	rc = test_brushloop(repair, NULL, &err);
 	CHECK_MSG(rc == 86, "resume --emptied %s exited %d: %s", cell, rc, err ? err : "");
 	free(err);
-	journal = run_file(dir, "journal.jsonl");
+	journal = run_file_text(dir, "journal.jsonl");
 	CHECK_STR_CONTAINS(journal, "\"event\":\"cell_emptied\"");
 	free(journal);
 }

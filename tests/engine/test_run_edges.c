@@ -14,16 +14,6 @@
 #include "engine/run_checks.h"
 #include "test.h"
 
-/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
-static char *run_file(const char *dir, const char *name)
-{
-	char path[4200], *text = NULL;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
-		return NULL;
-	return text;
-}
 
 /* Sends sig to a run (or resume) with args once its journal has grown by lines; its exit status. */
 static int signalled(const char *const *args, const char *dir, long lines, int sig)
@@ -58,8 +48,8 @@ TEST(stop_signals_pause_the_run_and_a_closed_stdout_ends_nothing)
 
 		rc = signalled(i ? rargs : args, dir, 40, sigs[i]);
 		CHECK_MSG(rc == 3, "signal %s: exit %d, not 3 (paused)", strsignal(sigs[i]), rc);
-		md = run_file(dir, "STATUS.md");
-		st = run_file(dir, "state.json");
+		md = run_file_text(dir, "STATUS.md");
+		st = run_file_text(dir, "state.json");
 		CHECK_STR_CONTAINS(md, "**state**: paused: paused by a signal");
 		CHECK_STR_CONTAINS(st, "\"state\":\t\"paused\"");
 		free(md);
@@ -106,7 +96,7 @@ TEST(names_are_printed_with_control_and_bidi_characters_escaped)
 	CHECK_STR_CONTAINS(err, "out\\nline\\u202egnp.exe");
 	free(out);
 	free(err);
-	md = run_file(dir, "STATUS.md");
+	md = run_file_text(dir, "STATUS.md");
 	CHECK(md != NULL);
 	check_escaped("STATUS.md", md);
 	CHECK_STR_CONTAINS(md, "out\\nline\\u202egnp.exe");
@@ -176,17 +166,6 @@ TEST(an_impossible_out_is_refused_before_anything_is_written)
 	free(err);
 }
 
-/* How many times pat stands in dir's journal. */
-static int journal_count(const char *dir, const char *pat)
-{
-	char *text = run_file(dir, "journal.jsonl");
-	int n = 0;
-
-	for (const char *p = text; p && (p = strstr(p, pat)); p++)
-		n++;
-	free(text);
-	return n;
-}
 
 /*
  * run.lock deleted, then replaced by an empty file, while a run is alive:
@@ -222,9 +201,9 @@ TEST(a_deleted_or_replaced_run_lock_unseats_nobody)
 	rc = run_wait(pid);
 	CHECK_MSG(rc == 0, "the run exited %d", rc);
 	CHECK(run_dispenses_repeated(dir, &n) == 0 && n > 0);
-	CHECK_MSG(journal_count(dir, "\"event\":\"process_end\"") == 1, "%d process_end",
-		  journal_count(dir, "\"event\":\"process_end\""));
-	CHECK(journal_count(dir, "\"event\":\"resume\"") == 0);
+	CHECK_MSG(run_journal_count(dir, "\"event\":\"process_end\"") == 1, "%d process_end",
+		  run_journal_count(dir, "\"event\":\"process_end\""));
+	CHECK(run_journal_count(dir, "\"event\":\"resume\"") == 0);
 }
 
 /*
@@ -257,7 +236,7 @@ TEST(a_journal_another_process_wrote_stops_the_run_with_exit_5)
 	kill(pid, SIGCONT);
 	rc = run_wait(pid);
 	CHECK_MSG(rc == 5, "the run exited %d, not 5 (safety stop)", rc);
-	text = run_file(dir, "journal.jsonl");
+	text = run_file_text(dir, "journal.jsonl");
 	last = text ? strrchr(text, '{') : NULL;
 	CHECK_MSG(last && !strcmp(last, "{\"seq\":1,\"event\":\"another_writer\"}\n"),
 		  "the run wrote after the other process's line: %.200s", last ? last : "");
@@ -269,7 +248,7 @@ TEST(a_journal_another_process_wrote_stops_the_run_with_exit_5)
 		const cJSON *line;
 
 		free(state);
-		state = run_file(dir, "state.json");
+		state = run_file_text(dir, "state.json");
 		st = cJSON_Parse(state ? state : "");
 		line = cJSON_GetObjectItem(st, "journal_line");
 		CHECK_MSG(cJSON_IsNumber(line) && line->valuedouble < (double)lines,

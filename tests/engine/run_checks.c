@@ -11,7 +11,9 @@
 
 #include <cJSON.h>
 
+#include "base/digest.h"
 #include "base/fs.h"
+#include "base/strbuf.h"
 #include "config/machine.h"
 #include "test.h"
 
@@ -342,4 +344,32 @@ int run_journal_count(const char *dir, const char *pat)
 		n++;
 	free(text);
 	return n;
+}
+
+int run_journal_rechain(const char *dir)
+{
+	char path[4200], prev[BL_DIGEST_HEX], *text = run_file_text(dir, "journal.jsonl"), *save = NULL;
+	strbuf out;
+	int rc = 0;
+
+	if (!text)
+		return -1;
+	memset(prev, '0', BL_DIGEST_HEX - 1);
+	prev[BL_DIGEST_HEX - 1] = '\0';
+	sb_init(&out);
+	for (char *line = strtok_r(text, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, "\"prev\":\"");
+
+		/* Each line names the one before as it is now: the chain of a journal written so. */
+		if (p && strlen(p) > 8 + BL_DIGEST_HEX - 1)
+			memcpy(p + 8, prev, BL_DIGEST_HEX - 1);
+		rc = bl_digest_hex(line, strlen(line), prev, NULL);
+		sb_printf(&out, "%s\n", line);
+	}
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	if (rc == 0 && (!out.s || fs_write_atomic(path, out.s, out.len, NULL)))
+		rc = -1;
+	sb_free(&out);
+	free(text);
+	return rc;
 }

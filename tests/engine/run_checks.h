@@ -35,6 +35,13 @@ int run_wait(pid_t pid);
 char *run_file_text(const char *dir, const char *name);
 /* How many times pat stands in dir's journal (0 when there is none yet). */
 int run_journal_count(const char *dir, const char *pat);
+/*
+ * Makes the chain of dir's journal whole again after a test edited its
+ * lines (each line's "prev" set to the digest of the line before as it now
+ * is): a journal consistent in itself, to show what else a resume checks.
+ * 0, or -1 when it cannot be read or written.
+ */
+int run_journal_rechain(const char *dir);
 /* Lines in dir/journal.jsonl (0 when there is none). */
 long run_journal_lines(const char *dir);
 /* Waits until dir's journal has at least n lines or pid has exited; 1 when it has them. */

@@ -108,7 +108,7 @@ TEST(a_version_1_state_is_migrated_on_resume)
 	CHECK(stopped_run(dir) == 86);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	st = read_json(path);
-	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
 	cJSON_ReplaceItemInObject(st, "version", cJSON_CreateNumber(1));
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(st, "colours")) {
 		for (size_t k = 0; k < sizeof(colour_keys) / sizeof(colour_keys[0]); k++)

@@ -12,6 +12,8 @@ const struct bench_case bench_cases[] = {
 	{ "safety.decision_json_us", "us", 7, bench_safety_decision_json },
 	{ "safety.gate_check_4k_ms", "ms", 7, bench_safety_gate_check_4k },
 	{ "safety.gate_check_100k_ms", "ms", 7, bench_safety_gate_check_100k },
+	{ "journal.chain_line_us", "us", 7, bench_journal_chain_line },
+	{ "journal.verify_line_us", "us", 7, bench_journal_verify_line },
 	{ "mix.solve_ms", "ms", 7, bench_mix_solve },
 	{ "vision.observe_1080p_ms", "ms", 15, bench_vision_observe },
 	{ "vision.jpeg_decode_1080p_ms", "ms", 15, bench_vision_jpeg_decode },

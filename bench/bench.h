@@ -40,6 +40,8 @@ double bench_now_ms(void);
 int bench_color_de2000(double *value, int quick, bl_err *err);
 int bench_config_load(double *value, int quick, bl_err *err);
 int bench_safety_check_stroke(double *value, int quick, bl_err *err);
+int bench_journal_chain_line(double *value, int quick, bl_err *err);
+int bench_journal_verify_line(double *value, int quick, bl_err *err);
 int bench_safety_decision_json(double *value, int quick, bl_err *err);
 int bench_safety_gate_check_4k(double *value, int quick, bl_err *err);
 int bench_safety_gate_check_100k(double *value, int quick, bl_err *err);

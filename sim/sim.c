@@ -83,6 +83,12 @@ static int assign_paints(struct sim *s, bl_err *err)
 int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, struct sim **out,
 	     bl_err *err)
 {
+	return sim_open_owned(m, o, NULL, clock, out, err);
+}
+
+int sim_open_owned(const struct machine *m, const struct sim_options *o, const char *owner, clk *clock,
+		   struct sim **out, bl_err *err)
+{
 	struct sim *s;
 	rng batch;
 	int exists = 0, rc;
@@ -143,6 +149,12 @@ int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, s
 	if (rc)
 		goto out_free;
 	s->fingerprint = fingerprint(s);
+	if (owner && owner[0]) {
+		/* Never 0, which a world file of nobody's (version 2) holds. */
+		s->owner = 0xcbf29ce484222325ULL;
+		fp_mix(&s->owner, owner, strlen(owner));
+		s->owner |= 1;
+	}
 	if (exists) {
 		rc = sim_world_load(s, s->world_file, err);
 		if (rc)

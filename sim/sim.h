@@ -43,6 +43,13 @@ struct sim;
  */
 int sim_open(const struct machine *m, const struct sim_options *o, clk *clock, struct sim **out,
 	     bl_err *err);
+/*
+ * The same for a world owned by owner (a run's id): its world file is
+ * stamped with it, and a world file of another owner is refused (NULL or
+ * "": anyone's, as sim_open).
+ */
+int sim_open_owned(const struct machine *m, const struct sim_options *o, const char *owner, clk *clock,
+		   struct sim **out, bl_err *err);
 
 /* Drops the caller's reference; the world is freed when its arm and camera are closed too. */
 void sim_close(struct sim *s);

@@ -97,6 +97,7 @@ struct sim {
 	clk *clock;
 	uint64_t seed;
 	uint64_t fingerprint;         /* what a world file must have been made for */
+	uint64_t owner;               /* whose it is: a hash of sim_options.owner (0: nobody's) */
 	char world_file[CFG_PATH_MAX];
 	/* The world file's snapshot and its log (sim_store.c). */
 	uint64_t base_sum;            /* the snapshot's checksum, which every log record carries */

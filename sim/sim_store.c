@@ -11,7 +11,8 @@
 
 /*
  * Layout (host byte order: a world file belongs to the machine that made
- * it, like a core file): magic, version, seed, fingerprint, then the world
+ * it, like a core file): magic, version, seed, fingerprint, owner (version
+ * 3: a hash of the run that made it, 0 for nobody's), then the world
  * field by field, the touched canvas cells only, and an FNV-1a checksum of
  * everything before it. A snapshot is written atomically (fs_write_atomic);
  * between snapshots each save appends a record to PATH.log (see replay_log),
@@ -19,7 +20,8 @@
  * after the last completed action.
  */
 static const unsigned char magic[8] = { 'B', 'L', 'S', 'I', 'M', 'W', 'L', 'D' };
-#define WORLD_VERSION 2u
+#define WORLD_VERSION 3u
+#define WORLD_OLDEST 2u /* version 2 had no owner: nobody's */
 #define WORLD_MAX_BYTES (1u << 30)
 
 struct wbuf {
@@ -209,6 +211,7 @@ int sim_world_serialize(struct sim *s, unsigned char **out, size_t *len, bl_err 
 	PUT(&b, ver);
 	PUT(&b, s->seed);
 	PUT(&b, s->fingerprint);
+	PUT(&b, s->owner);
 	put_head(&b, s);
 	put_cells(&b, s, 0);
 	if (!b.oom) {
@@ -226,7 +229,7 @@ int sim_world_serialize(struct sim *s, unsigned char **out, size_t *len, bl_err 
 
 /* Reads the header of a world file: checks magic, version and checksum, returns its seed. */
 static int check_header(const char *path, const unsigned char *p, size_t n, struct rbuf *r,
-			uint64_t *seed, uint64_t *fp, bl_err *err)
+			uint64_t *seed, uint64_t *fp, uint64_t *owner, bl_err *err)
 {
 	unsigned char mg[8];
 	uint32_t ver;
@@ -240,14 +243,17 @@ static int check_header(const char *path, const unsigned char *p, size_t n, stru
 	if (memcmp(mg, magic, sizeof(magic)) != 0)
 		return bl_fail(err, BL_EINVAL, "%s: not a brushloop world file", path);
 	GET(r, ver);
-	if (ver != WORLD_VERSION)
-		return bl_fail(err, BL_EINVAL, "%s: world file version %u, this brushloop reads %u",
-			       path, ver, WORLD_VERSION);
+	if (ver < WORLD_OLDEST || ver > WORLD_VERSION)
+		return bl_fail(err, BL_EINVAL, "%s: world file version %u, this brushloop reads %u to %u",
+			       path, ver, WORLD_OLDEST, WORLD_VERSION);
 	if (world_sum(p, n - 8) != sum)
 		return bl_fail(err, BL_EINVAL, "%s: the world file is damaged (checksum mismatch)",
 			       path);
 	GET(r, *seed);
 	GET(r, *fp);
+	*owner = 0;
+	if (ver >= 3)
+		GET(r, *owner);
 	return 0;
 }
 
@@ -256,7 +262,7 @@ int sim_world_peek_seed(const char *path, int *exists, uint64_t *seed, bl_err *e
 	char *buf;
 	size_t len;
 	struct rbuf r;
-	uint64_t fp;
+	uint64_t fp, owner;
 	int rc;
 
 	*exists = access(path, F_OK) == 0;
@@ -265,7 +271,7 @@ int sim_world_peek_seed(const char *path, int *exists, uint64_t *seed, bl_err *e
 	rc = fs_read_file(path, WORLD_MAX_BYTES, &buf, &len, err);
 	if (rc)
 		return rc;
-	rc = check_header(path, (unsigned char *)buf, len, &r, seed, &fp, err);
+	rc = check_header(path, (unsigned char *)buf, len, &r, seed, &fp, &owner, err);
 	free(buf);
 	return rc;
 }
@@ -408,16 +414,22 @@ int sim_world_load(struct sim *s, const char *path, bl_err *err)
 	char *buf;
 	size_t len;
 	struct rbuf r;
-	uint64_t seed, fp;
+	uint64_t seed, fp, owner;
 	struct head h;
 	int rc;
 
 	rc = fs_read_file(path, WORLD_MAX_BYTES, &buf, &len, err);
 	if (rc)
 		return rc;
-	rc = check_header(path, (unsigned char *)buf, len, &r, &seed, &fp, err);
+	rc = check_header(path, (unsigned char *)buf, len, &r, &seed, &fp, &owner, err);
 	if (rc)
 		goto out_buf;
+	/* A world of nobody's (version 2) is any run's that an older brushloop began. */
+	if (s->owner && owner && owner != s->owner) {
+		rc = bl_fail(err, BL_EINVAL, "%s is another run's world (another run made it): its "
+			     "canvas is not this run's canvas, so it is never taken", path);
+		goto out_buf;
+	}
 	if (seed != s->seed || fp != s->fingerprint) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the world was made for another machine file (its "
 			     "canvas, cell size, wells, paints or batch variation differ)", path);

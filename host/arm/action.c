@@ -175,7 +175,7 @@ static int parse_fields(json_obj *o, struct arm_action *a, bl_err *err)
 
 	BL_TRY(json_enum(o, "type", JSON_REQUIRED, arm_kind_names, &kind, err));
 	a->kind = (enum arm_kind)kind;
-	rc = json_int(o, "id", JSON_OPTIONAL, 0, 1000000000000LL, &id, err);
+	rc = json_int(o, "id", JSON_OPTIONAL, 0, ARM_MAX_ID, &id, err);
 	if (rc < 0)
 		return rc;
 	a->id = (long)id;

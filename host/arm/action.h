@@ -50,6 +50,7 @@ extern const char *const arm_zone_names[];  /* "travel", "canvas", ... NULL-term
 #define ARM_MIN_SPEED_MM_S 0.1
 #define ARM_MAX_UNITS 10000         /* dispense units in one action */
 #define ARM_MAX_MS 3600000          /* stir or wash time */
+#define ARM_MAX_ID 1000000000000L   /* an action's id: what the journal, requests and state.json hold */
 
 struct arm_action {
 	enum arm_kind kind;

@@ -296,38 +296,59 @@ static long lock_holder(int fd)
 int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err)
 {
 	char path[PATH_MAX], pid[32];
-	int len, rc, k;
+	int len, rc, d;
 
 	*fd = -1;
 	if ((rc = fs_join(path, sizeof(path), dir, name, err)))
 		return rc;
-	k = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (k < 0)
-		return bl_fail(err, errno == ENOENT || errno == ELOOP ? BL_EINVAL : BL_EIO,
-			       "%s: cannot open the lock: %s", path, strerror(errno));
-	while (flock(k, LOCK_EX | LOCK_NB) < 0) {
-		long holder;
+	/*
+	 * The lock is on the directory itself, held through a descriptor of it:
+	 * deleting or replacing the file that names the holder unseats nobody.
+	 */
+	d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return bl_fail(err, errno == ENOENT || errno == ENOTDIR ? BL_EINVAL : BL_EIO,
+			       "%s: cannot open the directory to own it: %s", dir, strerror(errno));
+	while (flock(d, LOCK_EX | LOCK_NB) < 0) {
+		long holder = 0;
+		int k;
 
 		if (errno == EINTR)
 			continue;
 		rc = errno;
-		holder = rc == EWOULDBLOCK ? lock_holder(k) : 0;
-		close(k);
+		close(d);
 		if (rc != EWOULDBLOCK)
-			return bl_fail(err, BL_EIO, "%s: cannot lock: %s", path, strerror(rc));
+			return bl_fail(err, BL_EIO, "%s: cannot lock: %s", dir, strerror(rc));
+		k = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (k >= 0) {
+			holder = lock_holder(k);
+			close(k);
+		}
 		if (holder > 0)
-			return bl_fail(err, BL_EINVAL, "%s is in use by process %ld (%s holds its "
-				       "lock): one process drives a run directory at a time", dir,
-				       holder, path);
-		return bl_fail(err, BL_EINVAL, "%s is in use by another process (%s holds its lock): "
-			       "one process drives a run directory at a time", dir, path);
+			return bl_fail(err, BL_EINVAL, "%s is in use by process %ld (it holds the "
+				       "directory's lock; %s names it): one process drives a run "
+				       "directory at a time", dir, holder, name);
+		return bl_fail(err, BL_EINVAL, "%s is in use by another process (it holds the "
+			       "directory's lock): one process drives a run directory at a time", dir);
 	}
+	/* For a person and for the refusal above: who holds it. */
 	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(k, 0) < 0 || pwrite(k, pid, (size_t)len, 0) != len) {
-		rc = bl_fail(err, BL_EIO, "%s: cannot write the lock: %s", path, strerror(errno));
-		close(k);
+	if ((rc = fs_write_replace(path, pid, (size_t)len, err))) {
+		close(d);
 		return rc;
 	}
-	*fd = k;
+	*fd = d;
+	return 0;
+}
+
+int fs_lock_held(const char *dir, int fd, bl_err *err)
+{
+	struct stat now, held;
+
+	if (fstat(fd, &held) < 0 || stat(dir, &now) < 0 || now.st_dev != held.st_dev ||
+	    now.st_ino != held.st_ino)
+		return bl_fail(err, BL_ESAFETY, "%s is no longer the directory this process owns (it "
+			       "was moved, removed or replaced): nothing more is written or moved",
+			       dir);
 	return 0;
 }

@@ -52,12 +52,17 @@ int fs_touch(const char *path, bl_err *err);
 
 /*
  * Makes this process the one owner of directory dir: an exclusive flock on
- * dir/name (created if missing), held while *fd stays open (a process's life:
- * the kernel releases it on any death, kill -9 included), the holder's pid
- * written in it. A second owner is refused (BL_EINVAL) naming the holder's
- * pid; readers that only look need no lock.
+ * the directory itself, through *fd (a descriptor of it), held while *fd
+ * stays open (a process's life: the kernel releases it on any death, kill
+ * -9 included). dir/name is written with the holder's pid, for people and
+ * for the refusal: deleting or replacing it unseats nobody. A second owner
+ * is refused (BL_EINVAL) naming the holder's pid; readers that only look
+ * need no lock.
  */
 int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err);
+
+/* Whether dir is still the directory fd (from fs_lock_owner) holds: 0, or BL_ESAFETY when it was moved or replaced. */
+int fs_lock_held(const char *dir, int fd, bl_err *err);
 
 /* Joins dir and name into out (size n); fails if it does not fit. */
 int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err);

@@ -314,6 +314,20 @@ int json_int(json_obj *o, const char *key, int flags, long long lo, long long hi
 	return 0;
 }
 
+int json_whole(const cJSON *v, double lo, double hi, long *out)
+{
+	double x;
+
+	if (!cJSON_IsNumber(v))
+		return 0;
+	x = v->valuedouble;
+	/* LONG_MAX as a double rounds up past it: the bound is kept below 2^63. */
+	if (!isfinite(x) || x != floor(x) || x < lo || x > hi || x < -9.2e18 || x > 9.2e18)
+		return 0;
+	*out = (long)x;
+	return 1;
+}
+
 int json_i32(json_obj *o, const char *key, int flags, int lo, int hi, int *out, bl_err *err)
 {
 	long long v;

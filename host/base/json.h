@@ -134,6 +134,27 @@ void json_key_path(const json_obj *o, const char *key, char *buf, size_t n);
 /* Prints root as formatted JSON and writes it atomically. */
 int json_write_file(const char *path, const cJSON *root, bl_err *err);
 
+/*
+ * A number read outside the strict readers (a journal line, a request) as a
+ * whole number within [lo, hi]: 1 with *out set, or 0 when v is absent, not
+ * a number, not finite, a fraction or out of range. Nothing else converts a
+ * JSON double to an integer: past the integer's range the conversion is
+ * undefined (a seq of 1e300 became -9.22e18).
+ */
+int json_whole(const cJSON *v, double lo, double hi, long *out);
+
+/*
+ * What changed from one JSON document to another, as a list of edits
+ * (json_diff.c): ["s", PATH, VALUE] sets a key or an array item (an index
+ * one past the end appends), ["d", PATH] deletes a key, ["t", PATH, N]
+ * cuts an array to N items; PATH is a list of keys and indices ([] is the
+ * whole document). Applying the edits to from gives to. NULL when out of
+ * memory.
+ */
+cJSON *json_diff(const cJSON *from, const cJSON *to);
+/* Applies edits from json_diff to the object doc; what names them in messages. A bad edit is BL_EINVAL. */
+int json_patch(cJSON *doc, const cJSON *edits, const char *what, bl_err *err);
+
 /* Adds an array of n numbers under key; returns the array or NULL when out of memory. */
 cJSON *json_add_vec(cJSON *obj, const char *key, const double *v, int n);
 

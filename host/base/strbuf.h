@@ -23,4 +23,14 @@ void sb_xml(strbuf *sb, const char *text);
 
 void sb_free(strbuf *sb);
 
+/*
+ * A name (a file, a directory) as it may be shown to a person, on a
+ * terminal or in STATUS.md: control characters (C0, DEL, C1), the
+ * invisible and bidirectional formatting characters (U+202E turns the
+ * text after it around) and bytes that are not UTF-8 escaped as \n, \xNN
+ * or \uNNNN; a name longer than n - 1 keeps its start and end around
+ * "...". Never fails: out always ends in a NUL (n > 0).
+ */
+void bl_name_shown(const char *name, char *out, size_t n);
+
 #endif

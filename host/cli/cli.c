@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 const struct cli_command cli_commands[] = {
 	{ "help", "show the commands, or one command's usage",
 	  "usage: brushloop help [COMMAND]\n", cli_help_main, NULL },
@@ -357,8 +359,8 @@ const struct cli_command cli_commands[] = {
 	  cli_run_main, cli_run_sets },
 	{ "resume", "continue a run after a crash, a pause or a brake",
 	  "usage: brushloop resume DIR [--accept-mix COLOURS] [--substitute COLOUR=NEW]...\n"
-	  "                            [--refilled WELLS] [--fault KEY=VALUE]... [--attended]\n"
-	  "                            [--accept-changed] [--overrule-review] [--quiet]\n"
+	  "                            [--refilled WELLS] [--emptied CELLS] [--fault KEY=VALUE]...\n"
+	  "                            [--attended] [--accept-changed] [--overrule-review] [--quiet]\n"
 	  "\n"
 	  "Continues the run in DIR from its state.json and journal: the arm is homed again,\n"
 	  "a dispense the journal shows may have run is never repeated, a paint batch whose\n"
@@ -371,13 +373,19 @@ const struct cli_command cli_commands[] = {
 	  "reach (`brushloop mix COLOUR` tells). The run counts the paint left in each well\n"
 	  "(full at the start) and pauses before a mix would draw one below its reserve;\n"
 	  "--refilled w1,w3 (or all) says a person has filled those wells again (on the\n"
-	  "simulator, the simulated wells are filled). --answered-by NAME says who gives\n"
+	  "simulator, the simulated wells are filled). --emptied m3,m12 (or all) says a person\n"
+	  "has emptied and cleaned those mixing cells: each is clean again, the paint of the\n"
+	  "colour in it gone (journaled cell_emptied); it repairs a run whose state.json\n"
+	  "holds a cell fuller than mixing.cell_max_ml. --answered-by NAME says who gives\n"
 	  "these answers in the journal (default \"$USER (pid N)\"; the console says itself).\n"
 	  "The run trusts only what it wrote: a changed DIR/machine.json, palette.json or\n"
 	  "target (run.json holds their SHA-256 from the start) is refused, exit 2, naming\n"
 	  "the file and the keys that differ; --accept-changed goes on with them as they are,\n"
-	  "the differences journaled (inputs_changed). A missing state.json, plan.json or\n"
-	  "world.sim (the simulated canvas) of a run under way is refused, never started over.\n"
+	  "the differences journaled (inputs_changed). The journal's chain is verified from\n"
+	  "its first line: another run's or an edited journal, a missing one, a state.json of\n"
+	  "another run or ahead of the journal, a plan.json or corrections file not as the run\n"
+	  "wrote it, another run's world.sim and a link out of DIR are refused, never started\n"
+	  "over; a state.json behind the journal (or missing) is rebuilt from it.\n"
 	  "A run paused because the second judge disagreed looks again when resumed (the\n"
 	  "checkpoint observed, the cell measured again); --overrule-review says a person looked\n"
 	  "and the run's verdict stands (docs/review.md).\n"
@@ -485,7 +493,26 @@ const struct cli_command *cli_find(const char *name)
 
 int cli_fail(const bl_err *err)
 {
-	fprintf(stderr, "brushloop: error: %s\n", err->msg[0] ? err->msg : bl_strerror(err->code));
+	const char *m = err->msg[0] ? err->msg : bl_strerror(err->code);
+
+	/*
+	 * Line by line, each escaped: a name in a message (a file, a directory)
+	 * can hold an escape sequence, U+202E or a newline, which a terminal
+	 * would obey. A message's own lines go on indented ("\n  "): a newline
+	 * before anything else is a name's, shown as \n.
+	 */
+	fprintf(stderr, "brushloop: error: ");
+	for (;;) {
+		const char *nl = strstr(m, "\n ");
+		char line[BL_ERR_MSG_MAX], shown[4 * BL_ERR_MSG_MAX];
+
+		snprintf(line, sizeof(line), "%.*s", nl ? (int)(nl - m) : (int)strlen(m), m);
+		bl_name_shown(line, shown, sizeof(shown));
+		fprintf(stderr, "%s\n", shown);
+		if (!nl)
+			break;
+		m = nl + 1;
+	}
 	return bl_exit_status(err->code);
 }
 

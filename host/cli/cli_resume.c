@@ -1,6 +1,7 @@
 /* cli_resume.c: `brushloop resume`: continue a run from its state.json and journal after a crash, a pause or a brake. */
 #include <stdio.h>
 
+#include "base/strbuf.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "engine/run.h"
@@ -26,8 +27,12 @@ int cli_resume_main(int argc, char **argv)
 		cli_operator_name(by, sizeof(by));
 		o.answered_by = by;
 	}
-	if (!o.quiet)
-		fprintf(stderr, "brushloop: resuming %s\n", dir);
+	if (!o.quiet) {
+		char shown[512];
+
+		bl_name_shown(dir, shown, sizeof(shown));
+		fprintf(stderr, "brushloop: resuming %s\n", shown);
+	}
 	rc = run_resume(dir, &o, &err);
 	return cli_run_report(dir, rc, &err, o.quiet);
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/strbuf.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "config/machine.h"
@@ -22,7 +23,7 @@ enum run_opt {
 	RUN_MACHINE, RUN_PALETTE, RUN_OUT, RUN_SEED, RUN_OPEN_LOOP, RUN_QUIET, RUN_MAX_STROKES,
 	RUN_COLOURS, RUN_FAULT, RUN_ATTENDED, RUN_ACCEPT_MIX, RUN_REFILLED, RUN_SUBSTITUTE,
 	RUN_ACCEPT_NEAREST, RUN_REFILL_OK, RUN_ANSWERED_BY, RUN_ACCEPT_CHANGED, RUN_PLANNER, RUN_JSON, RUN_ARM_HOURS,
-	RUN_REVIEWER, RUN_ON_DISAGREEMENT, RUN_OVERRULE_REVIEW,
+	RUN_REVIEWER, RUN_ON_DISAGREEMENT, RUN_OVERRULE_REVIEW, RUN_EMPTIED,
 	RUN_OPT_COUNT
 };
 
@@ -51,6 +52,7 @@ static const struct cli_opt run_opts[RUN_OPT_COUNT] = {
 	[RUN_REVIEWER] = { "reviewer", 0, "'COMMAND ARGS'", "a second judge of the run's own in a sandbox (docs/reviewer.md)", 0 },
 	[RUN_ON_DISAGREEMENT] = { "on-disagreement", 0, "pause|brake", "what the run does when the second judge disagrees", 0 },
 	[RUN_OVERRULE_REVIEW] = { "overrule-review", 0, NULL, "the second judge's disagreement was looked at: the run's verdict stands", 0 },
+	[RUN_EMPTIED] = { "emptied", 0, "CELLS", "these mixing cells (or all) have been emptied and cleaned", 0 },
 };
 
 extern const struct cli_optset *const cli_run_family[];
@@ -69,7 +71,7 @@ const struct cli_optset cli_resume_set = {
 	"resume", run_opts, RUN_OPT_COUNT,
 	CLI_BIT(RUN_QUIET) | CLI_BIT(RUN_FAULT) | CLI_BIT(RUN_ATTENDED) | CLI_BIT(RUN_ACCEPT_MIX) |
 		CLI_BIT(RUN_REFILLED) | CLI_BIT(RUN_SUBSTITUTE) | CLI_BIT(RUN_ANSWERED_BY) |
-		CLI_BIT(RUN_ACCEPT_CHANGED) | CLI_BIT(RUN_OVERRULE_REVIEW),
+		CLI_BIT(RUN_ACCEPT_CHANGED) | CLI_BIT(RUN_OVERRULE_REVIEW) | CLI_BIT(RUN_EMPTIED),
 	cli_run_family,
 };
 /* An estimate plans as run would and paints nothing. */
@@ -183,6 +185,9 @@ static int run_opt(const struct cli_optparse *p, enum run_opt row, struct run_op
 	case RUN_OVERRULE_REVIEW:
 		o->overrule_review = 1;
 		break;
+	case RUN_EMPTIED:
+		o->emptied = p->arg;
+		break;
 	case RUN_OPT_COUNT:
 		break;
 	}
@@ -257,8 +262,13 @@ int cli_run_main(int argc, char **argv)
 			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		o.out_dir = out;
 	}
-	if (!o.quiet)
-		fprintf(stderr, "brushloop: painting %s into %s\n", o.target, o.out_dir);
+	if (!o.quiet) {
+		char t[512], d[512];
+
+		bl_name_shown(o.target, t, sizeof(t));
+		bl_name_shown(o.out_dir, d, sizeof(d));
+		fprintf(stderr, "brushloop: painting %s into %s\n", t, d);
+	}
 	rc = run_start(&o, &err);
 	return cli_run_report(o.out_dir, rc, &err, o.quiet);
 }
@@ -278,16 +288,20 @@ int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet)
 		const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(st, "state"));
 		const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason"));
 
-		printf("run directory: %s\n", dir);
-		printf("state: %s%s%s\n", state ? state : "unknown", reason && *reason ? ": " : "",
-		       reason ? reason : "");
-		printf("status: %s/STATUS.md\n", dir);
+		char shown[2048], why[4096];
+
+		/* The directory's name and the reason (which may quote it) as a terminal may show them. */
+		bl_name_shown(dir, shown, sizeof(shown));
+		bl_name_shown(reason ? reason : "", why, sizeof(why));
+		printf("run directory: %s\n", shown);
+		printf("state: %s%s%s\n", state ? state : "unknown", *why ? ": " : "", why);
+		printf("status: %s/STATUS.md\n", shown);
 		{
 			char rp[4200];
 
 			snprintf(rp, sizeof(rp), "%s/report.html", dir);
 			if (access(rp, F_OK) == 0)
-				printf("report: %s (open it in a browser)\n", rp);
+				printf("report: %s/report.html (open it in a browser)\n", shown);
 		}
 		if (cJSON_IsNumber(cJSON_GetObjectItem(c, "scielab_1m")))
 			printf("seen from 1 m: S-CIELAB %.2f, CIEDE2000 pixel by pixel %.2f\n",
@@ -298,7 +312,7 @@ int cli_run_report(const char *dir, int rc, const bl_err *err, int quiet)
 			       mean->valuedouble, p95->valuedouble);
 		if (rc == 0)
 			printf("final canvas: %s/final-canvas.png (target beside it: %s/final-target.*)\n",
-			       dir, dir);
+			       shown, shown);
 		cJSON_Delete(st);
 	}
 	(void)quiet;

@@ -20,6 +20,12 @@ int main(int argc, char **argv)
 	 * EFBIG and reaches the storage-error path, which says so and pauses.
 	 */
 	signal(SIGXFSZ, SIG_IGN);
+	/*
+	 * A reader that closed the pipe brushloop prints into (`brushloop run
+	 * ... | head`) costs the output, never the process: a finished run
+	 * ended with 141 looks like one that died.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		cli_help_main(1, argv);
 		return 2;

@@ -1,6 +1,7 @@
 /* run.c: the run engine's loop: plan, mix, paint, look, correct, through the gate, with every step journaled and the state on disk. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/prof.h"
+#include "base/strbuf.h"
 #include "calib/calib.h"
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
@@ -146,15 +148,14 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 	struct rig_options ro = { 0 };
 	char world[RUN_PATH_MAX];
 	struct gate_config gc = { 0 };
-	char jp[RUN_PATH_MAX];
 	int rc;
 
-	if ((rc = run_path(r, "world.sim", world, sizeof(world), err)) ||
-	    (rc = run_path(r, "journal.jsonl", jp, sizeof(jp), err)))
+	if ((rc = run_path(r, "world.sim", world, sizeof(world), err)))
 		return rc;
 	ro.seed = r->st.seed;
 	ro.seed_given = fresh;
 	ro.world_file = world;
+	ro.world_owner = r->id; /* another run's world.sim is refused */
 	ro.n_faults = r->opt.n_faults;
 	for (int i = 0; i < r->opt.n_faults && i < RIG_MAX_FAULTS; i++)
 		ro.faults[i] = r->opt.faults[i];
@@ -164,8 +165,9 @@ static int open_world(struct run *r, int fresh, bl_err *err)
 	/* A real clock starts again in every process: the run clock goes on from the saved state. */
 	if (!fresh && !r->rig.clock->is_virtual)
 		r->clock_off_s = (double)r->st.clock_ns * 1e-9 - clk_now_s(r->rig.clock);
-	if ((rc = journal_open(&r->j, jp, r->rig.clock, err)) || (rc = load_calibration(r, err)) ||
-	    (rc = run_lamp_load(r, err)) || (rc = run_review_open(r, err)))
+	/* The journal was opened (and verified) before anything else: from here on the run's clock stamps it. */
+	r->j.clock = r->rig.clock;
+	if ((rc = load_calibration(r, err)) || (rc = run_lamp_load(r, err)) || (rc = run_review_open(r, err)))
 		return rc;
 	r->st.calibrated = meas_profile_calibrated(r->profile);
 	gc.m = &r->rig.m;
@@ -192,6 +194,9 @@ static void run_close(struct run *r)
 		rig_close(&r->rig);
 	r->rig_open = 0;
 	journal_close(&r->j);
+	run_record_free(&r->rec);
+	cJSON_Delete(r->saved_state);
+	r->saved_state = NULL;
 	meas_profile_close(r->profile);
 	r->profile = NULL;
 	vis_light_free(&r->light);
@@ -255,8 +260,9 @@ static int write_run_json(struct run *r, const char *target_src, cJSON *machine_
 
 	if (!o)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	cJSON_AddStringToObject(o, "kind", "run");
-	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddStringToObject(o, "kind", run_json_format.kind);
+	cJSON_AddNumberToObject(o, "version", run_json_format.version);
+	cJSON_AddStringToObject(o, "id", r->id);
 	t = cJSON_AddObjectToObject(o, "target");
 	cJSON_AddStringToObject(t, "file", target_src);
 	cJSON_AddStringToObject(t, "copy", strrchr(r->target_copy, '/') + 1);
@@ -645,10 +651,15 @@ static int settle(struct run *r, int rc, bl_err *err)
 {
 	bl_err e2;
 
+	/* Another process may drive the run now: this one writes nothing more, and moves nothing. */
+	if (r->j.lost)
+		return rc ? rc : bl_fail(err, BL_ESAFETY, "%s: the journal is no longer this process's",
+					 r->dir_shown);
+
 	if (rc == BL_ESTORAGE && !strcmp(r->st.state, "running")) {
 		/* Nothing is retried: the arm is left where its last action ended, the state as last saved. */
 		bl_err_prefix(err, "storage error, the run is paused (nothing was retried; free space "
-			      "or raise the file-size limit, then `brushloop resume %s`)", r->dir);
+			      "or raise the file-size limit, then `brushloop resume %s`)", r->dir_shown);
 		snprintf(r->st.state, sizeof(r->st.state), "paused");
 		snprintf(r->st.reason, sizeof(r->st.reason), "%s", err->msg);
 		rc = err->code = BL_EPAUSED;
@@ -788,7 +799,8 @@ static int begin_run(struct run *r, const char *target_src, bl_err *err)
 			     &r->plan, err);
 	if (rc == BL_EPAUSED)
 		return settle(r, rc, err); /* no plan yet: resume asks again */
-	if (rc || (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)))
+	if (rc || (rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_save(p, &r->plan, err)) ||
+	    (rc = run_file_written(r, "plan.json", err)))
 		return rc;
 	r->st.n_colours = r->plan.n_colours;
 	for (int c = 0; c < r->plan.n_colours; c++) {
@@ -829,10 +841,15 @@ static struct run *run_new(const struct run_options *o, const char *dir, bl_err 
 		return NULL;
 	}
 	if (snprintf(r->dir, sizeof(r->dir), "%s", dir) >= (int)sizeof(r->dir)) {
-		bl_fail(err, BL_EINVAL, "%s: path too long", dir);
+		char shown[512];
+
+		bl_name_shown(dir, shown, sizeof(shown));
+		bl_fail(err, BL_EINVAL, "the run directory's path is longer than the %d bytes a path may "
+			"have (%s)", RUN_PATH_MAX - 1, shown);
 		free(r);
 		return NULL;
 	}
+	bl_name_shown(dir, r->dir_shown, sizeof(r->dir_shown));
 	r->opt = *o;
 	r->lock_fd = -1;
 	r->wall0_ns = clk_real_ns();
@@ -867,7 +884,7 @@ static int dir_unused(const struct run *r, bl_err *err)
 	if (used)
 		return bl_fail(err, BL_EINVAL, "%s: the run directory exists and is not empty "
 			       "(resume it with `brushloop resume %s`, or choose another --out)",
-			       r->dir, r->dir);
+			       r->dir_shown, r->dir_shown);
 	return 0;
 }
 
@@ -894,18 +911,24 @@ static int keep_estimate(struct run *r, cJSON *estimate, bl_err *err)
 int run_start(const struct run_options *o, bl_err *err)
 {
 	struct run *r = run_new(o, o->out_dir, err);
-	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX];
+	char p[RUN_PATH_MAX], frames[RUN_PATH_MAX], target_shown[CFG_PATH_MAX];
 	const char *ext;
 	cJSON *machine_copy = NULL, *estimate = NULL;
 	int rc;
 
 	if (!r)
 		return err->code;
+	/* The target's name as the run's files keep it: they are read back strictly, and shown. */
+	bl_name_shown(o->target, target_shown, sizeof(target_shown));
 	r->st.seed = o->seed;
 	r->st.open_loop = o->open_loop;
 	r->st.accept_nearest = o->accept_nearest;
-	/* A run directory is new: an existing one with files is somebody's run. */
-	if ((rc = dir_unused(r, err)))
+	/*
+	 * A signal from here on is a request to stop, counted and answered at
+	 * the first poll with a clean pause; never a process ended half way.
+	 * A run directory is new: an existing one with files is somebody's run.
+	 */
+	if ((rc = gate_signals_install(err)) || (rc = run_out_possible(r, err)) || (rc = dir_unused(r, err)))
 		goto out;
 	if ((rc = load_inputs(r, o->machine_path, o->palette_path, err)))
 		goto out;
@@ -937,6 +960,9 @@ int run_start(const struct run_options *o, bl_err *err)
 	    (rc = dir_unused(r, err)) ||
 	    (rc = run_path(r, "frames", frames, sizeof(frames), err)) || (rc = fs_mkdirs(frames, err)))
 		goto out;
+	/* The journal before run.json: a run directory whose journal is missing is never started over. */
+	if ((rc = run_id_new(r->id, sizeof(r->id), err)) || (rc = run_journal_open(r, 0, err)))
+		goto out;
 	snprintf(p, sizeof(p), "target%s", ext);
 	if ((rc = run_path(r, p, r->target_copy, sizeof(r->target_copy), err)) ||
 	    (rc = copy_file(o->target, r->target_copy, err)) || (rc = load_target(r, err)))
@@ -947,11 +973,11 @@ int run_start(const struct run_options *o, bl_err *err)
 	    (rc = copy_file(o->palette_path, p, err)))
 		goto out;
 	/* run.json first: from here on the directory is a run that `resume` can start again. */
-	if ((rc = write_run_json(r, o->target, machine_copy, err)) ||
+	if ((rc = write_run_json(r, target_shown, machine_copy, err)) ||
 	    (rc = keep_estimate(r, estimate, err)))
 		goto out;
 	machine_copy = NULL;
-	rc = begin_run(r, o->target, err);
+	rc = begin_run(r, target_shown, err);
 out:
 	cJSON_Delete(estimate);
 	cJSON_Delete(machine_copy);
@@ -970,17 +996,16 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	if (!r)
 		return err->code;
 	/* One process drives a run: a second resume (or a run still going) is refused, naming it. */
-	if ((rc = run_json_read(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
-	    (rc = run_inputs_verify(r, err)) ||
+	if ((rc = gate_signals_install(err)) || (rc = run_dir_fits(r, "the run directory", err)) ||
+	    (rc = run_json_read(r, err)) || (rc = run_dir_own(r->dir, &r->lock_fd, err)) ||
+	    (rc = run_trust_open(r, err)) ||
 	    (rc = run_path(r, "machine.json", p, sizeof(p), err)) ||
 	    (rc = run_path(r, "palette.json", pal, sizeof(pal), err)) ||
 	    (rc = load_inputs(r, p, pal, err)) || (rc = load_target(r, err)) ||
-	    (rc = run_files_present(r, err)) ||
-	    (rc = run_path(r, "state.json", p, sizeof(p), err)))
+	    (rc = run_files_present(r, err)) || (rc = run_path(r, "plan.json", p, sizeof(p), err)))
 		goto out;
-	if (access(p, F_OK) != 0 ||
-	    (run_path(r, "plan.json", p, sizeof(p), err) == 0 && access(p, F_OK) != 0)) {
-		/* Stopped before it had a plan: nothing has painted; plan and start again. */
+	if (access(p, F_OK) != 0 || (rc = run_state_trusted(r, err)) == 1) {
+		/* Stopped before it had a plan or a state: nothing has painted; plan and start again. */
 		char target_src[CFG_PATH_MAX];
 
 		snprintf(target_src, sizeof(target_src), "%s", r->target_copy);
@@ -989,8 +1014,8 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 		rc = begin_run(r, target_src, err);
 		goto out;
 	}
-	if ((rc = run_path(r, "plan.json", p, sizeof(p), err)) || (rc = plan_load(p, &r->plan, err)) ||
-	    (rc = run_state_load(r, err)) || (rc = run_correction_load(r, r->st.round, err)))
+	if (rc < 0 || (rc = plan_load(p, &r->plan, err)) ||
+	    (rc = run_correction_load(r, r->st.round, err)))
 		goto out;
 	if ((rc = run_state_fits_plan(r, err)))
 		goto out;
@@ -998,7 +1023,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	if (!xform_same(&r->plan.xf, &r->m.xf)) {
 		rc = bl_fail(err, BL_EINVAL, "%s: the canvas placement is not the one the plan was made "
 			     "with (%s): the arm registration changed since the run started; start a new "
-			     "run", r->dir, r->m.xf.registered ? "calibration.arm" : "no calibration.arm");
+			     "run", r->dir_shown, r->m.xf.registered ? "calibration.arm" : "no calibration.arm");
 		goto out;
 	}
 	run_apply_substitutes(r);
@@ -1009,7 +1034,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	}
 	r->review_overruled = o->overrule_review;
 	if (!strcmp(r->st.state, "finished")) {
-		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir);
+		rc = bl_fail(err, BL_EINVAL, "%s: the run has finished; nothing to resume", r->dir_shown);
 		goto out;
 	}
 	if ((rc = run_answers_check(r, o, subs, err)))
@@ -1051,7 +1076,7 @@ int run_resume(const char *dirpath, const struct run_options *o, bl_err *err)
 	for (int i = 0; i < o->n_substitute; i++)
 		if ((rc = run_substitute_take(r, &subs[i], err)))
 			goto out;
-	if ((rc = run_wells_refilled(r, o->refilled, err)))
+	if ((rc = run_wells_refilled(r, o->refilled, err)) || (rc = run_cells_emptied(r, o->emptied, err)))
 		goto out;
 	rc = drive(r, 0, err);
 out:

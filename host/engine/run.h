@@ -32,6 +32,7 @@ struct run_options {
 	int refill_ok;             /* run: start although the wells cannot supply the plan (it pauses to refill) */
 	const char *accept_mix;    /* resume: colours whose nearest reachable mix the operator accepts ("c3,c5", "all") */
 	const char *refilled;      /* resume: wells the operator has refilled ("w1,w3", "all") */
+	const char *emptied;       /* resume: mixing cells the operator has emptied and cleaned ("m3,m12", "all") */
 	int n_substitute;          /* resume: colours the operator substitutes, "c3=lab:80,0,10" or "c3=c1" */
 	const char *substitute[RUN_MAX_SUBSTITUTES];
 	const char *answered_by;   /* resume: who gives these answers, journaled with the resume (NULL: not said) */

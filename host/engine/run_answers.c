@@ -31,6 +31,20 @@ void run_apply_substitutes(struct run *r)
 	}
 }
 
+/*
+ * Version 1 had no run id: a run of a brushloop from before the journal was
+ * chained. Its id is "" here, and a resume gives it one (run_id_adopt).
+ */
+static int run_json_v1_to_v2(cJSON *root, const char *file, void *ctx, bl_err *err)
+{
+	(void)file;
+	(void)ctx;
+	return json_migrate_add(root, "id", cJSON_CreateString(""), err);
+}
+
+static const json_migrate_fn run_json_steps[] = { run_json_v1_to_v2 };
+const struct json_format run_json_format = { "run", 2, 1, run_json_steps };
+
 int run_json_read(struct run *r, bl_err *err)
 {
 	char p[RUN_PATH_MAX], copy[128], file[CFG_PATH_MAX], hash[17];
@@ -41,8 +55,8 @@ int run_json_read(struct run *r, bl_err *err)
 
 	if ((rc = run_path(r, "run.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
 		return rc;
-	if ((rc = json_obj_open(root, p, "", &o, err)) < 0 ||
-	    (rc = json_kind(&o, "run", 1, err)) < 0 ||
+	if ((rc = json_format_open(root, p, &run_json_format, NULL, &o, err)) < 0 ||
+	    (rc = json_str(&o, "id", JSON_REQUIRED, r->id, sizeof(r->id), err)) < 0 ||
 	    (rc = json_child(&o, "target", JSON_REQUIRED, &t, err)) < 0 ||
 	    (rc = json_str(&t, "file", JSON_REQUIRED, file, sizeof(file), err)) < 0 ||
 	    (rc = json_str(&t, "copy", JSON_REQUIRED, copy, sizeof(copy), err)) < 0 ||
@@ -74,6 +88,12 @@ int run_json_read(struct run *r, bl_err *err)
 	json_take(&o, "calibration"); /* a record of the files the run started with */
 	if ((rc = json_end(&o, err)) < 0)
 		goto out;
+	/* "" (a run from before ids) or RUN_ID_LEN hex digits. */
+	if (r->id[0] && (strlen(r->id) != RUN_ID_LEN || strspn(r->id, "0123456789abcdef") != RUN_ID_LEN)) {
+		rc = json_fail(&o, "id", err, BL_EINVAL, "'%.40s' is not a run id (%d hex digits)", r->id,
+			       RUN_ID_LEN);
+		goto out;
+	}
 	r->st.seed = (uint64_t)seed;
 	rc = run_path(r, copy, r->target_copy, sizeof(r->target_copy), err);
 out:
@@ -238,31 +258,31 @@ int run_state_fits_plan(struct run *r, bl_err *err)
 
 	if (st->n_sub != p->n_subtasks)
 		return bl_fail(err, BL_EINVAL, "%s/state.json: %zu subtasks, but the plan under way has "
-			       "%zu", r->dir, st->n_sub, p->n_subtasks);
+			       "%zu", r->dir_shown, st->n_sub, p->n_subtasks);
 	if (st->next > p->n_subtasks)
 		return bl_fail(err, BL_EINVAL, "%s/state.json: next: %zu, beyond the plan's %zu subtasks",
-			       r->dir, st->next, p->n_subtasks);
+			       r->dir_shown, st->next, p->n_subtasks);
 	if (st->n_colours != r->plan.n_colours)
-		return bl_fail(err, BL_EINVAL, "%s/state.json: colours: %d, but the plan has %zu", r->dir,
+		return bl_fail(err, BL_EINVAL, "%s/state.json: colours: %d, but the plan has %zu", r->dir_shown,
 			       st->n_colours, (size_t)r->plan.n_colours);
 	for (size_t i = 0; i < st->n_sub; i++)
 		if (st->sub[i].action_next < 0 || (size_t)st->sub[i].action_next > p->subtasks[i].n_actions)
 			return bl_fail(err, BL_EINVAL, "%s/state.json: subtasks[%zu].action_next: %ld, "
-				       "beyond its %zu actions", r->dir, i, st->sub[i].action_next,
+				       "beyond its %zu actions", r->dir_shown, i, st->sub[i].action_next,
 				       p->subtasks[i].n_actions);
 	if (st->retry.active) {
 		if (st->retry.sub >= p->n_subtasks)
 			return bl_fail(err, BL_EINVAL, "%s/state.json: retry.subtask: %zu, beyond the "
-				       "plan's %zu subtasks", r->dir, st->retry.sub, p->n_subtasks);
+				       "plan's %zu subtasks", r->dir_shown, st->retry.sub, p->n_subtasks);
 		for (int i = 0; i < st->retry.n; i++)
 			if (st->retry.idx[i] < 0 ||
 			    (size_t)st->retry.idx[i] >= p->subtasks[st->retry.sub].n_actions)
 				return bl_fail(err, BL_EINVAL, "%s/state.json: retry.actions[%d]: %d, beyond "
-					       "the subtask's %zu actions", r->dir, i, st->retry.idx[i],
+					       "the subtask's %zu actions", r->dir_shown, i, st->retry.idx[i],
 					       p->subtasks[st->retry.sub].n_actions);
 	}
 	if (st->pending.active && !machine_find_cell(&r->m, st->pending.cell))
 		return bl_fail(err, BL_EINVAL, "%s/state.json: pending.cell: '%s' is no mixing cell of "
-			       "the machine", r->dir, st->pending.cell);
+			       "the machine", r->dir_shown, st->pending.cell);
 	return 0;
 }

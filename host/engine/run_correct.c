@@ -121,7 +121,8 @@ int run_correction_plan(struct run *r, bl_err *err)
 		goto out;
 	}
 	snprintf(name, sizeof(name), "corrections-%d.json", r->st.round + 1);
-	if ((rc = run_path(r, name, p, sizeof(p), err)) || (rc = plan_save(p, &corr, err)))
+	if ((rc = run_path(r, name, p, sizeof(p), err)) || (rc = plan_save(p, &corr, err)) ||
+	    (rc = run_file_written(r, name, err)))
 		goto out;
 	plan_free(&r->corr);
 	r->corr = corr;

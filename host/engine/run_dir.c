@@ -1,8 +1,12 @@
 /* run_dir.c: the run directory: its paths, its owner's lock, STATUS.md for a person, the heartbeat. */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/prof.h"
@@ -23,6 +27,73 @@ const char *run_well_paint(const struct run *r, int well)
 		if (!strcmp(r->pal.paints[k].well, r->m.wells[well].name))
 			return r->pal.paints[k].name;
 	return "";
+}
+
+/*
+ * Whether dir's path can hold a run: every file of the run has a path of
+ * at most CFG_PATH_MAX - 1 bytes (the machine and palette copies are
+ * loaded through the config layer, the simulator keeps its world's path)
+ * and every part of it is a name the file system takes. what names the
+ * path in the message ("--out", "the run directory"): the reason first,
+ * the path (shown escaped) last.
+ */
+int run_dir_fits(const struct run *r, const char *what, bl_err *err)
+{
+	size_t len = strlen(r->dir), part = 0;
+
+	if (!len)
+		return bl_fail(err, BL_EINVAL, "%s: the run directory's name is empty", what);
+	if (len > RUN_DIR_MAX)
+		return bl_fail(err, BL_EINVAL, "%s: the path is %zu bytes, and a run directory's may have "
+			       "%d (the files in it are named by paths of at most %d): choose a shorter "
+			       "one (%s)", what, len, RUN_DIR_MAX, CFG_PATH_MAX - 1, r->dir_shown);
+	for (const char *p = r->dir; *p; p++) {
+		part = *p == '/' ? 0 : part + 1;
+		if (part > NAME_MAX)
+			return bl_fail(err, BL_EINVAL, "%s: a part of the path is longer than the %d bytes "
+				       "a name may have (%s)", what, NAME_MAX, r->dir_shown);
+	}
+	return 0;
+}
+
+/*
+ * Whether a run can be made at the path of dir: it fits (dir_fits), and
+ * the nearest directory that exists is one this process may write in.
+ * Asked before anything is written, so an impossible --out leaves nothing
+ * behind.
+ */
+int run_out_possible(const struct run *r, bl_err *err)
+{
+	char up[RUN_PATH_MAX], *slash;
+	struct stat sb;
+	int rc;
+
+	if ((rc = run_dir_fits(r, "--out", err)))
+		return rc;
+	snprintf(up, sizeof(up), "%s", r->dir);
+	/* The nearest part of the path that exists decides: it must be a directory we may write in. */
+	while (stat(up, &sb) != 0) {
+		if (errno == ENOTDIR)
+			return bl_fail(err, BL_EINVAL, "--out: a part of the path is a file, not a "
+				       "directory (%s)", r->dir_shown);
+		if (errno != ENOENT || !strcmp(up, "."))
+			return bl_fail(err, BL_EINVAL, "--out: %s (%s)", strerror(errno), r->dir_shown);
+		while ((slash = strrchr(up, '/')) && slash[1] == '\0' && slash > up)
+			*slash = '\0';
+		slash = strrchr(up, '/');
+		if (!slash) {
+			snprintf(up, sizeof(up), ".");
+			continue;
+		}
+		*(slash == up ? slash + 1 : slash) = '\0';
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return bl_fail(err, BL_EINVAL, "--out: a part of the path is a file, not a directory "
+			       "(%s)", r->dir_shown);
+	if (access(up, W_OK | X_OK) != 0)
+		return bl_fail(err, BL_EINVAL, "--out: the directory it would be made in cannot be "
+			       "written by this user: %s (%s)", strerror(errno), r->dir_shown);
+	return 0;
 }
 
 int run_dir_own(const char *dir, int *fd, bl_err *err)
@@ -68,14 +139,18 @@ static void status_head(strbuf *sb, const struct run *r)
 	const struct run_state *st = &r->st;
 	size_t done = 0, skipped = 0;
 
-	sb_printf(sb, "# brushloop run: %s\n\n", r->dir);
+	sb_printf(sb, "# brushloop run: %s\n\n", r->dir_shown);
 	sb_printf(sb, "- **state**: %s%s%s\n", st->state, st->reason[0] ? ": " : "", st->reason);
 	if (st->brake[0])
 		sb_printf(sb, "- **brake**: %s\n", st->brake);
-	/* Before the plan (a run stopped at its homing or first look) the target is the run's own copy. */
-	sb_printf(sb, "- **target**: %s (%s)\n", r->plan.target_file[0] ? r->plan.target_file
-		      : r->opt.target ? r->opt.target : r->target_copy,
-		      r->plan.target_hash[0] ? r->plan.target_hash : r->target.hash);
+	{
+		char t[512];
+
+		/* Before the plan (a run stopped at its homing or first look) the target is the run's own copy. */
+		bl_name_shown(r->plan.target_file[0] ? r->plan.target_file : r->opt.target ? r->opt.target : r->target_copy,
+			      t, sizeof(t));
+		sb_printf(sb, "- **target**: %s (%s)\n", t, r->plan.target_hash[0] ? r->plan.target_hash : r->target.hash);
+	}
 	sb_printf(sb, "- **machine**: %s (arm %s, camera %s)%s\n", r->m.name,
 		      machine_arm_backend_names[r->m.arm_backend],
 		      machine_cam_backend_names[r->m.camera.backend],
@@ -178,15 +253,15 @@ static void status_waiting(strbuf *sb, const struct run *r)
 		sb_printf(sb, "- well %s (%s) is nearly empty: about %.1f ml of %.1f ml left. Refill it, "
 			      "then `brushloop resume %s --refilled %s`.\n", r->m.wells[w].name,
 			      run_well_paint(r, w), fmax(st->wells_ml[w], 0.0), r->m.wells[w].capacity_ml,
-			      r->dir, r->m.wells[w].name);
+			      r->dir_shown, r->m.wells[w].name);
 	}
 	if (st->review_pending.active)
 		sb_printf(sb, "- the second judge disagrees with the %s verdict of subtask %ld of round %d: %s. "
 			      "Look at the frame it names (frames/), then `brushloop resume %s` to look again once the "
 			      "cause is fixed, or `brushloop resume %s --overrule-review` if the run's verdict stands "
 			      "(docs/review.md).\n", review_point_names[st->review_pending.point],
-			      st->review_pending.subtask + 1, st->review_pending.round, st->review_pending.why, r->dir,
-			      r->dir);
+			      st->review_pending.subtask + 1, st->review_pending.round, st->review_pending.why, r->dir_shown,
+			      r->dir_shown);
 	for (int i = 0; i < st->n_deferred; i++) {
 		char at[64] = "before the plan";
 
@@ -195,7 +270,7 @@ static void status_waiting(strbuf *sb, const struct run *r)
 				 st->deferred[i].round);
 		sb_printf(sb, "- request %s (%s): %s. Answer with `brushloop approve %s %s` (or "
 			      "`--deny`), then `brushloop resume %s`.\n", st->deferred[i].request, at,
-			      st->deferred[i].why, r->dir, st->deferred[i].request, r->dir);
+			      st->deferred[i].why, r->dir_shown, st->deferred[i].request, r->dir_shown);
 	}
 	for (int c = 0; c < st->n_colours; c++)
 		if (st->colours[c].escalated && !st->colours[c].accepted) {
@@ -209,8 +284,8 @@ static void status_waiting(strbuf *sb, const struct run *r)
 				      "%s=lab:L,a,b` (or `%s=c1`, as colour c1); its strokes wait.\n",
 				      n, w->L, w->a, w->b, r->m.tolerances.mix_de00,
 				      st->colours[c].measured_de00, st->colours[c].measured.L,
-				      st->colours[c].measured.a, st->colours[c].measured.b, r->dir, n,
-				      r->dir, n, n);
+				      st->colours[c].measured.a, st->colours[c].measured.b, r->dir_shown, n,
+				      r->dir_shown, n, n);
 		}
 }
 
@@ -288,7 +363,7 @@ static int status_write(struct run *r, bl_err *err)
 	status_subtasks(&sb, r);
 	status_colours(&sb, r);
 	sb_printf(&sb, "\nEvery step is in journal.jsonl; the frames the verdicts rest on are in "
-		      "frames/. `brushloop status %s` says the same as JSON.\n", r->dir);
+		      "frames/. `brushloop status %s` says the same as JSON.\n", r->dir_shown);
 	if (!sb.s) {
 		sb_free(&sb);
 		return bl_fail(err, BL_ENOMEM, "out of memory writing STATUS.md");

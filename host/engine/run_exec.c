@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/json.h"
 #include "base/prof.h"
 #include "base/log.h"
 #include "engine/run_exec.h"
@@ -42,7 +43,7 @@ void run_paused_by_signal(struct run *r)
 	snprintf(r->st.state, sizeof(r->st.state), "paused");
 	snprintf(r->st.reason, sizeof(r->st.reason),
 		 "paused by a signal: the arm was held and the state saved; "
-		 "`brushloop resume %s` goes on", r->dir);
+		 "`brushloop resume %s` goes on", r->dir_shown);
 }
 
 int run_poll(struct run *r, bl_err *err)
@@ -136,6 +137,10 @@ static void note_deferred(struct run *r, const struct gate_decision *d, const ch
 
 int run_act(struct run *r, const struct arm_action *a, struct gate_decision *d, bl_err *err)
 {
+	/* The journal, requests and state.json hold ids up to ARM_MAX_ID: none is handed out past it. */
+	if (a->id > ARM_MAX_ID)
+		return bl_fail(err, BL_EINVAL, "action id %ld is past the largest an action may have "
+			       "(%ld): the run's ids are used up", a->id, ARM_MAX_ID);
 	for (;;) {
 		struct arm_status s0, s1;
 		struct gate_image frame, *fp = NULL;
@@ -214,10 +219,11 @@ static int allowed_fn(const cJSON *ev, void *ctx)
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(act, "id");
 		const cJSON *dec = cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(data, "decision"), "decision");
+		long v;
 
 		s->watching = 0;
-		if (cJSON_IsString(sub) && strcmp(sub->valuestring, s->sub) == 0 && cJSON_IsNumber(id) &&
-		    (long)id->valuedouble == s->id && cJSON_IsString(dec) &&
+		if (cJSON_IsString(sub) && strcmp(sub->valuestring, s->sub) == 0 && json_whole(id, 0, ARM_MAX_ID, &v) &&
+		    v == s->id && cJSON_IsString(dec) &&
 		    strcmp(dec->valuestring, "allow") == 0) {
 			s->watching = 1;
 			if (s->state < 2)

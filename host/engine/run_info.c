@@ -1,4 +1,5 @@
 /* run_info.c: what a run directory says (status) and what a painting would cost before it starts (estimate). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +64,9 @@ int run_status(const char *dir, cJSON **out, bl_err *err)
 		done += !strcmp(cJSON_GetStringValue(get(it, "status")) ?: "", "done");
 	}
 	{
-		int next = (int)num(st, "next", 0);
-		const cJSON *s = cJSON_GetArrayItem(subs, next);
+		long next;
+		const cJSON *s = json_whole(get(st, "next"), 0, INT_MAX, &next) ?
+				 cJSON_GetArrayItem(subs, (int)next) : NULL;
 
 		cJSON_AddStringToObject(o, "subtask", s ? cJSON_GetStringValue(get(s, "name")) : "");
 	}

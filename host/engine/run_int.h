@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "base/digest.h"
 #include "base/journal.h"
 #include "color/mix.h"
 #include "config/machine.h"
@@ -26,10 +27,55 @@
 #include "vision/measure.h"
 
 #define RUN_PATH_MAX 4096
+/*
+ * The longest path a run directory may have: its files are named by paths
+ * of at most CFG_PATH_MAX - 1 bytes (the machine copy, the simulator's
+ * world), the deepest of them (approvals/r000001.answer.json.ignored-MS.json,
+ * a temp file beside it) under 64 bytes below it.
+ */
+#define RUN_DIR_MAX (CFG_PATH_MAX - 64)
+
+/* The files a run writes once and reads back (plan.json, corrections-N.json), bound by digest. */
+#define RUN_MAX_BOUND 64
+/* A run's id: 32 lowercase hex digits (128 random bits), in run.json, every journal line and state.json. */
+#define RUN_ID_LEN 32
+
+/*
+ * What the verified journal says happened, gathered in the one pass that
+ * checks its chain (run_trust.c): the record a resume trusts over any file.
+ */
+struct run_record {
+	/*
+	 * A subtask began, or an arm action other than homing and parking ran. The run
+	 * homes, parks and looks at the blank canvas before it plans, and journals
+	 * run_start before its first state.json: a run stopped there has touched no
+	 * paint, so planning it again repeats nothing physical.
+	 */
+	int progress;
+	int executed;       /* any arm action ran, homing included (the world was saved) */
+	long max_action_id; /* the largest action id the gate decided on (-1: none) */
+	cJSON *state;       /* the state as the journal's state_saved lines leave it (NULL: none) */
+	long state_line;    /* the last state_saved line */
+	char state_digest[BL_DIGEST_HEX];
+	long want_line;     /* the line state.json names ... */
+	char want_digest[BL_DIGEST_HEX];
+	int want_seen;      /* ... 1: found with that digest, a state_saved line; -1: another digest or event */
+	int n_bound;
+	struct run_bound {
+		char file[64];
+		char sha256[BL_DIGEST_HEX];
+		long line;
+	} bound[RUN_MAX_BOUND];
+};
 
 /* A run in one process. */
 struct run {
 	char dir[RUN_PATH_MAX];
+	char id[RUN_ID_LEN + 16]; /* run.json's id ("": a run from before ids, until adopted) */
+	clk pre_clock;           /* the clock of events journaled before the rig is open: none (0) */
+	cJSON *saved_state;      /* state.json as last saved, without its journal keys: what the next save diffs */
+	struct run_record rec;   /* the journal's record (a resume) */
+	char dir_shown[512];     /* dir as messages and STATUS.md show it (bl_name_shown) */
 	int lock_fd;             /* RUN_LOCK held: this process owns the directory (-1: not yet) */
 	char target_copy[RUN_PATH_MAX];
 	struct machine m;        /* as copied into the run directory */
@@ -126,6 +172,13 @@ const char *run_well_paint(const struct run *r, int well);
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
 
 int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */
+/*
+ * Whether dir's path can hold a run (at most RUN_DIR_MAX bytes, no part
+ * longer than a name may be); what names it in the message ("--out").
+ */
+int run_dir_fits(const struct run *r, const char *what, bl_err *err);
+/* run_dir_fits, and the nearest directory of the path that exists may be written: asked before anything is. */
+int run_out_possible(const struct run *r, bl_err *err);
 
 /* ---- run_answers.c: what a resume reads back, the operator's answers ---- */
 /* An operator's substitute, checked: colour c is to be mixed as lab. */
@@ -136,8 +189,10 @@ struct run_substitute {
 	const char *spec;
 };
 
-/* run.json read back strictly: the run's options, seed and target copy. */
+/* run.json read back strictly: the run's id, options, seed and target copy. */
 int run_json_read(struct run *r, bl_err *err);
+/* run.json's kind, version and the steps that migrate older ones. */
+extern const struct json_format run_json_format;
 /*
  * state.json read back is well formed; this checks it fits the plan it goes
  * with (subtasks, actions, colours, cells), or BL_EINVAL naming the key.
@@ -191,13 +246,50 @@ int run_inputs_add(const struct run *r, cJSON *run_json, bl_err *err);
  */
 int run_inputs_verify(struct run *r, bl_err *err);
 /*
- * A missing state.json or plan.json while the journal shows the run under
- * way, or a missing world.sim (the simulator's canvas) after arm actions:
- * BL_EINVAL naming it, never a fresh start.
+ * Opens the run's journal (r->j) with the run's id, verifying its chain
+ * from the first line (journal_open_run; existing: a missing one is
+ * refused), and gathers its record into r->rec in the same pass.
+ */
+int run_journal_open(struct run *r, int existing, bl_err *err);
+/*
+ * What a resume trusts before it reads anything else of the run: no link
+ * leads out of its directory (run_links_inside), a run from before ids is
+ * given one (run.json rewritten), the journal is verified and opened
+ * (run_journal_open: a missing one refused), and the inputs are the ones
+ * the run started with (run_inputs_verify).
+ */
+int run_trust_open(struct run *r, bl_err *err);
+void run_record_free(struct run_record *rec);
+/*
+ * From the record: a missing plan.json (or state.json the journal cannot
+ * rebuild) while the journal shows the run under way, a plan.json or
+ * corrections-N.json whose digest is not the one the run journaled when it
+ * wrote it (file_written), or a missing world.sim (the simulator's canvas)
+ * after arm actions: BL_EINVAL naming it, never a fresh start.
  */
 int run_files_present(struct run *r, bl_err *err);
+/*
+ * Loads the state a resume goes on from: state.json when it reflects the
+ * journal's last saved state (read strictly: a damaged one is refused); the
+ * journal's own (its state_saved lines) when state.json is missing, behind
+ * or differs, journaled as state_rebuilt. A state of another run, or one
+ * ahead of the journal or naming a line the journal does not have, is
+ * refused naming both. 1 when there is no state at all (a run stopped
+ * before its first), else 0 or an error.
+ */
+int run_state_trusted(struct run *r, bl_err *err);
 /* Takes next_action_id from the journal when the journal is ahead of state.json (journaled). */
 int run_state_catch_up(struct run *r, bl_err *err);
+/*
+ * Every entry of the run directory that is a symbolic link leading out of
+ * it (approvals/ or world.sim linked to another run's) is refused, BL_EINVAL
+ * naming it and where it leads.
+ */
+int run_links_inside(const struct run *r, bl_err *err);
+/* Journals that the run wrote file name (in its directory), with its SHA-256: a resume checks it (file_written). */
+int run_file_written(struct run *r, const char *name, bl_err *err);
+/* A new run's id: RUN_ID_LEN random hex digits. */
+int run_id_new(char *out, size_t n, bl_err *err);
 
 /* ---- run_observe.c: the camera, through the calibrated pipeline ---- */
 
@@ -336,6 +428,21 @@ int run_review_mix(struct run *r, const struct plan_subtask *s, bl_err *err);
 int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err);
 /* The mix subtask a top-up of colour repeats (st.topup_ml of it); -1 when the plans have none. */
 int run_mix_topup_subtask(struct run *r, int colour, struct plan_subtask *out);
+/* ---- run_cells.c: wells and mixing cells ---- */
+/* The machine's cell (well) of that name by index; -1 when it has none. */
+int run_cell_index(const struct machine *m, const char *name);
+int run_well_index(const struct machine *m, const char *name);
+/* What mixing cell cell holds now, ml: the colour in it (st.colours' cell_ml); a clean cell, 0. */
+double run_cell_held_ml(const struct run *r, const char *cell);
+/*
+ * The one place that decides how much may go into a mixing cell: 0 when
+ * what it holds and ml more stay within mixing.cell_max_ml, else BL_EPAUSED
+ * saying so. Every dispense passes it (op_dispense for a whole set, each
+ * dispense before it runs); a cell cleaned (resume --emptied) holds 0 again.
+ */
+int run_cell_admit(const struct run *r, const char *cell, double ml, bl_err *err);
+/* resume --emptied CELLS ("m3,m12", "all"): a person cleaned them; each is clean again, its colour's paint gone (journaled). */
+int run_cells_emptied(struct run *r, const char *list, bl_err *err);
 /* Completes a dispense set a crash interrupted (never repeating one that may have run). */
 int run_mix_finish_pending(struct run *r, bl_err *err);
 /*

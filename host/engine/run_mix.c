@@ -7,7 +7,6 @@
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "engine/run_kind.h"
-#include "sim/sim.h"
 
 struct mix_ctx {
 	struct run *r;
@@ -18,21 +17,8 @@ struct mix_ctx {
 	int measured;      /* measurements taken by this subtask */
 	int fresh;         /* a top-up that cannot keep the cell's ratio: a clean cell, not the old one */
 	int same_ratio;    /* a top-up in the verified ratio: the colour's own cell */
+	int waits;         /* no clean cell, or no room in the cell: the colour waits for a person */
 };
-
-static int cell_index(const struct machine *m, const char *name)
-{
-	const struct machine_station *c = machine_find_cell(m, name);
-
-	return c ? (int)(c - m->cells) : -1;
-}
-
-static int well_index(const struct machine *m, const char *name)
-{
-	const struct machine_station *w = machine_find_well(m, name);
-
-	return w ? (int)(w - m->wells) : -1;
-}
 
 /* A clean cell: never used, and not the planned cell of a colour still to be mixed. */
 static int free_cell(struct run *r, int colour)
@@ -83,12 +69,21 @@ static int op_fresh_cell(void *ctx, bl_err *err)
 		cJSON_AddStringToObject(d, "cell", rc->cell);
 		cJSON_AddStringToObject(d, "why", "the colour's cell holds its verified mix: topped up");
 	} else {
-		idx = cell_index(&r->m, planned);
+		idx = run_cell_index(&r->m, planned);
 		idx = !rc->cell[0] && idx >= 0 && !(r->st.cells_used >> idx & 1) ? idx
 										 : free_cell(r, x->colour);
 		if (idx < 0 && rc->cell[0]) {
-			cJSON_AddStringToObject(d, "cell", rc->cell);
-			cJSON_AddStringToObject(d, "why", "no clean cell is left: going on in the colour's cell");
+			/*
+			 * Mixing afresh over what the cell holds stacks recipes in it (3.0 +
+			 * 3.0 + 2.7 ml in a 3 ml cell): the colour waits for a person, or a
+			 * cell cleaned (resume --emptied).
+			 */
+			cJSON_Delete(d);
+			x->waits = 1;
+			return bl_fail(err, BL_EPAUSED, "no clean cell is left for a fresh mix of colour %s "
+				       "(its cell %s holds %.2f ml): it waits for a person, or a cell "
+				       "cleaned (resume --emptied)", r->plan.colours[x->colour].name,
+				       rc->cell, rc->cell_ml);
 		} else if (idx < 0) {
 			cJSON_Delete(d);
 			return bl_fail(err, BL_EINVAL, "no clean mixing cell is left for colour %s",
@@ -143,9 +138,13 @@ static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 	struct gate_decision d;
 	int rc;
 
+	if ((rc = run_cell_admit(r, a.cell, a.units * r->m.mixing.dispense_unit_ml, err))) {
+		x->waits = 1;
+		return rc;
+	}
 	rc = run_act(r, &a, &d, err);
 	if (rc == 0) {
-		int w = well_index(&r->m, a.well);
+		int w = run_well_index(&r->m, a.well);
 
 		p->done[i] = 1;
 		r->st.colours[x->colour].dispensed_ml += a.units * r->m.mixing.dispense_unit_ml;
@@ -155,103 +154,6 @@ static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 		rc = run_state_save(r, err);
 	}
 	return rc;
-}
-
-double run_well_reserve_ml(const struct machine *m, int w)
-{
-	return fmax(0.5, 0.05 * m->wells[w].capacity_ml);
-}
-
-int run_wells_check(struct run *r, const int *units, bl_err *err)
-{
-	for (int i = 0; i < r->mixer.model.n_paints; i++) {
-		int w = units[i] > 0 ? well_index(&r->m, r->pal.paints[i].well) : -1;
-		double need, left, reserve;
-		cJSON *d;
-		int rc;
-
-		if (w < 0)
-			continue;
-		need = units[i] * r->m.mixing.dispense_unit_ml;
-		left = r->st.wells_ml[w];
-		reserve = run_well_reserve_ml(&r->m, w);
-		if (left - need >= reserve)
-			continue;
-		if (need + reserve > r->m.wells[w].capacity_ml)
-			return bl_fail(err, BL_EINVAL, "well %s (%s) holds at most %.1f ml, and a mix needs "
-				       "%.1f ml of it and %.1f ml it cannot draw: no refill helps (its "
-				       "capacity_ml in %s is too small for the mixing cells)",
-				       r->m.wells[w].name, r->pal.paints[i].name,
-				       r->m.wells[w].capacity_ml, need, reserve,
-				       r->m.file);
-		d = cJSON_CreateObject();
-		cJSON_AddStringToObject(d, "well", r->m.wells[w].name);
-		cJSON_AddStringToObject(d, "paint", r->pal.paints[i].name);
-		cJSON_AddNumberToObject(d, "left_ml", left);
-		cJSON_AddNumberToObject(d, "need_ml", need);
-		cJSON_AddNumberToObject(d, "reserve_ml", reserve);
-		if ((rc = run_event(r, "well_low", d, err)))
-			return rc;
-		r->st.well_low = w + 1;
-		snprintf(r->st.state, sizeof(r->st.state), "paused");
-		snprintf(r->st.reason, sizeof(r->st.reason),
-			 "well %s (%s) holds about %.1f ml and the next mix needs %.1f ml of it (with "
-			 "%.1f ml it cannot draw): refill it, then `brushloop resume %s --refilled %s`",
-			 r->m.wells[w].name, r->pal.paints[i].name, fmax(left, 0.0), need,
-			 reserve, r->dir, r->m.wells[w].name);
-		r->status_now = 1;
-		return bl_fail(err, BL_EPAUSED, "%s", r->st.reason);
-	}
-	return 0;
-}
-
-int run_wells_refilled(struct run *r, const char *list, bl_err *err)
-{
-	char buf[512], *save = NULL;
-
-	if (!list)
-		return 0;
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return bl_fail(err, BL_EINVAL, "--refilled: the list is too long");
-	/* Every name checked before any is acted on: a bad list changes nothing. */
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int w = well_index(&r->m, t);
-
-		if (!strcmp(t, "all"))
-			continue;
-		if (w < 0)
-			return bl_fail(err, BL_EINVAL, "--refilled: the machine has no well '%s'", t);
-		if (!run_well_paint(r, w)[0])
-			return bl_fail(err, BL_EINVAL, "--refilled: well %s holds no paint of the "
-				       "palette", t);
-	}
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int all = !strcmp(t, "all");
-
-		for (int w = 0; w < r->m.n_wells; w++) {
-			cJSON *d;
-			double before = r->st.wells_ml[w];
-			int rc;
-
-			if ((!all && strcmp(t, r->m.wells[w].name)) || !run_well_paint(r, w)[0])
-				continue;
-			/* The simulator's well is the world's: the person's refill happens there too. */
-			if (r->rig.sim && (rc = sim_well_refill(r->rig.sim, r->m.wells[w].name, NULL, err)))
-				return rc;
-			r->st.wells_ml[w] = r->m.wells[w].capacity_ml;
-			if (r->st.well_low == w + 1)
-				r->st.well_low = 0;
-			d = cJSON_CreateObject();
-			cJSON_AddStringToObject(d, "well", r->m.wells[w].name);
-			cJSON_AddStringToObject(d, "paint", run_well_paint(r, w));
-			cJSON_AddNumberToObject(d, "counted_ml", before);
-			cJSON_AddNumberToObject(d, "now_ml", r->st.wells_ml[w]);
-			if ((rc = run_event(r, "refilled", d, err)))
-				return rc;
-		}
-	}
-	return run_state_save(r, err);
 }
 
 /*
@@ -296,6 +198,15 @@ static int op_dispense(void *ctx, const int *units, bl_err *err)
 	int rc;
 
 	if (!p->active) {
+		int total = 0;
+
+		for (int i = 0; i < r->mixer.model.n_paints; i++)
+			total += units[i];
+		/* The whole set fits the cell, or none of it is dispensed. */
+		if ((rc = run_cell_admit(r, p->cell, total * r->m.mixing.dispense_unit_ml, err))) {
+			x->waits = 1;
+			return rc;
+		}
 		if ((rc = run_wells_check(r, units, err)))
 			return rc;
 		/* The intent is on disk before the first drop: a crash can never repeat a dispense. */
@@ -771,6 +682,34 @@ static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_s
 }
 
 /*
+ * The loop cannot go on: no clean cell for a fresh mix, or no room in the
+ * cell (err says which). Never a recipe over what the cell holds: the mix
+ * ends there, as one given up, and its verdict is the run's rule for a mix
+ * given up: accepted as reached where --accept-nearest or
+ * unattended.accept_within_de00 allows, else the colour waits for a person
+ * (who accepts, substitutes, or cleans a cell: resume --emptied).
+ */
+static int mix_waits(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl_err *err)
+{
+	struct run_colour *col = &r->st.colours[s->colour];
+	struct mix_action end;
+	int rc;
+
+	memset(&end, 0, sizeof(end));
+	end.kind = MIX_ACT_GIVE_UP;
+	end.measured_de00 = col->measured_de00;
+	end.add_de00 = end.waste_add_ml = end.waste_fresh_ml = -1.0;
+	snprintf(end.reason, sizeof(end.reason), "%s", err->msg);
+	bl_err_clear(err);
+	r->st.mix_active = 0;
+	sub->attempts = r->st.job.attempts;
+	sub->verdict_de00 = col->measured_de00;
+	if ((rc = run_event(r, "mix_waits_for_a_cell", cJSON_CreateString(end.reason), err)))
+		return rc;
+	return mix_verdict(r, s, sub, &end, err);
+}
+
+/*
  * Open loop: the plan's recipe, dispensed once and never looked at: scaled
  * down to the subtask's volume units (a top-up) and to the room in the cell.
  * Once the job holds what was dispensed (a set a crash interrupted is
@@ -843,7 +782,7 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 	lim.min_units = units < lim.min_units ? lim.min_units : units > lim.max_units ? lim.max_units : units;
 	if (!r->st.open_loop && !r->st.mix_active && col->cell[0] && (col->verified || col->accepted)) {
 		if ((rc = topup_kept(&x, sub, &lim, units, err)))
-			return rc < 0 ? rc : 0;
+			return rc > 0 ? 0 : x.waits ? mix_waits(r, s, sub, err) : rc;
 	} else if (col->cell[0] && (col->verified || r->st.open_loop)) {
 		/*
 		 * Topping up: the cell holds what is left, and never more than it
@@ -875,9 +814,13 @@ int run_mix(struct run *r, const struct plan_subtask *s, struct run_sub *sub, bl
 		if ((rc = run_state_save(r, err)))
 			return rc;
 	}
-	if (r->st.open_loop)
-		return mix_open_loop(&x, sub, &lim, units, err);
+	if (r->st.open_loop) {
+		rc = mix_open_loop(&x, sub, &lim, units, err);
+		return rc && x.waits ? mix_waits(r, s, sub, err) : rc;
+	}
 	rc = mix_run(&r->mixer.model, &r->st.learn, &r->st.job, &s->mix.lab, &lim, &ops, &last, err);
+	if (rc && x.waits)
+		return mix_waits(r, s, sub, err);
 	if (rc)
 		return rc;
 	/* A verdict the run takes is the second judge's to agree with first; a give-up waits for a person anyway. */

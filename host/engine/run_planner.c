@@ -309,7 +309,7 @@ static int ext_failed(struct run *r, const struct planner_request *q, const stru
 		return bl_fail(err, BL_EPAUSED, "the external planner's %s (round %d) was refused: %s: %s "
 			       "(planner.on_failure is pause; `brushloop resume %s` asks it again)",
 			       planner_phase_names[q->phase], q->round, planner_reason_names[why->reason],
-			       why->detail, r->dir);
+			       why->detail, r->dir_shown);
 	d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "reason", planner_reason_names[why->reason]);
 	cJSON_AddNumberToObject(d, "round", q->round);

@@ -138,7 +138,7 @@ static int retry_from_json(const cJSON *node, struct run_retry *t, bl_err *err)
 		return err->code;
 	t->sub = (size_t)v;
 	if (json_i32(&o, "attempt", JSON_REQUIRED, 0, 1000000, &t->attempt, err) ||
-	    json_num(&o, "id0", JSON_REQUIRED, 0, 1e15, &v, err))
+	    json_num(&o, "id0", JSON_REQUIRED, 0, ARM_MAX_ID, &v, err))
 		return err->code;
 	t->id0 = (long)v;
 	if (json_array(&o, "actions", JSON_REQUIRED, 1000000, &arr, &n, err))
@@ -325,6 +325,12 @@ cJSON *run_state_json(const struct run *r)
 	return o;
 }
 
+/*
+ * The state goes to the journal first, as what changed since the last save
+ * (a state_saved line of edits: json_diff), then to state.json naming that
+ * line and its digest. The journal alone can build every state saved; a
+ * state.json put back, lost or from elsewhere is told by the line it names.
+ */
 static int state_save(struct run *r, bl_err *err);
 
 int run_state_save(struct run *r, bl_err *err)
@@ -339,17 +345,50 @@ int run_state_save(struct run *r, bl_err *err)
 static int state_save(struct run *r, bl_err *err)
 {
 	char p[RUN_PATH_MAX];
-	cJSON *o;
+	cJSON *o, *edits, *d;
+	long line = 0;
 	int rc;
 
+	/* Only while the directory is the one this process owns: moved or replaced, nothing is written. */
+	if (r->lock_fd >= 0 && (rc = fs_lock_held(r->dir, r->lock_fd, err))) {
+		r->j.lost = 1;
+		return rc;
+	}
 	r->st.clock_ns = r->rig.clock ? (int64_t)(run_clock_s(r) * 1e9) : clk_now_ns(clk_monotonic());
 	o = run_state_json(r);
-	if (!o)
+	edits = o ? json_diff(r->saved_state, o) : NULL;
+	d = cJSON_CreateObject();
+	if (!o || !edits || !d) {
+		cJSON_Delete(o);
+		cJSON_Delete(edits);
+		cJSON_Delete(d);
 		return bl_fail(err, BL_ENOMEM, "out of memory saving the state");
+	}
+	if (cJSON_GetArraySize(edits) == 0) {
+		/* Nothing changed since the last save: state.json already says it. */
+		cJSON_Delete(o);
+		cJSON_Delete(edits);
+		cJSON_Delete(d);
+		rc = 0;
+		goto status;
+	}
+	cJSON_AddItemToObject(d, "edits", edits);
+	if ((rc = journal_event(&r->j, NULL, "state_saved", d, &line, err))) {
+		cJSON_Delete(o);
+		return rc;
+	}
+	cJSON_AddStringToObject(o, "run", r->id);
+	cJSON_AddNumberToObject(o, "journal_line", (double)line);
+	cJSON_AddStringToObject(o, "journal_digest", r->j.last);
 	rc = run_path(r, "state.json", p, sizeof(p), err);
 	if (rc == 0)
 		rc = json_write_file(p, o, err);
-	cJSON_Delete(o);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "run");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "journal_line");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "journal_digest");
+	cJSON_Delete(r->saved_state);
+	r->saved_state = o; /* the journal holds it: the next save says what changed from it */
+status:
 	if (rc == 0 && (r->status_now || clk_real_ns() - r->last_status_ns > 2000000000LL)) {
 		rc = run_status_write(r, err);
 		r->last_status_ns = clk_real_ns();
@@ -446,6 +485,20 @@ static int load_subtasks(json_obj *o, struct run_state *st, bl_err *err)
 	return 0;
 }
 
+/* Whether resume --emptied names cell (or says all). */
+static int cell_emptied(const struct run *r, const char *cell)
+{
+	char buf[512], *save = NULL;
+
+	if (!r->opt.emptied || !cell[0])
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", r->opt.emptied);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, "all") || !strcmp(t, cell))
+			return 1;
+	return 0;
+}
+
 /* One colour's entry; its cell must be one of the machine's, its recipe the mixing model's paints. */
 static int load_colour(struct run *r, json_obj *c, struct run_colour *col, bl_err *err)
 {
@@ -457,7 +510,14 @@ static int load_colour(struct run *r, json_obj *c, struct run_colour *col, bl_er
 	TRY(json_str(c, "cell", JSON_REQUIRED, col->cell, sizeof(col->cell), err));
 	if (col->cell[0] && !machine_find_cell(&r->m, col->cell))
 		return json_fail(c, "cell", err, BL_EINVAL, "'%s' is no mixing cell of the machine", col->cell);
-	TRY(json_num(c, "cell_ml", JSON_REQUIRED, 0.0, r->m.mixing.cell_max_ml + ML_EPS, &col->cell_ml, err));
+	/* More than a cell may hold: the run cannot go on with it, but a person can empty it (--emptied). */
+	TRY(json_num(c, "cell_ml", JSON_REQUIRED, 0.0, 1e6, &col->cell_ml, err));
+	if (col->cell_ml > r->m.mixing.cell_max_ml + ML_EPS && !cell_emptied(r, col->cell))
+		return json_fail(c, "cell_ml", err, BL_EINVAL, "%g is more than mixing.cell_max_ml %g: the "
+				 "cell %s holds more than it may. Empty and clean it, then `brushloop "
+				 "resume %s --emptied %s` (journaled)", col->cell_ml,
+				 r->m.mixing.cell_max_ml, col->cell[0] ? col->cell : "(none)", r->dir_shown,
+				 col->cell[0] ? col->cell : "CELL");
 	TRY(json_bool(c, "verified", JSON_REQUIRED, &col->verified, err));
 	TRY(json_bool(c, "accepted", JSON_REQUIRED, &col->accepted, err));
 	TRY(json_bool(c, "accepted_within", JSON_REQUIRED, &col->accepted_within, err));
@@ -591,7 +651,7 @@ static int load_pending(struct run *r, json_obj *o, bl_err *err)
 		if (pd->paint[i] < 0)
 			return json_fail(&q, "paint", err, BL_EINVAL, "unknown paint '%s'", paint);
 		TRY(json_i32(&q, "units", JSON_REQUIRED, 1, ARM_MAX_UNITS, &pd->units[i], err));
-		TRY(json_num(&q, "action_id", JSON_REQUIRED, 0, 1e15, &v, err));
+		TRY(json_num(&q, "action_id", JSON_REQUIRED, 0, ARM_MAX_ID, &v, err));
 		pd->action_id[i] = (long)v;
 		TRY(json_bool(&q, "done", JSON_REQUIRED, &pd->done[i], err));
 		TRY(json_end(&q, err));
@@ -646,7 +706,7 @@ static int load_tail(json_obj *o, struct run_state *st, bl_err *err)
 	double v;
 
 	/* The engine's own ids start at RUN_ACTION_ID_BASE (the plan's are below). */
-	TRY(json_num(o, "next_action_id", JSON_REQUIRED, RUN_ACTION_ID_BASE, 1e15, &v, err));
+	TRY(json_num(o, "next_action_id", JSON_REQUIRED, RUN_ACTION_ID_BASE, ARM_MAX_ID + 1.0, &v, err));
 	st->next_action_id = (long)v;
 	TRY(json_num(o, "strokes_total", JSON_REQUIRED, 0, 1e12, &v, err));
 	st->strokes_total = (long)v;
@@ -722,9 +782,12 @@ static int state_v1_to_v2(cJSON *root, const char *file, void *ctx, bl_err *err)
 }
 
 /*
- * Version 3 counts an external reviewer's calls and time in the cost and
- * keeps a disagreement of the second judge a person has not settled; a
- * version 2 state had neither: none made, none pending.
+ * Version 3 names the run and the journal line the state reflects, counts
+ * an external reviewer's calls and time in the cost and keeps a
+ * disagreement of the second judge a person has not settled. A version 2
+ * state is of a brushloop from before the journal was chained and before
+ * the second judge: of no run (""), reflecting line 0 (none), no reviewer
+ * asked, nothing pending.
  */
 static int state_v2_to_v3(cJSON *root, const char *file, void *ctx, bl_err *err)
 {
@@ -738,7 +801,10 @@ static int state_v2_to_v3(cJSON *root, const char *file, void *ctx, bl_err *err)
 	cJSON_AddNumberToObject(pd, "subtask", 0);
 	cJSON_AddStringToObject(pd, "point", review_point_names[REVIEW_AT_CHECKPOINT]);
 	cJSON_AddStringToObject(pd, "why", "");
-	if ((rc = json_migrate_add(root, "review_pending", pd, err)))
+	if ((rc = json_migrate_add(root, "review_pending", pd, err)) ||
+	    (rc = json_migrate_add(root, "run", cJSON_CreateString(""), err)) ||
+	    (rc = json_migrate_add(root, "journal_line", cJSON_CreateNumber(0), err)) ||
+	    (rc = json_migrate_add(root, "journal_digest", cJSON_CreateString(""), err)))
 		return rc;
 	return cJSON_IsObject(cost) ? run_cost_v2_to_v3(cost, err) : 0;
 }
@@ -746,28 +812,46 @@ static int state_v2_to_v3(cJSON *root, const char *file, void *ctx, bl_err *err)
 static const json_migrate_fn state_steps[] = { state_v1_to_v2, state_v2_to_v3 };
 const struct json_format run_state_format = { "run_state", 3, 1, state_steps };
 
+/* The run and journal line the state names (run_trust.c compares them with the journal). */
+static int load_journal_keys(json_obj *o, bl_err *err)
+{
+	char run[RUN_ID_LEN + 16], dg[BL_DIGEST_HEX];
+	double v;
+
+	TRY(json_str(o, "run", JSON_REQUIRED, run, sizeof(run), err));
+	TRY(json_num(o, "journal_line", JSON_REQUIRED, 0, 1e12, &v, err));
+	return json_str(o, "journal_digest", JSON_REQUIRED, dg, sizeof(dg), err);
+}
+
 int run_state_load(struct run *r, bl_err *err)
 {
-	struct run_state *st = &r->st;
 	char p[RUN_PATH_MAX];
 	cJSON *root = NULL;
+	int rc;
+
+	if ((rc = run_path(r, "state.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
+		return rc;
+	rc = run_state_load_json(r, root, p, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int run_state_load_json(struct run *r, cJSON *root, const char *p, bl_err *err)
+{
+	struct run_state *st = &r->st;
 	json_obj o;
 	int rc;
 
 	run_state_free(st);
 	run_state_init(st);
-	if ((rc = run_path(r, "state.json", p, sizeof(p), err)) || (rc = json_parse_file(p, &root, err)))
-		return rc;
 	/* In the file's order, so the first bad key is the one named. */
 	if ((rc = json_format_open(root, p, &run_state_format, r, &o, err)) < 0 ||
 	    (rc = load_head(&o, st, err)) < 0 ||
 	    (rc = load_subtasks(&o, st, err)) < 0 || (rc = load_colours(r, &o, err)) < 0 ||
 	    (rc = load_wells(r, &o, err)) < 0 || (rc = load_mixing(r, &o, p, err)) < 0 ||
 	    (rc = load_pending(r, &o, err)) < 0 || (rc = load_lists(&o, st, err)) < 0 ||
-	    (rc = load_tail(&o, st, err)) < 0 || (rc = json_end(&o, err)) < 0)
-		goto out;
-	rc = 0;
-out:
-	cJSON_Delete(root);
-	return rc < 0 ? rc : 0;
+	    (rc = load_tail(&o, st, err)) < 0 || (rc = load_journal_keys(&o, err)) < 0 ||
+	    (rc = json_end(&o, err)) < 0)
+		return rc;
+	return 0;
 }

@@ -210,6 +210,8 @@ int run_state_save(struct run *r, bl_err *err);
 extern const struct json_format run_state_format;
 /* Reads state.json strictly against the run's machine and mixing model: a bad key is BL_EINVAL naming it. */
 int run_state_load(struct run *r, bl_err *err);
+/* The same from root (a state.json parsed, or the journal's; migrated in place), named p in messages. */
+int run_state_load_json(struct run *r, cJSON *root, const char *p, bl_err *err);
 /* The run clock, s: virtual in the simulator; on hardware it goes on from the last saved state. */
 double run_clock_s(const struct run *r);
 /* Ends a paint batch's retry (frees its action list). */

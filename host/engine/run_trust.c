@@ -1,7 +1,12 @@
 /* run_trust.c: what a resume trusts: the inputs as run.json hashed them, the journal's record of what already happened, the simulated world on disk. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/digest.h"
@@ -189,27 +194,15 @@ static int rebase_run_json(struct run *r, cJSON *root, bl_err *err)
 	return json_write_file(p, root, err);
 }
 
-/* Journals the accepted changes; the journal is opened for this one event (the world is not open yet). */
+/* Journals the accepted changes (the journal is open; the world is not yet). */
 static int journal_changes(struct run *r, cJSON *changes, bl_err *err)
 {
-	struct journal j = { .fd = -1 };
-	char p[RUN_PATH_MAX];
-	clk c;
 	cJSON *d = cJSON_CreateObject();
-	int rc;
 
 	cJSON_AddItemToObject(d, "changes", changes);
 	if (r->opt.answered_by)
 		cJSON_AddStringToObject(d, "by", r->opt.answered_by);
-	clk_virtual_init(&c, 0); /* no time of its own: the run's clock is not open yet */
-	if ((rc = run_path(r, "journal.jsonl", p, sizeof(p), err)) ||
-	    (rc = journal_open(&j, p, &c, err))) {
-		cJSON_Delete(d);
-		return rc;
-	}
-	rc = journal_event(&j, "", "inputs_changed", d, NULL, err);
-	journal_close(&j);
-	return rc;
+	return journal_event(&r->j, "", "inputs_changed", d, NULL, err);
 }
 
 int run_inputs_verify(struct run *r, bl_err *err)
@@ -261,7 +254,7 @@ int run_inputs_verify(struct run *r, bl_err *err)
 		rc = bl_fail(err, BL_EINVAL, "%s: the run's inputs changed since it started, so resume "
 			     "will not go on with them:%s\n  to go on with them as they are now (the "
 			     "change is journaled): brushloop resume %s --accept-changed",
-			     r->dir, msg.s, r->dir);
+			     r->dir_shown, msg.s, r->dir_shown);
 		goto out;
 	}
 	rc = journal_changes(r, changes, err);
@@ -277,29 +270,76 @@ out:
 
 /* ---- the journal's record ---- */
 
-struct record {
-	/*
-	 * A subtask began, or an arm action other than homing and parking ran. The run
-	 * homes, parks and looks at the blank canvas before it plans, and journals
-	 * run_start before its first state.json: a run stopped there has touched no
-	 * paint, so planning it again repeats nothing physical.
-	 */
-	int progress;
-	int executed;       /* any arm action ran, homing included (the world was saved) */
-	long max_action_id; /* the largest action id the gate decided on (-1: none) */
-};
+static int state_named_line(const struct run *r, long *line, char digest[BL_DIGEST_HEX], bl_err *err);
 
-static int record_fn(const cJSON *ev, void *ctx)
+/* A journaled file's name: one the run writes in its directory and binds by digest. */
+static int bound_name(const char *f)
 {
-	struct record *rec = ctx;
+	int round;
+	char tail;
+
+	return !strcmp(f, "plan.json") ||
+	       (sscanf(f, "corrections-%d.json%c", &round, &tail) == 1 && round >= 1 && round <= 1000);
+}
+
+/* A file_written line: the file's digest as the run wrote it (the last one counts). */
+static int note_bound(struct run_record *rec, const cJSON *data, long line, bl_err *err)
+{
+	const char *f = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "file"));
+	const char *dg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "sha256"));
+	int k;
+
+	if (!f || !dg || strlen(dg) != BL_DIGEST_HEX - 1 || !bound_name(f))
+		return bl_fail(err, BL_EINVAL, "journal.jsonl: line %ld: file_written names no file of the "
+			       "run with its SHA-256", line);
+	for (k = 0; k < rec->n_bound && strcmp(rec->bound[k].file, f); k++)
+		;
+	if (k == RUN_MAX_BOUND)
+		return bl_fail(err, BL_EINVAL, "journal.jsonl: line %ld: more than %d files written",
+			       line, RUN_MAX_BOUND);
+	snprintf(rec->bound[k].file, sizeof(rec->bound[k].file), "%s", f);
+	memcpy(rec->bound[k].sha256, dg, BL_DIGEST_HEX);
+	rec->bound[k].line = line;
+	rec->n_bound += k == rec->n_bound;
+	return 0;
+}
+
+/* A state_saved line: its edits applied to the state the lines before it built. */
+static int fold_state(struct run_record *rec, const cJSON *data, long line, const char *dg, bl_err *err)
+{
+	char what[64];
+
+	if (!rec->state && !(rec->state = cJSON_CreateObject()))
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	snprintf(what, sizeof(what), "journal.jsonl: line %ld", line);
+	BL_TRY(json_patch(rec->state, cJSON_GetObjectItemCaseSensitive(data, "edits"), what, err));
+	rec->state_line = line;
+	memcpy(rec->state_digest, dg, BL_DIGEST_HEX);
+	return 0;
+}
+
+static int record_fn(const cJSON *ev, long line, const char *dg, void *ctx, bl_err *err)
+{
+	struct run_record *rec = ctx;
 	const cJSON *evn = cJSON_GetObjectItemCaseSensitive(ev, "event");
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(ev, "src");
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data"), *id = NULL;
+	long v;
 
+	if (line == rec->want_line)
+		rec->want_seen = !strcmp(dg, rec->want_digest) && cJSON_IsString(evn) &&
+				 !strcmp(evn->valuestring, "state_saved") ? 1 : -1;
 	if (!cJSON_IsString(evn) || !cJSON_IsString(src))
 		return 0;
-	if (!strcmp(src->valuestring, "engine") && !strcmp(evn->valuestring, "subtask_start"))
-		rec->progress = 1;
+	if (!strcmp(src->valuestring, "engine")) {
+		if (!strcmp(evn->valuestring, "subtask_start"))
+			rec->progress = 1;
+		if (!strcmp(evn->valuestring, "state_saved"))
+			return fold_state(rec, data, line, dg, err);
+		if (!strcmp(evn->valuestring, "file_written"))
+			return note_bound(rec, data, line, err);
+		return 0;
+	}
 	if (strcmp(src->valuestring, "gate"))
 		return 0;
 	if (!strcmp(evn->valuestring, "decision"))
@@ -317,48 +357,74 @@ static int record_fn(const cJSON *ev, void *ctx)
 				rec->progress = 1;
 		}
 	}
-	if (cJSON_IsNumber(id) && id->valuedouble > (double)rec->max_action_id &&
-	    id->valuedouble < 1e15)
-		rec->max_action_id = (long)id->valuedouble;
+	/* Only an id an action can have: the gate decides on no other. */
+	if (json_whole(id, 0, ARM_MAX_ID, &v) && v > rec->max_action_id)
+		rec->max_action_id = v;
 	return 0;
 }
 
-static int read_record(const struct run *r, struct record *rec, bl_err *err)
+void run_record_free(struct run_record *rec)
+{
+	cJSON_Delete(rec->state);
+	rec->state = NULL;
+}
+
+int run_journal_open(struct run *r, int existing, bl_err *err)
 {
 	char p[RUN_PATH_MAX];
 	int rc;
 
-	memset(rec, 0, sizeof(*rec));
-	rec->max_action_id = -1;
-	if ((rc = run_path(r, "journal.jsonl", p, sizeof(p), err)))
+	run_record_free(&r->rec);
+	memset(&r->rec, 0, sizeof(r->rec));
+	r->rec.max_action_id = -1;
+	r->rec.want_line = -1;
+	if ((rc = state_named_line(r, &r->rec.want_line, r->rec.want_digest, err)) ||
+	    (rc = run_path(r, "journal.jsonl", p, sizeof(p), err)))
 		return rc;
-	if (access(p, F_OK) != 0)
-		return 0; /* nothing happened yet */
-	return journal_read(p, record_fn, rec, NULL, err);
+	clk_virtual_init(&r->pre_clock, 0); /* no time of its own: the run's clock is not open yet */
+	return journal_open_run(&r->j, p, r->id, existing ? JOURNAL_EXISTING : 0, record_fn, &r->rec,
+				&r->pre_clock, err);
 }
 
 int run_files_present(struct run *r, bl_err *err)
 {
 	static const char *const files[] = { "state.json", "plan.json" };
-	struct record rec;
-	char p[RUN_PATH_MAX];
-	int rc = read_record(r, &rec, err);
+	const struct run_record *rec = &r->rec;
+	char p[RUN_PATH_MAX], dg[BL_DIGEST_HEX];
+	int rc;
 
-	if (rc)
-		return rc;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		if ((rc = run_path(r, files[i], p, sizeof(p), err)))
 			return rc;
-		if (rec.progress && access(p, F_OK) != 0)
+		/* A state the journal holds is rebuilt from it (run_state_trusted). */
+		if (i == 0 && rec->state)
+			continue;
+		if (rec->progress && access(p, F_OK) != 0)
 			return bl_fail(err, BL_EINVAL, "%s is missing, but the journal shows the run "
 				       "under way (subtasks begun, arm actions done): starting it over "
 				       "would repeat them (dispenses into used cells, strokes over "
 				       "paint), so resume refuses; restore the file, or start a new "
 				       "run in another directory", p);
 	}
+	/* Each file the run wrote once is the one it wrote: its digest as the journal has it. */
+	for (int k = 0; k < rec->n_bound; k++) {
+		if ((rc = run_path(r, rec->bound[k].file, p, sizeof(p), err)))
+			return rc;
+		if (access(p, F_OK) != 0)
+			return bl_fail(err, BL_EINVAL, "%s is missing, but the journal (line %ld) shows the "
+				       "run wrote it: resume will not go on without it; restore it, or "
+				       "start a new run in another directory", p, rec->bound[k].line);
+		if ((rc = bl_digest_file(p, INPUT_MAX_BYTES, dg, err)))
+			return rc;
+		if (strcmp(dg, rec->bound[k].sha256))
+			return bl_fail(err, BL_EINVAL, "%s is not the file the run wrote: SHA-256 %.16s... "
+				       "now, %.16s... as the journal has it (line %ld). An edited plan is "
+				       "never executed; put the run's own back, or start a new run", p,
+				       dg, rec->bound[k].sha256, rec->bound[k].line);
+	}
 	/* The simulated canvas is the canvas: a missing one is refused like a missing real one. */
-	if (rec.executed && (r->m.arm_backend == MACHINE_ARM_SIM ||
-			     r->m.camera.backend == MACHINE_CAM_SIM)) {
+	if (rec->executed && (r->m.arm_backend == MACHINE_ARM_SIM ||
+			      r->m.camera.backend == MACHINE_CAM_SIM)) {
 		if ((rc = run_path(r, "world.sim", p, sizeof(p), err)))
 			return rc;
 		if (access(p, F_OK) != 0)
@@ -372,19 +438,234 @@ int run_files_present(struct run *r, bl_err *err)
 
 int run_state_catch_up(struct run *r, bl_err *err)
 {
-	struct record rec;
+	const struct run_record *rec = &r->rec;
 	cJSON *d;
-	int rc = read_record(r, &rec, err);
 
-	if (rc)
-		return rc;
-	if (rec.max_action_id < r->st.next_action_id)
+	if (rec->max_action_id < r->st.next_action_id)
 		return 0;
 	/* The journal decides what happened: an id it holds is never handed out again. */
 	d = cJSON_CreateObject();
 	cJSON_AddNumberToObject(d, "state_next_action_id", (double)r->st.next_action_id);
-	cJSON_AddNumberToObject(d, "journal_max_action_id", (double)rec.max_action_id);
-	r->st.next_action_id = rec.max_action_id + 1;
+	cJSON_AddNumberToObject(d, "journal_max_action_id", (double)rec->max_action_id);
+	r->st.next_action_id = rec->max_action_id + 1;
 	cJSON_AddNumberToObject(d, "next_action_id", (double)r->st.next_action_id);
 	return run_event(r, "state_behind_journal", d, err);
+}
+
+/* ---- the state a resume goes on from ---- */
+
+/*
+ * The journal line (and its digest) state.json says it reflects, read
+ * leniently: a file that is missing or not JSON names none (-1), and the
+ * strict reader says what is wrong with it later.
+ */
+static int state_named_line(const struct run *r, long *line, char digest[BL_DIGEST_HEX], bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *root = NULL;
+	const char *dg;
+	int rc;
+
+	*line = -1;
+	digest[0] = '\0';
+	if ((rc = run_path(r, "state.json", p, sizeof(p), err)))
+		return rc;
+	if (access(p, F_OK) != 0 || json_parse_file(p, &root, NULL))
+		return 0;
+	dg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "journal_digest"));
+	if (!json_whole(cJSON_GetObjectItemCaseSensitive(root, "journal_line"), 0, 1e12, line))
+		*line = -1;
+	snprintf(digest, BL_DIGEST_HEX, "%s", dg ? dg : "");
+	cJSON_Delete(root);
+	return 0;
+}
+
+/* The state the journal holds, loaded as the run's, the rebuilding journaled: was_line is what state.json named. */
+static int state_rebuild(struct run *r, long was_line, const char *why, bl_err *err)
+{
+	cJSON *root = cJSON_Duplicate(r->rec.state, 1), *d;
+	int rc;
+
+	if (!root)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	cJSON_AddStringToObject(root, "run", r->id);
+	cJSON_AddNumberToObject(root, "journal_line", (double)r->rec.state_line);
+	cJSON_AddStringToObject(root, "journal_digest", r->rec.state_digest);
+	rc = run_state_load_json(r, root, "journal.jsonl (its state_saved lines)", err);
+	cJSON_Delete(root);
+	if (rc)
+		return rc;
+	if (!(r->saved_state = cJSON_Duplicate(r->rec.state, 1)))
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "why", why);
+	cJSON_AddNumberToObject(d, "state_json_line", (double)was_line);
+	cJSON_AddNumberToObject(d, "journal_line", (double)r->rec.state_line);
+	return run_event(r, "state_rebuilt", d, err);
+}
+
+int run_state_trusted(struct run *r, bl_err *err)
+{
+	const struct run_record *rec = &r->rec;
+	char p[RUN_PATH_MAX];
+	cJSON *root = NULL;
+	const char *run;
+	long line = rec->want_line;
+	int rc;
+
+	if ((rc = run_path(r, "state.json", p, sizeof(p), err)))
+		return rc;
+	if (access(p, F_OK) != 0)
+		return rec->state ? state_rebuild(r, -1, "state.json is missing", err) : 1;
+	if ((rc = json_parse_file(p, &root, err)))
+		return rc;
+	run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "run"));
+	if (run && strcmp(run, r->id)) {
+		rc = bl_fail(err, BL_EINVAL, "%s is of run '%.40s', and this run (run.json, journal.jsonl) "
+			     "is '%s': a state from another run is never taken; put this run's back, "
+			     "or remove it to have the journal's", p, run, r->id);
+		goto out;
+	}
+	if (line > r->j.seq) {
+		rc = bl_fail(err, BL_EINVAL, "%s reflects journal line %ld, and journal.jsonl ends at line "
+			     "%ld: the state is ahead of the journal (a state from later on, or the journal "
+			     "cut short), so what happened after line %ld is not known; resume refuses",
+			     p, line, r->j.seq, r->j.seq);
+		goto out;
+	}
+	if (line >= 1 && rec->want_seen != 1) {
+		rc = bl_fail(err, BL_EINVAL, "%s reflects journal line %ld with SHA-256 %.16s..., and "
+			     "journal.jsonl's line %ld is another (not that state saved): the state is "
+			     "not of this journal; resume refuses", p, line, rec->want_digest, line);
+		goto out;
+	}
+	/* Read strictly first: a damaged file is refused naming its key, whatever the journal holds. */
+	if ((rc = run_state_load_json(r, root, p, err)) || !rec->state)
+		goto out; /* without states in the journal (an older brushloop's), state.json is all there is */
+	if (line == rec->state_line) {
+		cJSON *body = cJSON_Duplicate(root, 1);
+
+		if (!body) {
+			rc = bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out;
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(body, "run");
+		cJSON_DeleteItemFromObjectCaseSensitive(body, "journal_line");
+		cJSON_DeleteItemFromObjectCaseSensitive(body, "journal_digest");
+		rc = cJSON_Compare(body, rec->state, 1);
+		cJSON_Delete(body);
+		if (rc) {
+			rc = (r->saved_state = cJSON_Duplicate(rec->state, 1)) ? 0
+									: bl_fail(err, BL_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = state_rebuild(r, line, "state.json differs from the state the journal saved", err);
+		goto out;
+	}
+	rc = state_rebuild(r, line, "state.json is behind the journal", err);
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* ---- links, written files, ids ---- */
+
+int run_links_inside(const struct run *r, bl_err *err)
+{
+	char real_dir[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	size_t n;
+	int rc = 0;
+
+	if (!realpath(r->dir, real_dir))
+		return bl_fail(err, BL_EINVAL, "%s: %s", r->dir_shown, strerror(errno));
+	n = strlen(real_dir);
+	if (!(d = opendir(r->dir)))
+		return bl_fail(err, BL_EIO, "%s: cannot list: %s", r->dir_shown, strerror(errno));
+	while (rc == 0 && (de = readdir(d))) {
+		char p[RUN_PATH_MAX], to[PATH_MAX], shown[512];
+		struct stat sb;
+
+		if (de->d_name[0] == '.' || run_path(r, de->d_name, p, sizeof(p), NULL) ||
+		    lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
+			continue;
+		/* Inside means under the directory itself, whatever the link's own path says. */
+		if (realpath(p, to) && !strncmp(to, real_dir, n) && to[n] == '/')
+			continue;
+		bl_name_shown(de->d_name, shown, sizeof(shown));
+		rc = bl_fail(err, BL_EINVAL, "%s/%s is a link that leads out of the run directory (to "
+			     "%.200s): a run's files are its own (another run's approvals or world are "
+			     "never taken); put the run's own file there", r->dir_shown, shown,
+			     realpath(p, to) ? to : "nowhere");
+	}
+	closedir(d);
+	return rc;
+}
+
+int run_file_written(struct run *r, const char *name, bl_err *err)
+{
+	char p[RUN_PATH_MAX], dg[BL_DIGEST_HEX];
+	cJSON *d;
+	int rc;
+
+	if ((rc = run_path(r, name, p, sizeof(p), err)) ||
+	    (rc = bl_digest_file(p, INPUT_MAX_BYTES, dg, err)))
+		return rc;
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "file", name);
+	cJSON_AddStringToObject(d, "sha256", dg);
+	return run_event(r, "file_written", d, err);
+}
+
+int run_id_new(char *out, size_t n, bl_err *err)
+{
+	unsigned char raw[RUN_ID_LEN / 2];
+	size_t got = 0;
+
+	if (n <= RUN_ID_LEN)
+		return bl_fail(err, BL_EINVAL, "no room for a run id");
+	while (got < sizeof(raw)) {
+		ssize_t k = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return bl_fail(err, BL_EIO, "getrandom: %s", strerror(errno));
+		got += (size_t)k;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		out[2 * i] = "0123456789abcdef"[raw[i] >> 4];
+		out[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
+	}
+	out[RUN_ID_LEN] = '\0';
+	return 0;
+}
+
+/* A run of a brushloop from before ids gets one, in run.json first: its journal is adopted with it. */
+static int run_id_adopt(struct run *r, bl_err *err)
+{
+	char p[RUN_PATH_MAX];
+	cJSON *root;
+	int rc;
+
+	if ((rc = run_id_new(r->id, sizeof(r->id), err)) || (rc = run_path(r, "run.json", p, sizeof(p), err)) ||
+	    (rc = json_parse_file(p, &root, err)))
+		return rc;
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "id");
+	cJSON_AddStringToObject(root, "id", r->id);
+	cJSON_ReplaceItemInObjectCaseSensitive(root, "version", cJSON_CreateNumber(run_json_format.version));
+	rc = json_write_file(p, root, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int run_trust_open(struct run *r, bl_err *err)
+{
+	int rc;
+
+	if ((rc = run_links_inside(r, err)) || (!r->id[0] && (rc = run_id_adopt(r, err))) ||
+	    (rc = run_journal_open(r, 1, err)))
+		return rc;
+	return run_inputs_verify(r, err);
 }

@@ -50,6 +50,7 @@ static int request_of(const cJSON *req, const struct machine *m, struct plan_inp
 	const cJSON *opt = cJSON_GetObjectItemCaseSensitive(req, "options");
 	const cJSON *cell = cJSON_GetObjectItemCaseSensitive(opt, "cell_mm");
 	const cJSON *round = cJSON_GetObjectItemCaseSensitive(req, "round");
+	long v;
 	int rc;
 
 	memset(q, 0, sizeof(*q));
@@ -58,7 +59,7 @@ static int request_of(const cJSON *req, const struct machine *m, struct plan_inp
 	in->machine = m;
 	in->target_hash = cJSON_GetStringValue(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "target"), "hash"));
-	if (!phase || !in->target_hash || !cJSON_IsNumber(cell) || !cJSON_IsNumber(round))
+	if (!phase || !in->target_hash || !cJSON_IsNumber(cell) || !json_whole(round, 0, 1000, &v))
 		return bl_fail(err, BL_EINVAL, "request.json: not a planner request");
 	po->cell_mm = cell->valuedouble;
 	strokes = cJSON_GetObjectItemCaseSensitive(opt, "max_strokes");
@@ -68,7 +69,7 @@ static int request_of(const cJSON *req, const struct machine *m, struct plan_inp
 	if ((rc = left_of(req, m, left, q, err)))
 		return rc;
 	q->phase = strcmp(phase, "correct") == 0 ? PLANNER_CORRECT : PLANNER_PLAN;
-	q->round = (int)round->valuedouble;
+	q->round = (int)v;
 	q->in = in;
 	q->opt = po;
 	if (q->phase == PLANNER_CORRECT) {
@@ -92,6 +93,7 @@ int planner_replay(const char *record_dir, const struct machine *m, cJSON **out,
 	const cJSON *id;
 	cJSON *req = NULL, *claims = NULL;
 	size_t n;
+	long idv;
 	int rc;
 
 	*out = NULL;
@@ -103,7 +105,7 @@ int planner_replay(const char *record_dir, const struct machine *m, cJSON **out,
 	if ((rc = fs_read_file(p, (size_t)1 << 31, &text, &n, err)))
 		goto out;
 	/* The same two steps as the run: the answer read strictly, then admitted. */
-	rc = planner_answer_parse(text, n, &q, cJSON_IsNumber(id) ? (long)id->valuedouble : -1, &answer, &claims,
+	rc = planner_answer_parse(text, n, &q, json_whole(id, 0, 1e15, &idv) ? idv : -1, &answer, &claims,
 				  &why, err);
 	if (rc == 0)
 		rc = planner_admit(&q, &answer, &why, err);

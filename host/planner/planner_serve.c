@@ -2,6 +2,7 @@
 #include "planner/planner_serve.h"
 
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,14 @@ static double num(const cJSON *o, const char *key, double dflt)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A count: a whole number from 0 to INT_MAX, else dflt (the admission judges what it then plans). */
+static int count(const cJSON *o, const char *key, int dflt)
+{
+	long v;
+
+	return json_whole(cJSON_GetObjectItemCaseSensitive(o, key), 0, INT_MAX, &v) ? (int)v : dflt;
 }
 
 /*
@@ -169,15 +178,15 @@ static void read_options(struct serve *s, const cJSON *req, struct plan_options 
 	int k = 0;
 
 	plan_options_default(po, &s->m);
-	po->max_strokes = (int)num(o, "max_strokes", po->max_strokes);
-	po->colours = (int)num(o, "colours", po->colours);
+	po->max_strokes = count(o, "max_strokes", po->max_strokes);
+	po->colours = count(o, "colours", po->colours);
 	po->opacity = num(o, "opacity", po->opacity);
 	po->press_mm = num(o, "press_mm", po->press_mm);
 	po->stroke_speed_mm_s = num(o, "stroke_speed_mm_s", po->stroke_speed_mm_s);
 	po->travel_speed_mm_s = num(o, "travel_speed_mm_s", po->travel_speed_mm_s);
 	po->cell_mm = num(o, "cell_mm", po->cell_mm);
-	po->batch_strokes = (int)num(o, "batch_strokes", po->batch_strokes);
-	po->wash_ms = (int)num(o, "wash_ms", po->wash_ms);
+	po->batch_strokes = count(o, "batch_strokes", po->batch_strokes);
+	po->wash_ms = count(o, "wash_ms", po->wash_ms);
 	po->seed = (unsigned long)num(o, "seed", (double)po->seed);
 	lab_of(cJSON_GetObjectItemCaseSensitive(o, "canvas_lab"), &po->canvas_lab);
 	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(o, "looks_lab"))
@@ -224,11 +233,19 @@ static int answer(struct serve *s, const cJSON *req, cJSON **out, bl_err *err)
 	in.target_file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(files, "target"));
 	in.target_hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "hash"));
 	size = cJSON_GetObjectItemCaseSensitive(t, "size_px");
-	in.target_w = cJSON_GetArraySize(size) == 2 ? (int)cJSON_GetArrayItem(size, 0)->valuedouble : 0;
-	in.target_h = cJSON_GetArraySize(size) == 2 ? (int)cJSON_GetArrayItem(size, 1)->valuedouble : 0;
+	{
+		long w, h;
+
+		/* A size the request cannot mean is none at all. */
+		if (cJSON_GetArraySize(size) != 2 || !json_whole(cJSON_GetArrayItem(size, 0), 0, 1e6, &w) ||
+		    !json_whole(cJSON_GetArrayItem(size, 1), 0, 1e6, &h))
+			w = h = 0;
+		in.target_w = (int)w;
+		in.target_h = (int)h;
+	}
 	q.in = &in;
 	q.opt = &po;
-	q.round = (int)num(req, "round", 0);
+	q.round = count(req, "round", 0);
 	q.phase = phase && !strcmp(phase, "correct") ? PLANNER_CORRECT : PLANNER_PLAN;
 	if (q.phase == PLANNER_CORRECT) {
 		if ((rc = plan_from_json(cJSON_GetObjectItemCaseSensitive(req, "painting"), "request.painting",

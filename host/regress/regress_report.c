@@ -1,16 +1,26 @@
 /* regress_report.c: a suite result for a person (the summary table) and for CI systems (JUnit XML). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/json.h"
 #include "base/strbuf.h"
 #include "regress/regress.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
 	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+/* A count of cases from result.json: -1 when it holds none a count can be. */
+static int tally(const cJSON *v)
+{
+	long n;
+
+	return json_whole(v, 0, INT_MAX, &n) ? (int)n : -1;
 }
 
 static const char *str(const cJSON *o, const char *k)
@@ -72,8 +82,8 @@ void regress_print_table(const cJSON *result, FILE *f)
 			fprintf(f, "FAIL  %s: %s\n", str(c, "id"), str(e, "message"));
 	}
 	fprintf(f, "%d cases: %d passed, %d failed, %d errors\n",
-		(int)cJSON_GetNumberValue(get(t, "cases")), (int)cJSON_GetNumberValue(get(t, "passed")),
-		(int)cJSON_GetNumberValue(get(t, "failed")), (int)cJSON_GetNumberValue(get(t, "errors")));
+		tally(get(t, "cases")), tally(get(t, "passed")),
+		tally(get(t, "failed")), tally(get(t, "errors")));
 }
 
 /* Every figure of a case, a line each, for the body of its failure. */
@@ -155,9 +165,9 @@ int regress_junit_write(const cJSON *result, const char *path, bl_err *err)
 		sb_printf(&sb, "%s<%s name=\"", outer ? "  " : "", outer ? "testsuite" : "testsuites");
 		sb_xml(&sb, outer ? str(result, "suite") : "brushloop regress");
 		sb_printf(&sb, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\"%s time=\"%.3f\">\n",
-			  (int)cJSON_GetNumberValue(get(t, "cases")),
-			  (int)cJSON_GetNumberValue(get(t, "failed")),
-			  (int)cJSON_GetNumberValue(get(t, "errors")), outer ? " skipped=\"0\"" : "",
+			  tally(get(t, "cases")),
+			  tally(get(t, "failed")),
+			  tally(get(t, "errors")), outer ? " skipped=\"0\"" : "",
 			  cJSON_GetNumberValue(get(t, "run_wall_s")));
 	}
 	cJSON_ArrayForEach(c, get(result, "cases"))

@@ -25,7 +25,7 @@ static int open_world(struct rig *r, const struct rig_options *o, int shadow, bl
 	}
 	if (!shadow)
 		r->clock = &r->vclock;
-	return sim_open(&r->m, &so, &r->vclock, &r->sim, err);
+	return sim_open_owned(&r->m, &so, o ? o->world_owner : NULL, &r->vclock, &r->sim, err);
 }
 
 /* The hardware backends of config/backends.def; the simulator's slots stay NULL (its world opens it). */

@@ -18,6 +18,7 @@ struct rig_options {
 	const char *world_file;            /* simulator world file (NULL: none) */
 	int n_faults;
 	const char *faults[RIG_MAX_FAULTS];/* "KEY=VALUE" overrides of sim.faults */
+	const char *world_owner;           /* whose world file it is (a run's id; NULL: anyone's) */
 };
 
 struct sim;

@@ -104,6 +104,7 @@ int gate_open(const struct gate_config *cfg, struct gate **out, bl_err *err)
 	return 0;
 out_free:
 	free(g->seen);
+	free(g->reqs);
 	free(g);
 	return rc;
 }
@@ -115,6 +116,7 @@ void gate_close(struct gate *g)
 	for (size_t i = 0; i < g->n_def; i++)
 		free(g->def[i].action_json);
 	free(g->def);
+	free(g->reqs);
 	gate_grants_free(&g->grants);
 	free(g->seen);
 	free(g->told);
@@ -330,7 +332,9 @@ static int find_request(struct gate *g, const char *action_json, const struct ga
 	if (bad)
 		gate_tell_once(g, "request_invalid", berr.msg);
 	for (size_t i = 0; i < n; i++) {
-		if (l[i].status != GATE_REQ_PENDING || strcmp(l[i].action_json, action_json) != 0)
+		/* Only a request this run's journal holds: one planted in approvals/ is no request. */
+		if (l[i].status != GATE_REQ_PENDING || strcmp(l[i].action_json, action_json) != 0 ||
+		    !gate_request_journaled(g, &l[i]))
 			continue;
 		if (!found && covers(&l[i], d)) {
 			*r = l[i];
@@ -354,7 +358,7 @@ static int file_request(struct gate *g, const struct arm_action *a, const struct
 			const struct gate_image *frame, struct gate_decision *d,
 			struct gate_request *r, bl_err *err)
 {
-	char dir[PATH_MAX], png[PATH_MAX];
+	char dir[PATH_MAX], png[PATH_MAX], dg[BL_DIGEST_HEX];
 	cJSON *b;
 	int rc;
 
@@ -374,10 +378,12 @@ static int file_request(struct gate *g, const struct arm_action *a, const struct
 			r->preview[0] = '\0';
 		}
 	}
-	if ((rc = gate_request_write(g->run_dir, r, d, err)))
+	if ((rc = gate_request_write(g->run_dir, r, d, err)) ||
+	    (rc = gate_request_digest(r, dg, err)) || (rc = gate_request_noted(g, r->id, dg, err)))
 		goto out_free;
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "request", r->id);
+	cJSON_AddStringToObject(b, "digest", dg); /* an answer counts only for a request journaled so */
 	cJSON_AddItemToObject(b, "decision", gate_decision_to_json(d, GATE_VIEW_OPERATOR));
 	rc = gate_journal(g, "request", b, err);
 	if (rc == 0)
@@ -602,7 +608,15 @@ int gate_recheck(struct gate *g, int *refused, bl_err *err)
 			continue;
 		}
 		note_ignored(g, &r);
-		if (r.answered)
+		if (!gate_request_journaled(g, &r)) {
+			char msg[GATE_MSG_MAX];
+
+			/* Replaced by another request under the same id: it answers nothing of this run's. */
+			snprintf(msg, sizeof(msg), "request %s in approvals/ is not the one this run's journal "
+				 "holds: ignored", r.id);
+			gate_tell_once(g, "request_not_journaled", msg);
+			x->pub.state = GATE_WAITING;
+		} else if (r.answered)
 			x->pub.state = r.approved ? GATE_READY : GATE_REFUSED;
 		else if (r.status != GATE_REQ_PENDING)
 			x->pub.state = GATE_REFUSED;

@@ -281,7 +281,12 @@ int gate_fault_latched(const struct gate *g);
 
 /* ---- stopping ---- */
 
-/* Installs SIGINT and SIGTERM handlers that only count; loops poll gate_signals_count(). */
+/*
+ * Installs handlers that only count for every signal that would end the
+ * process on request (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+ * SIGALRM, the real-time ones, ...; signals.c lists them) and ignores
+ * SIGPIPE; loops poll gate_signals_count().
+ */
 int gate_signals_install(bl_err *err);
 int gate_signals_count(void);
 void gate_signals_reset(void);

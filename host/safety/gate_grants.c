@@ -1,9 +1,11 @@
-/* gate_grants.c: the gate's grants on clocks that survive processes: the run's clock and the wall clock, both picked up from the journal, and every grant's start and expiry as the journal records them. */
+/* gate_grants.c: what the gate takes from its run's journal: grants on clocks that survive processes (the run's clock, the wall clock, every grant's start and expiry) and the requests it filed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "safety/gate_int.h"
 
@@ -84,13 +86,47 @@ static double num(const cJSON *o, const char *key, double dflt)
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* A time in the journal as a whole number of ns or ms; dflt when it is none (1e300 is none). */
+static int64_t whole(const cJSON *o, const char *key, int64_t dflt)
+{
+	long v;
+
+	return json_whole(cJSON_GetObjectItemCaseSensitive(o, key), -4e18, 4e18, &v) ? (int64_t)v : dflt;
+}
+
+int gate_request_noted(struct gate *g, const char *id, const char *digest, bl_err *err)
+{
+	struct journaled_request *n = realloc(g->reqs, (g->n_reqs + 1) * sizeof(*n));
+
+	if (!n)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	g->reqs = n;
+	n = &g->reqs[g->n_reqs++];
+	snprintf(n->id, sizeof(n->id), "%s", id);
+	snprintf(n->digest, sizeof(n->digest), "%s", digest ? digest : "");
+	return 0;
+}
+
+int gate_request_journaled(const struct gate *g, const struct gate_request *r)
+{
+	char dg[BL_DIGEST_HEX];
+
+	if (gate_request_digest(r, dg, NULL))
+		return 0;
+	for (size_t i = g->n_reqs; i-- > 0;)
+		if (!strcmp(g->reqs[i].id, r->id))
+			/* A journal of a brushloop from before the digest was journaled names the id alone. */
+			return !g->reqs[i].digest[0] || !strcmp(g->reqs[i].digest, dg);
+	return 0;
+}
+
 static int restore_event(const cJSON *ev, void *ctx)
 {
 	struct restore *rs = ctx;
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(ev, "src"),
 		    *name = cJSON_GetObjectItemCaseSensitive(ev, "event"),
 		    *data = cJSON_GetObjectItemCaseSensitive(ev, "data"), *id;
-	int64_t t = (int64_t)num(ev, "mono_ns", 0), w = (int64_t)num(ev, "wall_ms", 0), issued;
+	int64_t t = whole(ev, "mono_ns", 0), w = whole(ev, "wall_ms", 0), issued;
 	struct seen_grant *s;
 
 	if (t > rs->run_ns)
@@ -100,12 +136,20 @@ static int restore_event(const cJSON *ev, void *ctx)
 	if (!cJSON_IsString(src) || strcmp(src->valuestring, "gate") || !cJSON_IsString(name) ||
 	    !cJSON_IsObject(data))
 		return 0;
+	if (!strcmp(name->valuestring, "request")) {
+		const char *rid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "request"));
+		const char *dg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "digest"));
+
+		if (rid && strlen(rid) < GATE_ID_MAX && (!dg || strlen(dg) == BL_DIGEST_HEX - 1))
+			gate_request_noted(rs->g, rid, dg, NULL);
+		return 0;
+	}
 	/* The gate's own events carry the run's clock: a process whose clock began at 0 wrote it. */
-	t = (int64_t)num(data, "run_ns", 0);
+	t = whole(data, "run_ns", 0);
 	if (t > rs->run_ns)
 		rs->run_ns = t;
 	id = cJSON_GetObjectItemCaseSensitive(data, "grant");
-	issued = (int64_t)num(data, "issued_wall_ms", -1);
+	issued = whole(data, "issued_wall_ms", -1);
 	if (!cJSON_IsString(id) || strlen(id->valuestring) >= GATE_ID_MAX || issued < 0)
 		return 0;
 	s = lookup(rs->g, id->valuestring, issued);
@@ -114,7 +158,7 @@ static int restore_event(const cJSON *ev, void *ctx)
 		double seen_ns = num(data, "seen_run_ns",
 				     (num(data, "expires_run_s", 0) - num(data, "for_s", 0)) * 1e9);
 
-		add_seen(rs->g, id->valuestring, issued, (int64_t)seen_ns);
+		add_seen(rs->g, id->valuestring, issued, (int64_t)fmax(-4e18, fmin(4e18, seen_ns)));
 	} else if (!strcmp(name->valuestring, "grant_expired")) {
 		if (!s)
 			s = add_seen(rs->g, id->valuestring, issued, 0);

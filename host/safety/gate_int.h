@@ -22,6 +22,12 @@ struct seen_grant {
 
 struct deferred;
 
+/* A request the gate filed in this run, as its journal records it (the request event). */
+struct journaled_request {
+	char id[GATE_ID_MAX];
+	char digest[BL_DIGEST_HEX]; /* "" in a journal from before requests were journaled with it */
+};
+
 struct gate {
 	struct gate_config cfg;
 	const struct machine *m;
@@ -43,6 +49,8 @@ struct gate {
 	size_t n_told;
 	struct deferred *def;
 	size_t n_def;
+	struct journaled_request *reqs; /* every request this run's journal holds */
+	size_t n_reqs;
 };
 
 /* Journals an event from src "gate" (body consumed; NULL: empty). */
@@ -57,6 +65,14 @@ void gate_tell_once(struct gate *g, const char *event, const char *msg);
  * an earlier process, so a lifetime goes on where it was.
  */
 int gate_grants_restore(struct gate *g, bl_err *err);
+/*
+ * Whether r is a request this run's gate filed: its request event is in
+ * the run's journal with r's digest (an answer counts only for such a
+ * request). A request planted in approvals/, or another run's, is not.
+ */
+int gate_request_journaled(const struct gate *g, const struct gate_request *r);
+/* Notes a request just filed and journaled (its id and digest); 0 or BL_ENOMEM. */
+int gate_request_noted(struct gate *g, const char *id, const char *digest, bl_err *err);
 /* The run's clock: the gate's clock plus what earlier processes used, ns. */
 int64_t gate_run_ns(struct gate *g);
 /* Re-reads grants.json when it changed; starts the lifetime of grants seen for the first time. */

@@ -291,10 +291,20 @@ static void *estimate_make(void *arg)
 	o.target = target;
 	o.machine_path = machine;
 	o.palette_path = palette;
-	/* The strokes the run's budget bought, when it was sized: the plan it painted. */
-	o.max_strokes = (int)(num(rj, "budget_strokes") > 0 ? num(rj, "budget_strokes") : num(rj, "max_strokes"));
-	o.arm_hours = num(rj, "arm_hours");
-	o.colours = (int)num(rj, "colours");
+	{
+		long v;
+
+		/*
+		 * What run.json says, when it can be an option's value (else the
+		 * planner's default); the strokes the run's budget bought, when it
+		 * was sized: the plan it painted.
+		 */
+		o.max_strokes = json_whole(cJSON_GetObjectItem(rj, "max_strokes"), 0, 100000, &v) ? (int)v : 0;
+		if (json_whole(cJSON_GetObjectItem(rj, "budget_strokes"), 1, 100000, &v))
+			o.max_strokes = (int)v;
+		o.colours = json_whole(cJSON_GetObjectItem(rj, "colours"), 0, 32, &v) ? (int)v : 0;
+	}
+	o.arm_hours = num(rj, "arm_hours") >= 0.01 && num(rj, "arm_hours") <= 240 ? num(rj, "arm_hours") : 0;
 	o.open_loop = cJSON_IsTrue(cJSON_GetObjectItem(rj, "open_loop"));
 	cJSON_Delete(rj);
 	if (!name[0] || run_estimate(&o, &est, NULL))

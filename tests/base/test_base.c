@@ -301,6 +301,55 @@ TEST(strbuf_grows)
 	free(s);
 }
 
+/* A number read from a file is taken as a whole number only within its range: 1e300 or NaN never reach a cast. */
+TEST(json_whole_numbers_are_range_checked_before_conversion)
+{
+	static const char *const bad[] = { "1e300", "-1e300", "1.5", "-1", "1e15", "\"7\"", "true", "null" };
+	long v = -7;
+	cJSON *n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = cJSON_Parse(bad[i]);
+		CHECK_MSG(!json_whole(n, 0, 1e12, &v) && v == -7, "%s was taken as %ld", bad[i], v);
+		cJSON_Delete(n);
+	}
+	n = cJSON_CreateNumber(NAN);
+	CHECK(!json_whole(n, 0, 1e12, &v));
+	cJSON_Delete(n);
+	CHECK(!json_whole(NULL, 0, 1e12, &v));
+	n = cJSON_CreateNumber(1e12);
+	CHECK(json_whole(n, 0, 1e12, &v) && v == 1000000000000L);
+	cJSON_Delete(n);
+	/* Even a range past what a long holds converts nothing beyond it. */
+	n = cJSON_CreateNumber(1e19);
+	CHECK(!json_whole(n, -1e300, 1e300, &v));
+	cJSON_Delete(n);
+}
+
+/* Names shown to a person: control, bidirectional and broken bytes escaped, long ones cut in the middle. */
+TEST(names_are_shown_with_control_and_bidi_characters_escaped)
+{
+	char out[64];
+
+	bl_name_shown("runs/a\x1b[31mred\nnext\xe2\x80\xaetxt.exe", out, sizeof(out));
+	CHECK_MSG(!strcmp(out, "runs/a\\x1b[31mred\\nnext\\u202etxt.exe"), "%s", out);
+	bl_name_shown("caf\xc3\xa9 \xff\xc2\x85", out, sizeof(out));
+	CHECK_MSG(!strcmp(out, "caf\xc3\xa9 \\xff\\u0085"), "%s", out);
+	bl_name_shown("plain/path-1.png", out, sizeof(out));
+	CHECK(!strcmp(out, "plain/path-1.png"));
+	{
+		char big[300];
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[0] = 'S';
+		big[sizeof(big) - 2] = 'E';
+		big[sizeof(big) - 1] = '\0';
+		bl_name_shown(big, out, sizeof(out));
+		CHECK_MSG(strlen(out) == sizeof(out) - 1 && out[0] == 'S' && out[sizeof(out) - 2] == 'E' &&
+			  strstr(out, "..."), "%s", out);
+	}
+}
+
 TEST(exit_status_of_each_code)
 {
 	CHECK(bl_exit_status(BL_OK) == 0);
@@ -355,7 +404,9 @@ TEST(a_destination_is_host_and_a_plain_port)
 	CHECK(!hostport_name_ok("a..b", 63) && !hostport_name_ok("a.b.", 63) && !hostport_name_ok("abcde.f", 4));
 }
 
-TEST_MAIN(T(json_unread_key_is_an_error), T(json_optional_absent_keeps_default),
+TEST_MAIN(T(json_whole_numbers_are_range_checked_before_conversion),
+	  T(names_are_shown_with_control_and_bidi_characters_escaped),
+	  T(json_unread_key_is_an_error), T(json_optional_absent_keeps_default),
 	  T(json_integers_do_not_saturate), T(json_nested_paths_in_messages),
 	  T(json_rejects_trailing_junk_and_duplicates), T(json_enum_lists_the_choices),
 	  T(atomic_write_replaces_whole_file), T(append_line_adds_lines),

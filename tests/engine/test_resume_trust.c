@@ -2,12 +2,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
 
 #include "base/digest.h"
 #include "base/fs.h"
+#include "engine/run_checks.h"
 #include "test.h"
 
 /* Small and quick: a flat graphic target, 24 strokes, the power lost after 40 arm actions. */
@@ -174,9 +176,9 @@ TEST(a_replaced_target_or_palette_is_refused)
 	free(other);
 }
 
-TEST(a_missing_state_plan_or_world_of_a_run_under_way_is_refused)
+TEST(a_missing_plan_or_world_of_a_run_under_way_is_refused)
 {
-	static const char *const files[] = { "state.json", "plan.json", "world.sim" };
+	static const char *const files[] = { "plan.json", "world.sim" };
 	const char *dir = stopped_run("missing-files");
 	char *journal = file_of(dir, "journal.jsonl");
 
@@ -352,8 +354,337 @@ TEST(a_rewound_next_action_id_reuses_no_id)
 	free(journal);
 }
 
-TEST_MAIN(T(an_edited_machine_is_refused_unless_accepted_and_journaled),
+/*
+ * An action id in the journal just under 1e15 is no id an action can have
+ * (the gate takes ids up to 1e12): it is not taken as the largest handed
+ * out. On c35509f the first resume took it, handed out ids past 1e15, and
+ * the next resume refused: "next_action_id: ... out of range [1e8, 1e15]".
+ */
+TEST(an_action_id_near_1e15_leaves_the_run_resumable)
+{
+	const char *dir = stopped_run("id-near-1e15");
+	char *journal = file_of(dir, "journal.jsonl"), *p, *err = NULL;
+	int rc;
+
+	CHECK(journal && (p = strstr(journal, "\"id\":100000000,")) != NULL);
+	if (!journal || !p) {
+		free(journal);
+		return;
+	}
+	/* Every mention of the run's first own action (the park before the blank canvas) */
+	while ((p = strstr(journal, "\"id\":100000000,"))) {
+		size_t n = strlen(journal) + 8;
+		char *edited = malloc(n);
+
+		snprintf(edited, n, "%.*s\"id\":999999999999999,%s", (int)(p - journal), journal,
+			 p + strlen("\"id\":100000000,"));
+		free(journal);
+		journal = edited;
+	}
+	CHECK(put_file(dir, "journal.jsonl", journal) == 0);
+	free(journal);
+	/*
+	 * Its chain made whole again (else the resume refuses the journal first),
+	 * and state.json, which names a line by the digest it had, taken away:
+	 * the resume rebuilds the state from this journal.
+	 */
+	CHECK(run_journal_rechain(dir) == 0);
+	{
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/state.json", dir);
+		CHECK(unlink(path) == 0);
+	}
+	rc = resume_a_while(dir, NULL, &err);
+	CHECK_MSG(rc == 86, "the first resume exited %d: %s", rc, err ? err : "");
+	free(err);
+	{
+		/* The next goes on too (the power lost once more, 20 actions later). */
+		const char *args[] = { "resume", dir, "--quiet", "--fault", "power_loss_after=80", NULL };
+
+		rc = test_brushloop(args, NULL, &err);
+		CHECK_MSG(rc == 86, "the next resume exited %d: %s", rc, err ? err : "");
+		free(err);
+	}
+}
+
+/* A copy of the run's file name (bytes, a world too) as name.kept; put_back renames it back. */
+static void keep(const char *dir, const char *name)
+{
+	char from[4200], to[4300], *bytes = NULL;
+	size_t len = 0;
+
+	snprintf(from, sizeof(from), "%s/%s", dir, name);
+	snprintf(to, sizeof(to), "%s.kept", from);
+	CHECK(fs_read_file(from, 1 << 28, &bytes, &len, NULL) == 0);
+	CHECK(bytes && fs_write_atomic(to, bytes, len, NULL) == 0);
+	free(bytes);
+}
+
+static void put_back(const char *dir, const char *name)
+{
+	char from[4200], to[4200];
+
+	snprintf(from, sizeof(from), "%s/%s.kept", dir, name);
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	CHECK(rename(from, to) == 0);
+}
+
+/*
+ * An older state.json put back (kept when the run stopped first, put back
+ * after it went on), and state.json deleted: the journal holds every state
+ * saved, so resume rebuilds the state from it (journaled state_rebuilt)
+ * and no finished subtask runs again, no cell over its limit. On c35509f the
+ * older state was trusted: finished subtasks ran again and cells m5 and m6
+ * took 6 ml against cell_max_ml 3.
+ */
+TEST(an_older_or_missing_state_is_rebuilt_from_the_journal)
+{
+	const char *dir = stopped_run("older-state");
+	char *err = NULL, *journal, path[4200];
+	const char *more[] = { "resume", dir, "--quiet", "--fault", "power_loss_after=120", NULL };
+	int rc;
+
+	keep(dir, "state.json");
+	CHECK(test_brushloop(more, NULL, NULL) == 86);
+	put_back(dir, "state.json");
+	{
+		const char *args[] = { "resume", dir, "--quiet", "--fault", "power_loss_after=160", NULL };
+
+		rc = test_brushloop(args, NULL, &err);
+		CHECK_MSG(rc == 86, "resume with the older state exited %d: %s", rc, err ? err : "");
+		free(err);
+	}
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	CHECK(unlink(path) == 0);
+	rc = resume(dir, NULL, &err);
+	CHECK_MSG(rc == 0, "resume without state.json exited %d: %s", rc, err ? err : "");
+	free(err);
+	journal = file_of(dir, "journal.jsonl");
+	CHECK(count(journal, "\"event\":\"state_rebuilt\"") == 2);
+	CHECK_STR_CONTAINS(journal, "\"why\":\"state.json is behind the journal\"");
+	CHECK_STR_CONTAINS(journal, "\"why\":\"state.json is missing\"");
+	free(journal);
+	CHECK_MSG(run_done_subtasks_worked_again(dir) == 0, "finished subtasks ran again");
+	CHECK(run_dispenses_repeated(dir, NULL) == 0);
+	run_check_cells_within_capacity(dir);
+}
+
+/* The run id of run dir (run.json's), in a static buffer. */
+static const char *run_id(const char *dir)
+{
+	static char id[64];
+	char *text = file_of(dir, "run.json");
+	cJSON *o = text ? cJSON_Parse(text) : NULL;
+
+	snprintf(id, sizeof(id), "%s", cJSON_GetStringValue(cJSON_GetObjectItem(o, "id")) ?: "");
+	cJSON_Delete(o);
+	free(text);
+	return id;
+}
+
+/* Copies name from run src into run dir. */
+static void copy_over(const char *src, const char *dir, const char *name)
+{
+	char from[4200], to[4200], *text = NULL;
+	size_t len = 0;
+
+	snprintf(from, sizeof(from), "%s/%s", src, name);
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	CHECK(fs_read_file(from, 1 << 28, &text, &len, NULL) == 0);
+	CHECK(text && fs_write_atomic(to, text, len, NULL) == 0);
+	free(text);
+}
+
+/* Resume refuses (exit 2) with err naming each of want (NULL-ended), the journal untouched. */
+static void refused(const char *dir, const char *what, const char *const *want)
+{
+	char *before = file_of(dir, "journal.jsonl"), *now, *err = NULL;
+	int rc = resume(dir, NULL, &err);
+
+	CHECK_MSG(rc == 2, "%s: resume exited %d, not 2 (refused): %s", what, rc, err ? err : "");
+	for (int i = 0; want[i]; i++)
+		CHECK_MSG(err && strstr(err, want[i]), "%s: '%s' does not say '%s'", what, err ? err : "",
+			  want[i]);
+	free(err);
+	now = file_of(dir, "journal.jsonl");
+	CHECK_MSG(!before || (now && !strcmp(before, now)), "%s: the refused resume wrote the journal", what);
+	free(before);
+	free(now);
+}
+
+/*
+ * Another run of the same plan: its state.json, its journal.jsonl, its
+ * world.sim (copied, or linked), its approvals/ (linked) are refused, the
+ * message naming both runs or the file; a state ahead of the journal (the
+ * journal cut after it) and an edited plan.json likewise; with the
+ * journal deleted (alone, or with state.json or world.sim) the run is never
+ * started over. Each was taken on c35509f.
+ */
+TEST(another_runs_files_an_edited_plan_or_a_lost_journal_are_refused)
+{
+	char a[4200], b[4200], la[4300], lb[4300];
+	const char *ids[3] = { NULL, NULL, NULL };
+	char ida[64], idb[64];
+
+	snprintf(a, sizeof(a), "%s", stopped_run("trust-a"));
+	snprintf(b, sizeof(b), "%s", stopped_run("trust-b"));
+	snprintf(ida, sizeof(ida), "%s", run_id(a));
+	snprintf(idb, sizeof(idb), "%s", run_id(b));
+	ids[0] = ida;
+	ids[1] = idb;
+	keep(a, "state.json");
+	copy_over(b, a, "state.json");
+	refused(a, "another run's state.json", ids);
+	put_back(a, "state.json");
+	keep(a, "journal.jsonl");
+	copy_over(b, a, "journal.jsonl");
+	refused(a, "another run's journal", (const char *[]){ "journal.jsonl: line 1 is of run", NULL });
+	put_back(a, "journal.jsonl");
+	keep(a, "world.sim");
+	copy_over(b, a, "world.sim");
+	refused(a, "another run's world.sim", (const char *[]){ "is another run's world", NULL });
+	put_back(a, "world.sim");
+	/* Links out of the run directory: to the other run's world, and its approvals. */
+	snprintf(la, sizeof(la), "%s/world.sim", a);
+	snprintf(lb, sizeof(lb), "%s/world.sim", b);
+	keep(a, "world.sim");
+	CHECK(unlink(la) == 0 && symlink(lb, la) == 0);
+	refused(a, "world.sim linked to another run's", (const char *[]){ "world.sim is a link that leads out", NULL });
+	CHECK(unlink(la) == 0);
+	put_back(a, "world.sim");
+	snprintf(la, sizeof(la), "%s/approvals", a);
+	snprintf(lb, sizeof(lb), "%s/approvals", b);
+	CHECK(rmdir(la) == 0 && symlink(lb, la) == 0);
+	refused(a, "approvals linked to another run's", (const char *[]){ "approvals is a link that leads out", NULL });
+	CHECK(unlink(la) == 0 && mkdir(la, 0755) == 0);
+	/* The journal cut after the line state.json names: the state is ahead of it. */
+	{
+		char *j = file_of(a, "journal.jsonl"), *cut = j ? strstr(j, "\"event\":\"state_saved\"") : NULL;
+
+		keep(a, "journal.jsonl");
+		CHECK(cut && (cut = strchr(cut, '\n')));
+		if (cut) {
+			cut[1] = '\0';
+			CHECK(put_file(a, "journal.jsonl", j) == 0);
+			refused(a, "a state ahead of the journal", (const char *[]){ "the state is ahead of the journal", NULL });
+		}
+		free(j);
+		put_back(a, "journal.jsonl");
+	}
+	/* plan.json edited: a home in the first subtask and every stroke 30 mm over. */
+	{
+		char *plan = file_of(a, "plan.json"), *p = plan ? strstr(plan, "\"actions\":\t[") : NULL;
+
+		keep(a, "plan.json");
+		CHECK(p != NULL);
+		if (p) {
+			size_t n = strlen(plan) + 128;
+			char *edited = malloc(n);
+
+			p += strlen("\"actions\":\t[");
+			snprintf(edited, n, "%.*s{\"type\":\"home\",\"speed_mm_s\":100},%s", (int)(p - plan), plan, p);
+			CHECK(put_file(a, "plan.json", edited) == 0);
+			free(edited);
+			refused(a, "an edited plan.json", (const char *[]){ "plan.json is not the file the run wrote", NULL });
+		}
+		free(plan);
+		put_back(a, "plan.json");
+	}
+	/* The journal deleted: alone, with state.json, with world.sim. */
+	{
+		static const char *const with[] = { NULL, "state.json", "world.sim" };
+
+		for (size_t i = 0; i < 3; i++) {
+			char p[4300];
+
+			keep(a, "journal.jsonl");
+			snprintf(p, sizeof(p), "%s/journal.jsonl", a);
+			CHECK(unlink(p) == 0);
+			if (with[i]) {
+				keep(a, with[i]);
+				snprintf(p, sizeof(p), "%s/%s", a, with[i]);
+				CHECK(unlink(p) == 0);
+			}
+			refused(a, with[i] ? with[i] : "the journal", (const char *[]){ "journal.jsonl is missing", NULL });
+			put_back(a, "journal.jsonl");
+			if (with[i])
+				put_back(a, with[i]);
+		}
+	}
+	/* Everything put back: it goes on. */
+	{
+		char *err = NULL;
+		int rc = resume_a_while(a, NULL, &err);
+
+		CHECK_MSG(rc == 86, "the run put back exited %d: %s", rc, err ? err : "");
+		free(err);
+	}
+}
+
+static void stirs_ask(cJSON *m)
+{
+	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "safety"), "operator_kinds"),
+			     cJSON_CreateString("stir"));
+}
+
+/*
+ * A request and its answer planted together in approvals/ (r000000, for
+ * the very action the run waits on, dated long ago, answered yes with its
+ * digest): the gate journaled no such request, so the answer counts for
+ * nothing; the run still waits for its own r000001, and r000000 is never
+ * used. On c35509f the planted pair approved the action.
+ */
+TEST(a_planted_request_and_answer_approve_nothing)
+{
+	const char *dir = test_tmp_path("planted");
+	char machine[4200], path[4200], *req, *planted, *err = NULL;
+	const char *args[] = { "run", test_src_path("examples/targets/flat-shapes.png"), "--out", dir,
+			       "--max-strokes", "24", "--quiet", "--accept-nearest", "--refill-ok",
+			       "--machine", machine, NULL };
+	const char *approve[] = { "approve", dir, "r000000", NULL };
+	cJSON *o;
+	int rc;
+
+	CHECK(run_machine_edited("m-stir.json", stirs_ask, machine, sizeof(machine)) == 0);
+	rc = test_brushloop(args, NULL, NULL);
+	CHECK_MSG(rc == 3, "the run exited %d, not 3 (waiting for r000001)", rc);
+	req = file_of(dir, "approvals/r000001.json");
+	o = req ? cJSON_Parse(req) : NULL;
+	CHECK(o != NULL);
+	if (!o) {
+		free(req);
+		return;
+	}
+	cJSON_ReplaceItemInObject(o, "id", cJSON_CreateString("r000000"));
+	cJSON_ReplaceItemInObject(o, "created_wall_ms", cJSON_CreateNumber(1000));
+	planted = cJSON_Print(o);
+	CHECK(put_file(dir, "approvals/r000000.json", planted) == 0);
+	free(planted);
+	cJSON_Delete(o);
+	free(req);
+	CHECK(test_brushloop(approve, NULL, NULL) == 0);
+	rc = resume(dir, NULL, &err);
+	CHECK_MSG(rc == 3, "resumed beside the planted pair, the run exited %d, not 3: %s", rc, err ? err : "");
+	free(err);
+	planted = file_of(dir, "approvals/r000000.json");
+	CHECK_MSG(planted && strstr(planted, "\"status\":\t\"pending\""), "the planted request was used: %.300s",
+		  planted ? planted : "");
+	free(planted);
+	planted = file_of(dir, "journal.jsonl");
+	CHECK_MSG(planted && !strstr(planted, "\"request\":\"r000000\""), "the journal acted on r000000");
+	free(planted);
+	snprintf(path, sizeof(path), "%s/STATUS.md", dir);
+	planted = file_of(dir, "STATUS.md");
+	CHECK_STR_CONTAINS(planted, "request r000001");
+	free(planted);
+}
+
+TEST_MAIN(T(a_planted_request_and_answer_approve_nothing), T(an_older_or_missing_state_is_rebuilt_from_the_journal),
+	  T(another_runs_files_an_edited_plan_or_a_lost_journal_are_refused),
+	  T(an_action_id_near_1e15_leaves_the_run_resumable),
+	  T(an_edited_machine_is_refused_unless_accepted_and_journaled),
 	  T(a_replaced_target_or_palette_is_refused),
-	  T(a_missing_state_plan_or_world_of_a_run_under_way_is_refused),
+	  T(a_missing_plan_or_world_of_a_run_under_way_is_refused),
 	  T(a_run_stopped_before_its_first_state_plans_again),
 	  T(impossible_state_values_are_refused_naming_the_key), T(a_rewound_next_action_id_reuses_no_id))

@@ -21,21 +21,11 @@
 /* Small and quick: a flat graphic target, a stroke budget of 24. */
 #define STROKES "24"
 
-/* The run's file name, read whole (malloc'd; NULL when it cannot be read). */
-static char *run_file(const char *dir, const char *name)
-{
-	char path[4200], *text = NULL;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (fs_read_file(path, 1 << 28, &text, NULL, NULL))
-		return NULL;
-	return text;
-}
 
 /* The run's JSON file name, parsed; NULL when it cannot be read or parsed. */
 static cJSON *run_json(const char *dir, const char *name)
 {
-	char *text = run_file(dir, name);
+	char *text = run_file_text(dir, name);
 	cJSON *o = text ? cJSON_Parse(text) : NULL;
 
 	free(text);
@@ -100,63 +90,6 @@ static int dispenses_repeated(const char *dir, int *n_dispenses)
 	return x.rep;
 }
 
-struct worked_again {
-	const char *dir;
-	char done[512][24];
-	int n_done, again;
-};
-
-static void check_worked_again(const cJSON *line, void *ctx)
-{
-	struct worked_again *x = ctx;
-	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(line, "event"));
-	const char *sub = cJSON_GetStringValue(cJSON_GetObjectItem(line, "subtask"));
-	const char *status = cJSON_GetStringValue(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(line, "data"), "status"));
-	const char *type = allowed_type(line);
-	int work, is_done = 0;
-
-	if (!ev || !sub || !*sub)
-		return;
-	for (int i = 0; i < x->n_done; i++)
-		is_done |= !strcmp(x->done[i], sub);
-	if (!strcmp(ev, "subtask_end") && status && !strcmp(status, "done") && !is_done &&
-	    x->n_done < 512)
-		snprintf(x->done[x->n_done++], sizeof(x->done[0]), "%s", sub);
-	work = !strcmp(ev, "subtask_start") || !strcmp(ev, "dispense_planned") ||
-	       !strcmp(type, "stroke") || !strcmp(type, "dispense");
-	if (work && is_done) {
-		fprintf(stderr, "%s: %s after %s was done\n", x->dir, ev, sub);
-		x->again++;
-	}
-}
-
-/*
- * Work done again for a subtask the journal already called done (in its
- * round: correction rounds name theirs c1.s3, ...): the subtask started, a
- * mix's dispense set planned, or a stroke or dispense the gate allowed. A
- * resume must never start a finished subtask over.
- */
-static int done_subtasks_worked_again(const char *dir)
-{
-	static struct worked_again x;
-
-	memset(&x, 0, sizeof(x));
-	x.dir = dir;
-	return test_journal_each(dir, check_worked_again, &x) ? -1 : x.again;
-}
-
-/* How many times pat stands in the run's journal (0 when there is none yet). */
-static int journal_count(const char *dir, const char *pat)
-{
-	char *text = run_file(dir, "journal.jsonl");
-	int n = 0;
-
-	for (const char *p = text; p && (p = strstr(p, pat)); p++)
-		n++;
-	free(text);
-	return n;
-}
 
 /* Kills a child run with SIGKILL once its journal holds pat n times; 0 when it did. */
 static int kill_at(pid_t pid, const char *dir, const char *pat, int n)
@@ -164,7 +97,7 @@ static int kill_at(pid_t pid, const char *dir, const char *pat, int n)
 	int status;
 
 	for (;;) {
-		if (journal_count(dir, pat) >= n) {
+		if (run_journal_count(dir, pat) >= n) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			return 0;
@@ -442,24 +375,6 @@ TEST(open_loop_runs_the_same_plan_without_looking)
 	CHECK(final_mean(dir) > 0);
 }
 
-static long journal_lines(const char *dir)
-{
-	char path[4200], buf[65536];
-	long n = 0;
-	ssize_t k;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	while ((k = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < k; i++)
-			n += buf[i] == '\n';
-	close(fd);
-	return n;
-}
-
 /* The moments of the kill case: from the first events to the corrections (an uninterrupted run journals about 540 lines). */
 static const long kill_lines[] = { 3, 40, 130, 260, 420 };
 #define N_KILLS ((int)(sizeof(kill_lines) / sizeof(kill_lines[0])))
@@ -493,7 +408,7 @@ static void resume_killed(int i, void *ctx)
 	CHECK_MSG(rc == 0, "resume after a kill at journal line %ld exited %d", lines, rc);
 	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice after a kill at line %ld",
 		  lines);
-	CHECK_MSG(done_subtasks_worked_again(dir) == 0, "a done subtask started over after a kill at "
+	CHECK_MSG(run_done_subtasks_worked_again(dir) == 0, "a done subtask started over after a kill at "
 		  "line %ld", lines);
 	{
 		/* A stroke that ran before the kill is counted once, not again by the resume. */
@@ -558,7 +473,7 @@ TEST(kill_9_at_five_moments_then_resume)
 	for (int i = 0; i < N_KILLS && pid > 0 && !exited; i++) {
 		char name[32];
 
-		while (journal_lines(dir) < kill_lines[i]) {
+		while (run_journal_lines(dir) < kill_lines[i]) {
 			if (waitpid(pid, &status, WNOHANG) == pid) {
 				exited = 1;
 				break;
@@ -660,10 +575,10 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 	/* In the second mix's set, once its first dispense was allowed (the set is on disk by then). */
 	CHECK_MSG(kill_at(pid, dir, "\"type\":\"dispense\"", 5) == 0, "the run ended first");
 	CHECK(test_brushloop(rargs, NULL, NULL) == 0);
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 	{
-		int planned = journal_count(dir, "\"event\":\"dispense_planned\"");
-		int mixes = journal_count(dir, "\"event\":\"mix_open_loop\"");
+		int planned = run_journal_count(dir, "\"event\":\"dispense_planned\"");
+		int mixes = run_journal_count(dir, "\"event\":\"mix_open_loop\"");
 
 		/* One set a mix (top-ups are mixes too): the interrupted one finished, not planned again. */
 		CHECK_MSG(planned == mixes, "%d dispense sets planned for %d open-loop mixes", planned,
@@ -672,36 +587,6 @@ TEST(open_loop_dispenses_each_mix_once_across_a_kill)
 	run_check_cells_within_capacity(dir);
 }
 
-/*
- * Writes the example machine, changed by edit, as name in the test's
- * directory, its calibration by full paths (the copy lives elsewhere); the
- * path in out.
- */
-static int machine_edited(const char *name, void (*edit)(cJSON *m), char *out, size_t n)
-{
-	char p[4096], *text = NULL, *json;
-	cJSON *m, *cal;
-
-	snprintf(p, sizeof(p), "%s/examples/machine-sim.json", getenv("BRUSHLOOP_SRC"));
-	if (fs_read_file(p, 1 << 20, &text, NULL, NULL))
-		return -1;
-	m = cJSON_Parse(text);
-	free(text);
-	if (!m)
-		return -1;
-	edit(m);
-	cal = cJSON_GetObjectItem(m, "calibration");
-	snprintf(p, sizeof(p), "%s/examples/calibration/sim-camera.icc", getenv("BRUSHLOOP_SRC"));
-	cJSON_ReplaceItemInObjectCaseSensitive(cal, "camera_profile", cJSON_CreateString(p));
-	snprintf(p, sizeof(p), "%s/examples/calibration/sim-light.json", getenv("BRUSHLOOP_SRC"));
-	cJSON_ReplaceItemInObjectCaseSensitive(cal, "light_map", cJSON_CreateString(p));
-	json = cJSON_Print(m);
-	test_write_file(name, json);
-	snprintf(out, n, "%s/%s", test_tmpdir(), name);
-	free(json);
-	cJSON_Delete(m);
-	return 0;
-}
 
 /* A tolerance no mix reaches, and no rule that accepts without a person (unattended.accept_within_de00 0). */
 static void tight_mixes(cJSON *m)
@@ -741,26 +626,26 @@ TEST(a_colour_within_accept_within_is_accepted_and_listed_one_beyond_waits)
 			       "--machine", machine, NULL };
 	int rc;
 
-	CHECK(machine_edited("m-accept.json", tight_mixes_accepted, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-accept.json", tight_mixes_accepted, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "a run whose colours all lie within accept_within_de00 exited %d, not 0", rc);
-	CHECK(journal_count(dir, "\"event\":\"mix_accepted_within\"") >= 1);
-	CHECK(journal_count(dir, "\"event\":\"mix_escalated\"") == 0);
-	md = run_file(dir, "STATUS.md");
+	CHECK(run_journal_count(dir, "\"event\":\"mix_accepted_within\"") >= 1);
+	CHECK(run_journal_count(dir, "\"event\":\"mix_escalated\"") == 0);
+	md = run_file_text(dir, "STATUS.md");
 	CHECK(md != NULL);
 	CHECK_MSG(md && strstr(md, "## Accepted without a person (unattended.accept_within_de00 50)"),
 		  "STATUS.md does not list the accepted colours");
 	CHECK(md && strstr(md, "| c1 | "));
 	free(md);
 
-	CHECK(machine_edited("m-beyond.json", tight_mixes_accepted_at_tolerance, machine,
+	CHECK(run_machine_edited("m-beyond.json", tight_mixes_accepted_at_tolerance, machine,
 			     sizeof(machine)) == 0);
 	args[3] = far;
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "a run whose colours lie beyond accept_within_de00 exited %d, not 3", rc);
-	CHECK(journal_count(far, "\"event\":\"mix_accepted_within\"") == 0);
-	CHECK(journal_count(far, "\"event\":\"mix_escalated\"") >= 1);
-	md = run_file(far, "STATUS.md");
+	CHECK(run_journal_count(far, "\"event\":\"mix_accepted_within\"") == 0);
+	CHECK(run_journal_count(far, "\"event\":\"mix_escalated\"") >= 1);
+	md = run_file_text(far, "STATUS.md");
 	CHECK(md && !strstr(md, "Accepted without a person"));
 	CHECK(md && strstr(md, "could not be mixed within"));
 	free(md);
@@ -874,10 +759,10 @@ static char *paused_run(const char *dir, const char *machine_name, void (*edit)(
 			       "--accept-nearest", "--refill-ok", "--machine", machine, NULL };
 	int rc;
 
-	CHECK(machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited(machine_name, edit, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "a run on %s exited %d, not 3 (paused)", machine_name, rc);
-	md = run_file(dir, "STATUS.md");
+	md = run_file_text(dir, "STATUS.md");
 	CHECK(md != NULL);
 	return md;
 }
@@ -898,18 +783,18 @@ TEST(a_kill_while_deferred_work_is_retried_starts_nothing_done_over)
 	int rc, starts = 0;
 	pid_t pid;
 
-	CHECK(machine_edited("m-tight.json", tight_mixes, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-tight.json", tight_mixes, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "the run with a tolerance no mix reaches exited %d, not 3", rc);
 	pid = start(accept);
 	CHECK(pid > 0);
 	/* Killed as the retry starts its second subtask. */
-	starts = journal_count(dir, "\"event\":\"subtask_start\"");
+	starts = run_journal_count(dir, "\"event\":\"subtask_start\"");
 	CHECK_MSG(kill_at(pid, dir, "\"event\":\"subtask_start\"", starts + 2) == 0,
 		  "the resume ended first");
 	rc = test_brushloop(rargs, NULL, NULL);
 	CHECK_MSG(rc == 0, "resume after the kill exited %d", rc);
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 }
 
 /* text with its first `from` replaced by `to` (malloc'd), or NULL when text has none. */
@@ -929,13 +814,21 @@ static char *replaced(const char *text, const char *from, const char *to)
  * actions the subtask has not, more colours than planned), or emptied, is
  * refused on resume with exit 2 naming the key, never a crash.
  */
+/*
+ * A state.json its reader refuses (a well the machine lacks, a negative
+ * coat, no state at all) is refused naming the key; one that reads but does
+ * not fit the plan (a retry of an action it lacks, a subtask past its end)
+ * differs from the state the journal saved at the line it names, and is
+ * rebuilt from the journal (state_rebuilt), never trusted.
+ */
 TEST(a_damaged_state_is_refused_on_resume)
 {
-	static const char *const damage[][3] = {
+	static const char *const unfit[][2] = {
 		{ "\"retry\":\t{\n\t\t\"active\":\tfalse,\n\t\t\"subtask\":\t0,\n\t\t\"attempt\":\t0,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[]",
-		  "\"retry\":\t{\n\t\t\"active\":\ttrue,\n\t\t\"subtask\":\t1,\n\t\t\"attempt\":\t1,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[9999999]",
-		  "retry.actions[0]" },
-		{ "\"next\":\t", "\"next\":\t9000", "next" },
+		  "\"retry\":\t{\n\t\t\"active\":\ttrue,\n\t\t\"subtask\":\t1,\n\t\t\"attempt\":\t1,\n\t\t\"id0\":\t0,\n\t\t\"actions\":\t[9999999]" },
+		{ "\"next\":\t", "\"next\":\t9000" },
+	};
+	static const char *const damage[][3] = {
 		{ "\"well\":\t\"w2\"", "\"well\":\t\"w9\"", "wells[1].well" },
 		{ "\"coat\":\t", "\"coat\":\t-", "colours[0].coat" },
 	};
@@ -948,6 +841,18 @@ TEST(a_damaged_state_is_refused_on_resume)
 	CHECK(test_brushloop(args, NULL, NULL) == 86);
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
+	for (size_t i = 0; text && i < sizeof(unfit) / sizeof(unfit[0]); i++) {
+		const char *on[] = { "resume", dir, "--quiet", "--fault", i ? "power_loss_after=60" : "power_loss_after=50", NULL };
+		char *bad = replaced(text, unfit[i][0], unfit[i][1]);
+
+		CHECK_MSG(bad && fs_write_atomic(path, bad, strlen(bad), NULL) == 0, "unfit case %zu", i);
+		free(bad);
+		CHECK_MSG(test_brushloop(on, NULL, NULL) == 86, "unfit case %zu: not resumed", i);
+		CHECK(run_journal_count(dir, "\"why\":\"state.json differs from the state the journal saved\"") == (int)i + 1);
+		free(text);
+		text = NULL;
+		CHECK(fs_read_file(path, 1 << 26, &text, NULL, NULL) == 0);
+	}
 	for (size_t i = 0; text && i < sizeof(damage) / sizeof(damage[0]); i++) {
 		char *bad = replaced(text, damage[i][0], damage[i][1]);
 
@@ -1056,7 +961,7 @@ TEST(a_run_its_wells_cannot_supply_is_refused_before_it_starts)
 	struct stat sb;
 	int rc;
 
-	CHECK(machine_edited("m-supply.json", small_white_well, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-supply.json", small_white_well, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, &err);
 	CHECK_MSG(rc == 2, "a run its white well cannot supply exited %d, not 2", rc);
 	CHECK_STR_CONTAINS(err, "the wells cannot supply the plan");
@@ -1101,10 +1006,10 @@ TEST(a_well_that_runs_low_pauses_for_a_refill)
 	CHECK(test_brushloop(bad, NULL, &err) == 2);
 	CHECK_STR_CONTAINS(err, "no well 'w99'");
 	free(err);
-	CHECK(journal_count(dir, "\"event\":\"refilled\"") == 0);
+	CHECK(run_journal_count(dir, "\"event\":\"refilled\"") == 0);
 	rc = test_brushloop(refilled, NULL, NULL);
 	CHECK_MSG(rc == 0, "resumed after the refill, the run exited %d", rc);
-	CHECK(journal_count(dir, "\"event\":\"refilled\"") == 1);
+	CHECK(run_journal_count(dir, "\"event\":\"refilled\"") == 1);
 	CHECK(dispenses_repeated(dir, &n) == 0 && n > 0);
 	st = test_status(dir, NULL);
 	CHECK(st && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "finished"));
@@ -1255,7 +1160,7 @@ TEST(with_no_clean_cell_left_a_top_up_never_overfills_its_cell)
 	int rc, paths = 0;
 
 	snprintf(tint, sizeof(tint), "%s/tests/engine/data/pale-tint.png", getenv("BRUSHLOOP_SRC"));
-	CHECK(machine_edited("m-two-cells.json", two_cells, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-two-cells.json", two_cells, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "the two-cell run exited %d", rc);
 	CHECK(test_journal_each(dir, count_no_clean_cell, &paths) == 0);
@@ -1329,6 +1234,7 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 	const char *waiting = NULL;
 	cJSON *st, *plan_st = NULL;
 	double want[3] = { 0 };
+	char cell[64] = "all";
 	int rc, k = -1;
 
 	rc = test_brushloop(args, NULL, NULL);
@@ -1340,6 +1246,7 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 
 		if (cJSON_IsTrue(cJSON_GetObjectItem(col, "escalated")) && !waiting) {
 			snprintf(name, sizeof(name), "%s", cJSON_GetStringValue(cJSON_GetObjectItem(col, "name")));
+			snprintf(cell, sizeof(cell), "%s", cJSON_GetStringValue(cJSON_GetObjectItem(col, "cell")) ?: "");
 			waiting = name;
 			k = c;
 		}
@@ -1349,7 +1256,7 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 		cJSON_Delete(st);
 		return;
 	}
-	md = run_file(dir, "STATUS.md");
+	md = run_file_text(dir, "STATUS.md");
 	snprintf(spec, sizeof(spec), "--substitute %s=lab:L,a,b", waiting);
 	CHECK_STR_CONTAINS(md, spec);
 	free(md);
@@ -1370,8 +1277,8 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 	CHECK(want[0] > 0.0);
 
 	/* Mistyped answers: refused, naming what is wrong; nothing moves, nothing is written. */
-	state0 = run_file(dir, "state.json");
-	journal0 = run_file(dir, "journal.jsonl");
+	state0 = run_file_text(dir, "state.json");
+	journal0 = run_file_text(dir, "journal.jsonl");
 	{
 		static const char *const bad[][2] = {
 			{ "c99=c1", "no colour 'c99'" },
@@ -1417,7 +1324,7 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 		err = NULL;
 	}
 	{
-		char *s1 = run_file(dir, "state.json"), *j1 = run_file(dir, "journal.jsonl");
+		char *s1 = run_file_text(dir, "state.json"), *j1 = run_file_text(dir, "journal.jsonl");
 
 		CHECK_MSG(s1 && state0 && !strcmp(s1, state0), "a refused answer changed state.json");
 		CHECK_MSG(j1 && journal0 && !strcmp(j1, journal0), "a refused answer wrote to the journal");
@@ -1428,14 +1335,18 @@ TEST(an_operator_substitutes_a_colour_the_loop_cannot_mix)
 	free(journal0);
 
 	/*
-	 * The answer: the waiting colour mixed as the other one, and the dry well
-	 * refilled. Killed after two more mixes are measured, the run is resumed
-	 * with no answer: the substitute is in state.json and holds.
+	 * The answer: the waiting colour mixed as the other one, the dry well
+	 * refilled, and the waiting colour's cell emptied and cleaned (the dry
+	 * well's failed mixes used up the clean cells: a substitute is never
+	 * mixed over what a used cell holds). Killed after two more mixes are
+	 * measured, the run is resumed with no answer: the substitute is in
+	 * state.json and holds.
 	 */
 	{
-		const char *rargs[] = { "resume", dir, "--quiet", "--substitute", spec, "--refilled", "w4", NULL };
+		const char *rargs[] = { "resume", dir, "--quiet", "--substitute", spec, "--refilled", "w4",
+					"--emptied", cell, NULL };
 		const char *again[] = { "resume", dir, "--quiet", NULL };
-		int measured = journal_count(dir, "\"event\":\"mix_measured\"");
+		int measured = run_journal_count(dir, "\"event\":\"mix_measured\"");
 		pid_t pid;
 
 		snprintf(spec, sizeof(spec), "%s=%s", waiting, other);
@@ -1606,7 +1517,7 @@ TEST(estimate_names_the_wells_a_run_must_refill)
 	char machine[4200], *out = NULL;
 	const char *args[] = { "estimate", test_src_path(TEST_TARGET), "--max-strokes", STROKES, "--machine", machine, NULL };
 
-	CHECK(machine_edited("m-small-white-est.json", small_white_well, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-small-white-est.json", small_white_well, machine, sizeof(machine)) == 0);
 	CHECK(test_brushloop(args, &out, NULL) == 0);
 	CHECK_STR_CONTAINS(out, "refill: w1 (white) expected ");
 	free(out);
@@ -1734,9 +1645,9 @@ TEST(two_resumes_at_once_one_runs)
 	free(text);
 	CHECK_MSG(dispenses_repeated(dir, &n) == 0, "a dispense ran twice with two resumes");
 	CHECK(n > 0);
-	CHECK_MSG(journal_count(dir, "\"event\":\"resume\"") == 1, "%d resumes journaled",
-		  journal_count(dir, "\"event\":\"resume\""));
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK_MSG(run_journal_count(dir, "\"event\":\"resume\"") == 1, "%d resumes journaled",
+		  run_journal_count(dir, "\"event\":\"resume\""));
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 }
 
 /*
@@ -1759,7 +1670,7 @@ TEST(a_running_run_owns_its_directory)
 	CHECK(pid > 0);
 	snprintf(actions, sizeof(actions), "%s/examples/actions/every-kind.json", getenv("BRUSHLOOP_SRC"));
 	snprintf(want, sizeof(want), "in use by process %ld", (long)pid);
-	while (journal_lines(dir) < 40 && waitpid(pid, NULL, WNOHANG) == 0)
+	while (run_journal_lines(dir) < 40 && waitpid(pid, NULL, WNOHANG) == 0)
 		usleep(2000);
 	for (int stopped = 0; stopped < 2; stopped++) {
 		if (stopped)
@@ -1778,7 +1689,7 @@ TEST(a_running_run_owns_its_directory)
 	kill(pid, SIGCONT);
 	CHECK_MSG(wait_exit(pid) == 0, "the run did not finish after the refused resumes");
 	CHECK(dispenses_repeated(dir, &n) == 0);
-	CHECK(journal_count(dir, "\"event\":\"resume\"") == 0);
+	CHECK(run_journal_count(dir, "\"event\":\"resume\"") == 0);
 }
 
 /* The run's state.json says state, and STATUS.md says it too. */
@@ -1786,7 +1697,7 @@ static void check_state(const char *dir, const char *state, const char *why)
 {
 	cJSON *st = state_of(dir);
 	const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(st, "state"));
-	char *md = run_file(dir, "STATUS.md"), want[64];
+	char *md = run_file_text(dir, "STATUS.md"), want[64];
 
 	CHECK_MSG(got && !strcmp(got, state), "%s: state.json says '%s', not '%s'", why,
 		  got ? got : "(none)", state);
@@ -1807,7 +1718,7 @@ TEST(sighup_pauses_the_run_cleanly)
 	int rc, n = 0;
 
 	CHECK(pid > 0);
-	while (journal_lines(dir) < 60 && waitpid(pid, NULL, WNOHANG) == 0)
+	while (run_journal_lines(dir) < 60 && waitpid(pid, NULL, WNOHANG) == 0)
 		usleep(2000);
 	kill(pid, SIGHUP);
 	rc = wait_exit(pid);
@@ -1848,14 +1759,14 @@ TEST(a_file_size_limit_pauses_the_run_cleanly)
 	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(st, "state")), "paused");
 	CHECK_STR_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")), "storage error");
 	cJSON_Delete(st);
-	CHECK_MSG(journal_count(dir, "\"event\":\"arm_error\"") == 0 &&
-		  journal_count(dir, "\"event\":\"camera_error\"") == 0,
+	CHECK_MSG(run_journal_count(dir, "\"event\":\"arm_error\"") == 0 &&
+		  run_journal_count(dir, "\"event\":\"camera_error\"") == 0,
 		  "a storage error was counted as the arm's or the camera's");
-	CHECK(journal_count(dir, "\"type\":\"dispense\"") > 0);
+	CHECK(run_journal_count(dir, "\"type\":\"dispense\"") > 0);
 	rc = test_brushloop(rargs, NULL, NULL);
 	CHECK_MSG(rc == 0, "the resume without the limit exited %d", rc);
 	CHECK(dispenses_repeated(dir, &n) == 0);
-	CHECK(done_subtasks_worked_again(dir) == 0);
+	CHECK(run_done_subtasks_worked_again(dir) == 0);
 }
 
 TEST_MAIN(T(a_verified_tint_topped_up_keeps_its_colour), T(with_no_clean_cell_left_a_top_up_never_overfills_its_cell), T(two_resumes_at_once_one_runs), T(a_running_run_owns_its_directory),

@@ -8,6 +8,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "engine/brakes.h"
+#include "engine/run_int.h"
 #include "engine/run_state.h"
 #include "test.h"
 
@@ -123,8 +124,8 @@ TEST(a_version_2_state_of_an_older_brushloop_migrates_to_the_current_shape)
 /*
  * A state as a version 1 writer left it, before recipes were kept, waste and
  * wells counted and the planner's time priced: version 1 and none of those
- * keys (nor version 3's reviewer). Migrated on resume, the run goes on to the
- * end; the state it saves is version 3 with them all.
+ * keys (nor version 3's reviewer and journal keys). Migrated on resume, the
+ * run goes on to the end; the state it saves is version 3 with them all.
  */
 TEST(a_version_1_state_is_migrated_on_resume)
 {
@@ -209,7 +210,41 @@ TEST(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume)
 	cJSON_Delete(st);
 }
 
-TEST_MAIN(T(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape),
+/*
+ * tests/engine/data/state-v2-c35509f-six-cells.json and run-v1-c35509f.json are what
+ * brushloop c35509f wrote (flat-shapes.png, --max-strokes 24, a machine with
+ * mixes at 0.8 and six cells, paused): a state naming no journal line and a
+ * run with no id. Migrated, the state names the run "" and line 0 (it
+ * reflects none: a resume takes it only while the journal holds no state of
+ * its own), the run has the id "" that a resume then gives it.
+ */
+TEST(a_state_and_run_of_c35509f_migrate_to_the_chained_shape)
+{
+	char path[4200];
+	cJSON *st;
+	json_obj o;
+	bl_err err = { 0 };
+
+	snprintf(path, sizeof(path), "%s/tests/engine/data/state-v2-c35509f-six-cells.json", getenv("BRUSHLOOP_SRC"));
+	st = read_json(path);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(st && !cJSON_GetObjectItem(st, "journal_line"));
+	CHECK_MSG(json_format_open(st, path, &run_state_format, NULL, &o, &err) == 0, "%s", err.msg);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 3);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "journal_line")) == 0);
+	CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "run")) ?: "?", ""));
+	cJSON_Delete(st);
+	snprintf(path, sizeof(path), "%s/tests/engine/data/run-v1-c35509f.json", getenv("BRUSHLOOP_SRC"));
+	st = read_json(path);
+	CHECK(st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 1);
+	CHECK_MSG(json_format_open(st, path, &run_json_format, NULL, &o, &err) == 0, "%s", err.msg);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "version")) == 2);
+	CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "id")) ?: "?", ""));
+	cJSON_Delete(st);
+}
+
+TEST_MAIN(T(a_state_and_run_of_c35509f_migrate_to_the_chained_shape),
+	  T(a_version_1_state_of_an_older_brushloop_migrates_to_the_current_shape),
 	  T(a_version_2_state_of_an_older_brushloop_migrates_to_the_current_shape),
 	  T(a_version_1_state_is_migrated_on_resume),
 	  T(a_state_of_a_newer_or_unreadable_version_is_refused_on_resume))

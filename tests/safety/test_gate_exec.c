@@ -1,5 +1,7 @@
 /* test_gate_exec.c: gate_execute against a recording arm: what is denied or unanswered never reaches it; grants, approvals, deferral, faults, the journal. */
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -480,11 +482,31 @@ TEST(no_journal_no_motion)
 	bl_err err = { 0 };
 
 	rig_open(&r, "nojournal", GATE_UNATTENDED, 0);
-	/* The journal's disk is full: appends fail whoever runs the test, a storage error. */
+	/* The journal's file may grow no more: appends fail whoever runs the test, a storage error. */
+	{
+		struct rlimit rl = { (rlim_t)r.jr.end, (rlim_t)r.jr.end };
+
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	}
+	CHECK(run(&r, MOVE_OK, &d, &err) == BL_ESTORAGE);
+	CHECK_STR_CONTAINS(err.msg, "journal");
+	CHECK(r.st.n_execute == 0);
+	rig_close(&r);
+}
+
+/* A journal that is no longer the one the gate's writer opened (another process's): no motion. */
+TEST(a_journal_not_the_writers_own_no_motion)
+{
+	struct rig r;
+	struct gate_decision d;
+	bl_err err = { 0 };
+
+	rig_open(&r, "notown", GATE_UNATTENDED, 0);
 	close(r.jr.fd);
 	r.jr.fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
 	CHECK(r.jr.fd >= 0);
-	CHECK(run(&r, MOVE_OK, &d, &err) == BL_ESTORAGE);
+	CHECK(run(&r, MOVE_OK, &d, &err) == BL_ESAFETY);
 	CHECK_STR_CONTAINS(err.msg, "journal");
 	CHECK(r.st.n_execute == 0);
 	rig_close(&r);
@@ -659,5 +681,5 @@ TEST_MAIN(T(new_reason_supersedes_old_request), T(homing_goes_through_the_gate),
 	  T(grant_allows_within_scope_until_it_expires_by_the_run_clock),
 	  T(grant_arriving_later_readies_deferred_request), T(bad_grants_are_reported_and_ignored),
 	  T(fault_stops_and_next_motion_needs_operator),
-	  T(first_motion_needs_a_person_when_the_machine_says_so), T(no_journal_no_motion),
+	  T(first_motion_needs_a_person_when_the_machine_says_so), T(no_journal_no_motion), T(a_journal_not_the_writers_own_no_motion),
 	  T(replay_through_fresh_gate_journals_same_decisions))

@@ -113,6 +113,39 @@ TEST(one_signal_during_motion_holds_and_exits_3)
 	CHECK(lines_with(journal, "\"event\":\"stop\"") == 0);
 }
 
+/*
+ * Every signal that ends a process on request (not only SIGINT, SIGTERM and
+ * SIGHUP: SIGQUIT, SIGUSR1 and SIGALRM killed a run on c35509f with its
+ * STATUS.md still saying running) holds the arm and exits 3; SIGPIPE is
+ * ignored, so the motion goes on to its end (exit 0).
+ */
+TEST(every_stop_signal_holds_and_exits_3)
+{
+	const int sigs[] = { SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGHUP, SIGTERM, SIGVTALRM, SIGPROF,
+			     SIGXCPU, SIGIO, SIGPWR, SIGRTMIN, SIGRTMAX };
+	const char *wait_for[] = { "execute move" };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct child_setup cs = { 5000, 50, 0, 0 };
+		char log[8400] = { 0 }, name[32];
+		int st;
+
+		snprintf(name, sizeof(name), "sig%d", sigs[i]);
+		st = run_child(name, &cs, wait_for, &sigs[i], 1, log, sizeof(log));
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 3, "signal %d (%s): status %#x", sigs[i],
+			  strsignal(sigs[i]), st);
+		CHECK_MSG(lines_with(log, "hold") == 1, "signal %d held nothing", sigs[i]);
+	}
+	{
+		struct child_setup cs = { 300, 50, 0, 0 };
+		const int pipe_sig[] = { SIGPIPE };
+		char log[8400] = { 0 };
+		int st = run_child("sigpipe", &cs, wait_for, pipe_sig, 1, log, sizeof(log));
+
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGPIPE: status %#x", st);
+	}
+}
+
 TEST(second_signal_stops_at_once_and_exits_5)
 {
 	/* The hold takes long (10 s to settle): the second signal cuts it short. */
@@ -181,6 +214,6 @@ TEST(third_signal_ends_a_process_that_hangs)
 	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %d", st);
 }
 
-TEST_MAIN(T(one_signal_during_motion_holds_and_exits_3), T(second_signal_stops_at_once_and_exits_5),
+TEST_MAIN(T(every_stop_signal_holds_and_exits_3), T(one_signal_during_motion_holds_and_exits_3), T(second_signal_stops_at_once_and_exits_5),
 	  T(signal_before_motion_moves_nothing), T(backend_fault_exits_5_and_is_journaled),
 	  T(third_signal_ends_a_process_that_hangs))

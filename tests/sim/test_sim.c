@@ -1496,7 +1496,7 @@ TEST(the_rig_opens_what_the_machine_names)
 {
 	struct machine *m = example();
 	struct rig *r = malloc(sizeof(*r));
-	struct rig_options o = { 3, 1, NULL, 1, { "drop_frames=1" } };
+	struct rig_options o = { 3, 1, NULL, 1, { "drop_frames=1" }, NULL };
 	struct arm_status st;
 	struct cam_frame f;
 	bl_err err;

@@ -706,7 +706,7 @@ TEST(an_accepted_mix_is_painted_and_judged_as_it_measured)
 	cJSON *st, *plan;
 	int rc;
 
-	CHECK(machine_edited("m-no-review.json", no_review, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-no-review.json", no_review, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 0, "the run with an accepted mix exited %d, not 0", rc);
 	st = state_of(dir);

@@ -13,7 +13,6 @@
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import SRC, check, click, failed, machine, wait_for  # noqa: E402
+from browser import SRC, check, click, finish, machine, wait_for  # noqa: E402
 
 BRUSHLOOP = sys.argv[1]
 SHOT = sys.argv[sys.argv.index('--screenshot') + 1] if '--screenshot' in sys.argv else None
@@ -231,13 +230,7 @@ def main():
         read_only(tmp, runs)
     except AssertionError as e:
         check(False, str(e))
-    finally:
-        if failed() == 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print(f'left for a look: {tmp}', file=sys.stderr)
-    print('ok' if failed() == 0 else f'{failed()} failed')
-    return 1 if failed() else 0
+    return finish(tmp)
 
 
 if __name__ == '__main__':

@@ -177,7 +177,12 @@ def live_run(tmp):
             d.save_screenshot(SHOT)
             approve_all()
         check(first != second, 'the canvas picture changed')
-        check(d.execute_script('return document.getElementById("img-canvas").naturalWidth') > 0, 'the canvas picture loads')
+        # The picture is cut from canvas-latest.png on request (canvas.png): it may take a moment under a sanitizer.
+        try:
+            wait_for('the canvas picture to load', lambda: d.execute_script(
+                'const e = document.getElementById("img-canvas"); return e && e.complete && e.naturalWidth > 0'), 30)
+        except AssertionError:
+            check(False, 'the canvas picture loads')
         # A cross-site POST with the browser's cookie is refused (the request is sent from another origin's page).
         cross = http(base + '/api/runs/stirs/approve', 'POST', b'{"id": "r000001", "answer": "yes"}',
                      {'Content-Type': 'application/json', 'Cookie': 'bl_token=' + token,

@@ -12,12 +12,12 @@
 #include "regress/regress.h"
 
 struct regress_args {
-	const char *suite, *out, *baseline, *junit, *slurm, *collect;
+	const char *suite, *out, *baseline, *junit, *markdown, *slurm, *collect;
 	int jobs, jobs_given, json, quiet;
 };
 
 enum regress_opt {
-	REGRESS_JOBS, REGRESS_BASELINE, REGRESS_JUNIT, REGRESS_JSON, REGRESS_OUT, REGRESS_EMIT_SLURM, REGRESS_COLLECT, REGRESS_QUIET,
+	REGRESS_JOBS, REGRESS_BASELINE, REGRESS_JUNIT, REGRESS_MARKDOWN, REGRESS_JSON, REGRESS_OUT, REGRESS_EMIT_SLURM, REGRESS_COLLECT, REGRESS_QUIET,
 	REGRESS_OPT_COUNT
 };
 
@@ -25,6 +25,7 @@ static const struct cli_opt regress_opts[REGRESS_OPT_COUNT] = {
 	[REGRESS_JOBS] = { "jobs", 'j', "N", "cases at once (default 1)", 0 },
 	[REGRESS_BASELINE] = { "baseline", 0, "FILE", "an earlier result to compare with", 0 },
 	[REGRESS_JUNIT] = { "junit", 0, "OUT.xml", "write JUnit XML to FILE", 0 },
+	[REGRESS_MARKDOWN] = { "markdown", 0, "OUT.md", "write a Markdown summary (a pull-request comment) to FILE", 0 },
 	[REGRESS_JSON] = { "json", 0, NULL, "print every figure as one JSON document", 0 },
 	[REGRESS_OUT] = { "out", 'o', "DIR", "the suite's directory", 0 },
 	[REGRESS_EMIT_SLURM] = { "emit-slurm", 0, "DIR", "write a Slurm array job into DIR, run nothing", 0 },
@@ -59,6 +60,9 @@ static int parse(const struct cli_command *cmd, int argc, char **argv, struct re
 		case REGRESS_JUNIT:
 			a->junit = p.arg;
 			break;
+		case REGRESS_MARKDOWN:
+			a->markdown = p.arg;
+			break;
 		case REGRESS_JSON:
 			a->json = 1;
 			break;
@@ -82,15 +86,15 @@ static int parse(const struct cli_command *cmd, int argc, char **argv, struct re
 		if (p.ind != argc)
 			return cli_usage(cmd, "--collect DIR reads the suite from DIR/suite.json: no SUITE");
 		if (a->slurm || a->out || a->jobs_given)
-			return cli_usage(cmd, "--collect takes only --baseline, --junit and --json");
+			return cli_usage(cmd, "--collect takes only --baseline, --junit, --markdown and --json");
 		return 0;
 	}
 	if (p.ind != argc - 1)
 		return cli_usage(cmd, "%s", p.ind >= argc ? "a SUITE file is needed" : "only one SUITE");
 	a->suite = argv[p.ind];
-	if (a->slurm && (a->out || a->baseline || a->junit || a->json))
+	if (a->slurm && (a->out || a->baseline || a->junit || a->markdown || a->json))
 		return cli_usage(cmd, "--emit-slurm DIR writes a job and runs nothing: --out, "
-				      "--baseline, --junit and --json belong to the run or --collect");
+				      "--baseline, --junit, --markdown and --json belong to the run or --collect");
 	return 0;
 }
 
@@ -101,6 +105,24 @@ static int abs_dir(const char *dir, char *out, bl_err *err)
 	if (!realpath(dir, out))
 		return bl_fail(err, BL_EIO, "%s: cannot resolve the folder", dir);
 	return 0;
+}
+
+/*
+ * Where a suite's runs go without --out: the user's cache
+ * ($XDG_CACHE_HOME, else ~/.cache)/brushloop/regress/NAME, never the folder
+ * regress was started in (a source tree), and the same each time, so a suite
+ * started again goes on where it stopped.
+ */
+static void default_out(const char *name, char *out, size_t n)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && xdg[0] == '/')
+		snprintf(out, n, "%s/brushloop/regress/%s", xdg, name);
+	else if (home && home[0] == '/')
+		snprintf(out, n, "%s/.cache/brushloop/regress/%s", home, name);
+	else
+		snprintf(out, n, "/tmp/brushloop-regress-%s", name);
 }
 
 static int self_path(char *out, size_t n, bl_err *err)
@@ -121,12 +143,14 @@ static int report(const struct regress_suite *s, const char *dir, const struct r
 	cJSON *result = NULL;
 	int rc;
 
-	if ((rc = regress_collect(s, dir, baseline, &result, err)))
+	if ((rc = regress_collect(s, dir, baseline, a->baseline, &result, err)))
 		return rc;
 	snprintf(p, sizeof(p), "%s/result.json", dir);
 	if ((rc = json_write_file(p, result, err)))
 		goto free_result;
 	if (a->junit && (rc = regress_junit_write(result, a->junit, err)))
+		goto free_result;
+	if (a->markdown && (rc = regress_markdown_write(result, a->markdown, err)))
 		goto free_result;
 	if (a->json) {
 		rc = regress_exit_status(result);
@@ -173,12 +197,12 @@ int cli_regress_main(int argc, char **argv)
 		if ((rc = abs_dir(a.slurm, dir, &err)) || (rc = regress_suite_save(&s, dir, &err)) ||
 		    (rc = regress_slurm_write(&s, bin, dir, a.jobs_given ? a.jobs : 0, &err)))
 			goto free_suite;
-		printf("%d cases: sbatch %s/regress.sbatch, then brushloop regress --collect %s\n", s.n,
-		       dir, dir);
+		printf("%d cases: sbatch %s/regress.sbatch, then brushloop regress --collect %s; or %s/submit "
+		       "for both (the collect job after the array)\n", s.n, dir, dir, dir);
 		goto free_suite;
 	}
 	if (!a.out) {
-		snprintf(p, sizeof(p), "runs/regress-%s", s.name);
+		default_out(s.name, p, sizeof(p));
 		a.out = p;
 	}
 	if ((rc = abs_dir(a.out, dir, &err)) || (rc = regress_suite_save(&s, dir, &err)))

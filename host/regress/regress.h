@@ -98,11 +98,14 @@ int regress_run(const struct regress_suite *s, const struct regress_run_options 
 
 /*
  * Judges every case from its run directory under dir (and against the
- * baseline result, may be NULL): {"kind": "regress-result", "suite", "cases":
- * [{"id", "verdict": "pass"|"fail"|"error", "figures", "failures", ...}], ...}.
+ * baseline result, may be NULL, read from baseline_file, whose path and
+ * SHA-256 the result names): {"kind": "regress-result", "suite", "cases":
+ * [{"id", "verdict": "pass"|"fail"|"error", "figures", "failures",
+ * "attachments", ...}], ...}. Each case's canvas, error map and report are
+ * copied into dir/attachments/ for a CI to show.
  */
 int regress_collect(const struct regress_suite *s, const char *dir, const cJSON *baseline,
-		    cJSON **result, bl_err *err);
+		    const char *baseline_file, cJSON **result, bl_err *err);
 
 /* Reads an earlier result (regress --json, or DIR/result.json) as a baseline. */
 int regress_baseline_load(const char *path, cJSON **out, bl_err *err);
@@ -110,8 +113,16 @@ int regress_baseline_load(const char *path, cJSON **out, bl_err *err);
 /* The summary table for a person. */
 void regress_print_table(const cJSON *result, FILE *f);
 
-/* Writes the result as JUnit XML (a case a testcase; a missed threshold a failure). */
+/*
+ * Writes the result as JUnit XML (a case a testcase with its properties; a
+ * missed threshold a failure; its attachments in system-out as Jenkins'
+ * junit-attachments plugin and GitLab read them), paths relative to the
+ * current folder.
+ */
 int regress_junit_write(const cJSON *result, const char *path, bl_err *err);
+
+/* Writes the result as Markdown for a pull-request comment: the totals, the cases that failed first, the rest folded. */
+int regress_markdown_write(const cJSON *result, const char *path, bl_err *err);
 
 /* Writes dir/regress.sbatch: a Slurm array job, one task per case, at most cap at once (0: no cap). */
 int regress_slurm_write(const struct regress_suite *s, const char *bin, const char *dir, int cap,

@@ -1,4 +1,6 @@
 /* regress_collect.c: a suite's result from its run directories alone: every figure, the thresholds and the baseline judged figure by figure. */
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/digest.h"
 #include "base/fs.h"
 #include "base/journal.h"
 #include "base/json.h"
@@ -244,6 +247,70 @@ static void judge_baseline(const struct regress_case *c, const cJSON *bc, const 
 	}
 }
 
+/* Copies src to dst (a picture or a page for a CI to keep); 0 or -1. */
+static int copy_file(const char *src, const char *dst)
+{
+	char *text = NULL;
+	size_t len;
+	int rc = -1;
+
+	if (fs_read_file(src, 64u << 20, &text, &len, NULL) == 0)
+		rc = fs_write_replace(dst, text, len, NULL) ? -1 : 0;
+	free(text);
+	return rc;
+}
+
+/* The last canvas picture the run's report drew (report/NNNNNN-WHAT-canvas.jpg, the largest NNNNNN: its last look), into last. */
+static int last_look(const char *run_dir, char *last, size_t n)
+{
+	char p[REGRESS_PATH_MAX + REGRESS_ID_MAX + 16];
+	struct dirent *e;
+	DIR *d;
+
+	last[0] = '\0';
+	snprintf(p, sizeof(p), "%s/report", run_dir);
+	if (!(d = opendir(p)))
+		return -1;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > 11 && !strcmp(e->d_name + len - 11, "-canvas.jpg") && strcmp(e->d_name, last) > 0 &&
+		    len < n)
+			snprintf(last, n, "%s", e->d_name);
+	}
+	closedir(d);
+	return last[0] ? 0 : -1;
+}
+
+/*
+ * What a CI shows beside a case: its canvas at the last look and the error
+ * map over the same rectangle (as the report drew them), and its report,
+ * copied into DIR/attachments/ under names of the case's own (a CI that
+ * keeps one file of a name per test class must not mix them up); "attachments"
+ * lists them relative to DIR. A run without a report has none.
+ */
+static void add_attachments(cJSON *o, const struct regress_case *c, const char *dir, const char *run_dir)
+{
+	static const char *const kinds[3] = { "canvas.jpg", "errmap.png", "report.html" };
+	char canvas[256], src[3][REGRESS_PATH_MAX + REGRESS_ID_MAX + 300], dst[REGRESS_PATH_MAX + REGRESS_ID_MAX + 64];
+	cJSON *list = cJSON_CreateArray();
+
+	if (last_look(run_dir, canvas, sizeof(canvas)) == 0) {
+		snprintf(src[0], sizeof(src[0]), "%s/report/%s", run_dir, canvas);
+		snprintf(src[1], sizeof(src[1]), "%s/report/%.*s-map.png", run_dir,
+			 (int)(strlen(canvas) - 11), canvas);
+		snprintf(src[2], sizeof(src[2]), "%s/report.html", run_dir);
+		snprintf(dst, sizeof(dst), "%s/attachments", dir);
+		fs_mkdirs(dst, NULL);
+		for (int k = 0; k < 3; k++) {
+			snprintf(dst, sizeof(dst), "%s/attachments/%s-%s", dir, c->id, kinds[k]);
+			if (copy_file(src[k], dst) == 0)
+				cJSON_AddItemToArray(list, cJSON_CreateString(dst + strlen(dir) + 1));
+		}
+	}
+	cJSON_AddItemToObject(o, "attachments", list);
+}
+
 static cJSON *judge_case(const struct regress_case *c, const char *dir, const cJSON *baseline)
 {
 	char run_dir[REGRESS_PATH_MAX + REGRESS_ID_MAX], why[1024];
@@ -301,25 +368,39 @@ static cJSON *judge_case(const struct regress_case *c, const char *dir, const cJ
 			cJSON_AddNullToObject(o, "baseline");
 	}
 	cJSON_AddStringToObject(o, "verdict", cJSON_GetArraySize(fails) ? "fail" : "pass");
+	add_attachments(o, c, dir, run_dir);
 	cJSON_Delete(st);
 	return o;
 }
 
 int regress_collect(const struct regress_suite *s, const char *dir, const cJSON *baseline,
-		    cJSON **result, bl_err *err)
+		    const char *baseline_file, cJSON **result, bl_err *err)
 {
 	cJSON *r = cJSON_CreateObject(), *cases, *tot;
-	int pass = 0, fail = 0, errs = 0;
+	char digest[BL_DIGEST_HEX], path[REGRESS_PATH_MAX];
+	int pass = 0, fail = 0, errs = 0, rc;
 	double wall = 0;
 
 	if (!r)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
+	/* The baseline named, and which bytes it was: a result compared with "a baseline" says with which. */
+	if (baseline && baseline_file &&
+	    (rc = bl_digest_file(baseline_file, 1u << 30, digest, err))) {
+		cJSON_Delete(r);
+		return rc;
+	}
 	cJSON_AddStringToObject(r, "kind", "regress-result");
 	cJSON_AddNumberToObject(r, "version", 1);
 	cJSON_AddStringToObject(r, "suite", s->name);
 	cJSON_AddStringToObject(r, "suite_file", s->path);
 	cJSON_AddStringToObject(r, "dir", dir);
 	cJSON_AddBoolToObject(r, "baseline", baseline != NULL);
+	if (baseline && baseline_file) {
+		cJSON *b = cJSON_AddObjectToObject(r, "baseline_file");
+
+		cJSON_AddStringToObject(b, "path", realpath(baseline_file, path) ? path : baseline_file);
+		cJSON_AddStringToObject(b, "sha256", digest);
+	}
 	cases = cJSON_AddArrayToObject(r, "cases");
 	for (int i = 0; i < s->n; i++) {
 		cJSON *c = judge_case(&s->cases[i], dir, baseline);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -26,6 +27,60 @@ static int tally(const cJSON *v)
 static const char *str(const cJSON *o, const char *k)
 {
 	return cJSON_GetStringValue(get(o, k)) ?: "";
+}
+
+/*
+ * path (absolute) relative to the current folder, as the CI that reads the
+ * JUnit file finds files: Jenkins under its workspace, GitLab under
+ * $CI_PROJECT_DIR, both where the job's commands run. A path that is not
+ * absolute, or a folder that cannot be found, is left as it is.
+ */
+static void relative(const char *path, char *out, size_t n)
+{
+	char cwd[PATH_MAX];
+	size_t common = 0;
+	int up = 0;
+
+	if (path[0] != '/' || !getcwd(cwd, sizeof(cwd))) {
+		snprintf(out, n, "%s", path);
+		return;
+	}
+	/* The longest leading run of whole components the two share. */
+	for (size_t i = 0;; i++) {
+		int end_c = cwd[i] == '\0', end_p = path[i] == '\0' || path[i] == '/';
+
+		if (end_c && end_p) {
+			common = i;
+			break;
+		}
+		if (cwd[i] != path[i])
+			break;
+		if (cwd[i] == '/')
+			common = i;
+	}
+	if (!strcmp(cwd, "/"))
+		common = 0;
+	for (const char *q = cwd + common; *q; q++)
+		up += *q == '/';
+	out[0] = '\0';
+	for (int k = 0; k < up; k++)
+		snprintf(out + strlen(out), n - strlen(out), "../");
+	snprintf(out + strlen(out), n - strlen(out), "%s", path[common] == '/' ? path + common + 1 : path + common);
+	if (!out[0])
+		snprintf(out, n, ".");
+}
+
+/* The text sb holds, written atomically to path (sb is emptied). */
+static int write_text(strbuf *sb, const char *path, bl_err *err)
+{
+	char *text = sb_take(sb);
+	int rc;
+
+	if (!text)
+		return bl_fail(err, BL_ENOMEM, "out of memory writing %s", path);
+	rc = fs_write_atomic(path, text, strlen(text), err);
+	free(text);
+	return rc;
 }
 
 /* A number in a column of width w with d decimals, or "-" when the run has none. */
@@ -86,6 +141,23 @@ void regress_print_table(const cJSON *result, FILE *f)
 		tally(get(t, "failed")), tally(get(t, "errors")));
 }
 
+/* <property name="KEY" value="V"/> of a number, string or boolean (null and absent: none). */
+static void junit_property(strbuf *sb, const char *key, const cJSON *v)
+{
+	if (!v || (!cJSON_IsNumber(v) && !cJSON_IsString(v) && !cJSON_IsBool(v)))
+		return;
+	sb_printf(sb, "        <property name=\"");
+	sb_xml(sb, key);
+	sb_printf(sb, "\" value=\"");
+	if (cJSON_IsNumber(v))
+		sb_printf(sb, "%.6g", v->valuedouble);
+	else if (cJSON_IsBool(v))
+		sb_printf(sb, "%s", cJSON_IsTrue(v) ? "true" : "false");
+	else
+		sb_xml(sb, v->valuestring);
+	sb_printf(sb, "\"/>\n");
+}
+
 /* Every figure of a case, a line each, for the body of its failure. */
 static void figures_text(strbuf *sb, const cJSON *c)
 {
@@ -104,7 +176,50 @@ static void figures_text(strbuf *sb, const cJSON *c)
 			sb_printf(sb, "%s: %s\n", it->string, cJSON_IsTrue(it) ? "true"
 							    : cJSON_IsFalse(it) ? "false" : "none");
 	}
-	sb_printf(sb, "run directory: %s\n", str(c, "run_dir"));
+	{
+		char rel[PATH_MAX + 256];
+
+		relative(str(c, "run_dir"), rel, sizeof(rel));
+		sb_printf(sb, "run directory: %s\n", rel);
+	}
+}
+
+/* A testcase's properties: what the case is (seed, loop, strokes...) and every figure it has. */
+static void junit_properties(strbuf *sb, const cJSON *c)
+{
+	/* The case's keys, and the names they go by (its --colours is not the figure "colours", the plan's). */
+	static const char *const keys[][2] = {
+		{ "group", "group" }, { "target", "target" }, { "seed", "seed" }, { "strokes", "strokes" },
+		{ "loop", "loop" }, { "colours", "colours_asked" }, { "accept_nearest", "accept_nearest" },
+		{ "refill", "refill" }, { "state", "state" }, { "exit", "exit" },
+	};
+	const cJSON *it;
+
+	sb_printf(sb, "      <properties>\n");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		junit_property(sb, keys[i][1], get(c, keys[i][0]));
+	cJSON_ArrayForEach(it, get(c, "figures"))
+		junit_property(sb, it->string, it);
+	sb_printf(sb, "      </properties>\n");
+}
+
+/* system-out: the run directory and each attachment on a line of its own, [[ATTACHMENT|path]], paths relative. */
+static void junit_out(strbuf *sb, const cJSON *result, const cJSON *c)
+{
+	char p[PATH_MAX + 256], rel[PATH_MAX + 256];
+	const cJSON *a;
+
+	relative(str(c, "run_dir"), rel, sizeof(rel));
+	sb_printf(sb, "      <system-out>run directory: ");
+	sb_xml(sb, rel);
+	cJSON_ArrayForEach(a, get(c, "attachments")) {
+		snprintf(p, sizeof(p), "%s/%s", str(result, "dir"), cJSON_GetStringValue(a) ?: "");
+		relative(p, rel, sizeof(rel));
+		sb_printf(sb, "&#10;[[ATTACHMENT|");
+		sb_xml(sb, rel);
+		sb_printf(sb, "]]");
+	}
+	sb_printf(sb, "&#10;</system-out>\n");
 }
 
 static void junit_case(strbuf *sb, const cJSON *result, const cJSON *c)
@@ -125,6 +240,7 @@ static void junit_case(strbuf *sb, const cJSON *result, const cJSON *c)
 		  cJSON_GetNumberValue(get(get(c, "figures"), "wall_s")) > 0
 			  ? cJSON_GetNumberValue(get(get(c, "figures"), "wall_s"))
 			  : 0.0);
+	junit_properties(sb, c);
 	if (*str(c, "error")) {
 		sb_printf(sb, "      <error type=\"error\" message=\"");
 		sb_xml(sb, str(c, "error"));
@@ -147,17 +263,14 @@ static void junit_case(strbuf *sb, const cJSON *result, const cJSON *c)
 		sb_free(&msg);
 		sb_free(&body);
 	}
-	sb_printf(sb, "      <system-out>");
-	sb_xml(sb, str(c, "run_dir"));
-	sb_printf(sb, "</system-out>\n    </testcase>\n");
+	junit_out(sb, result, c);
+	sb_printf(sb, "    </testcase>\n");
 }
 
 int regress_junit_write(const cJSON *result, const char *path, bl_err *err)
 {
 	const cJSON *c, *t = get(result, "totals");
 	strbuf sb;
-	char *text;
-	int rc;
 
 	sb_init(&sb);
 	sb_printf(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -173,10 +286,99 @@ int regress_junit_write(const cJSON *result, const char *path, bl_err *err)
 	cJSON_ArrayForEach(c, get(result, "cases"))
 		junit_case(&sb, result, c);
 	sb_printf(&sb, "  </testsuite>\n</testsuites>\n");
-	text = sb_take(&sb);
-	if (!text)
-		return bl_fail(err, BL_ENOMEM, "out of memory writing %s", path);
-	rc = fs_write_atomic(path, text, strlen(text), err);
-	free(text);
-	return rc;
+	return write_text(&sb, path, err);
+}
+
+/* A figure of a case for Markdown, with d decimals ("–" when the run has none). */
+static void md_num(strbuf *sb, const cJSON *o, const char *k, int d)
+{
+	const cJSON *v = get(o, k);
+
+	if (cJSON_IsNumber(v))
+		sb_printf(sb, " %.*f |", d, v->valuedouble);
+	else
+		sb_printf(sb, " – |");
+}
+
+/* Text for a Markdown table cell: no '|' or newline breaks it. */
+static void md_text(strbuf *sb, const char *s)
+{
+	for (; *s; s++)
+		sb_printf(sb, "%s", *s == '|' ? "\\|" : *s == '\n' ? " " : (char[2]){ *s, 0 });
+}
+
+static void md_table(strbuf *sb, const cJSON *result, int failed_ones)
+{
+	int base = cJSON_IsTrue(get(result, "baseline"));
+	const cJSON *c;
+
+	sb_printf(sb, "| case | verdict | state | mean ΔE00 | p95 ΔE00 |%s arm h | paint ml | mixes/colour | wall s |\n"
+		      "|---|---|---|---:|---:|%s---:|---:|---:|---:|\n", base ? " mean vs baseline |" : "",
+		  base ? "---:|" : "");
+	cJSON_ArrayForEach(c, get(result, "cases")) {
+		const cJSON *f = get(c, "figures"), *d = get(get(get(c, "baseline"), "mean_de00"), "delta");
+		int bad = strcmp(str(c, "verdict"), "pass") != 0;
+
+		if (bad != failed_ones)
+			continue;
+		sb_printf(sb, "| `");
+		md_text(sb, str(c, "id"));
+		sb_printf(sb, "` | %s | %s |", bad ? (strcmp(str(c, "verdict"), "error") ? "**fail**" : "**error**")
+					     : "pass", *str(c, "state") ? str(c, "state") : "–");
+		md_num(sb, f, "mean_de00", 2);
+		md_num(sb, f, "p95_de00", 2);
+		if (base) {
+			if (cJSON_IsNumber(d))
+				sb_printf(sb, " %+.2f |", d->valuedouble);
+			else
+				sb_printf(sb, " – |");
+		}
+		if (cJSON_IsNumber(get(f, "arm_s")))
+			sb_printf(sb, " %.2f |", get(f, "arm_s")->valuedouble / 3600.0);
+		else
+			sb_printf(sb, " – |");
+		md_num(sb, f, "paint_ml", 1);
+		md_num(sb, f, "mixes_per_colour", 0);
+		md_num(sb, f, "wall_s", 0);
+		sb_printf(sb, "\n");
+	}
+}
+
+int regress_markdown_write(const cJSON *result, const char *path, bl_err *err)
+{
+	const cJSON *t = get(result, "totals"), *c, *e, *bf = get(result, "baseline_file");
+	int n = (int)cJSON_GetNumberValue(get(t, "cases")), ok = (int)cJSON_GetNumberValue(get(t, "passed"));
+	strbuf sb;
+
+	sb_init(&sb);
+	sb_printf(&sb, "### brushloop regress `");
+	md_text(&sb, str(result, "suite"));
+	sb_printf(&sb, "`: %s %d of %d cases passed", ok == n ? "✅" : "❌", ok, n);
+	sb_printf(&sb, " (%d failed, %d errors; %.0f s of runs)\n\n", (int)cJSON_GetNumberValue(get(t, "failed")),
+		  (int)cJSON_GetNumberValue(get(t, "errors")), cJSON_GetNumberValue(get(t, "run_wall_s")));
+	if (bf)
+		sb_printf(&sb, "Against the baseline `%s` (SHA-256 `%.12s`).\n\n", str(bf, "path"), str(bf, "sha256"));
+	if (ok < n) {
+		md_table(&sb, result, 1);
+		sb_printf(&sb, "\n");
+		cJSON_ArrayForEach(c, get(result, "cases")) {
+			if (*str(c, "error")) {
+				sb_printf(&sb, "- `%s`: error: ", str(c, "id"));
+				md_text(&sb, str(c, "error"));
+				sb_printf(&sb, "\n");
+			}
+			cJSON_ArrayForEach(e, get(c, "failures")) {
+				sb_printf(&sb, "- `%s`: ", str(c, "id"));
+				md_text(&sb, str(e, "message"));
+				sb_printf(&sb, "\n");
+			}
+		}
+		sb_printf(&sb, "\n");
+	}
+	if (ok) {
+		sb_printf(&sb, "<details><summary>%d passed</summary>\n\n", ok);
+		md_table(&sb, result, 0);
+		sb_printf(&sb, "\n</details>\n");
+	}
+	return write_text(&sb, path, err);
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "test.h"
 
 extern char **environ;
@@ -133,11 +134,108 @@ static char *junit_summary(const char *path)
 	return pclose(p) == 0 ? out : NULL;
 }
 
+/*
+ * A testcase's properties and system-out lines as a real XML parser reads
+ * them: "ID prop KEY=VALUE" and "ID out LINE", and each attachment's path
+ * resolved as Jenkins and GitLab resolve a relative one (against the folder
+ * the job runs in: here, this test's) with whether it is there: "ID file
+ * PATH yes|no".
+ */
+static char *junit_details(const char *path)
+{
+	static char out[1 << 16];
+	char cmd[8192];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c '\n"
+		 "import os, re, sys, xml.etree.ElementTree as ET\n"
+		 "for c in ET.parse(sys.argv[1]).getroot().iter(\"testcase\"):\n"
+		 "    n = c.get(\"name\")\n"
+		 "    for p in c.iter(\"property\"): print(n, \"prop\", p.get(\"name\") + \"=\" + p.get(\"value\"))\n"
+		 "    for l in (c.findtext(\"system-out\") or \"\").splitlines():\n"
+		 "        print(n, \"out\", l)\n"
+		 "        m = re.fullmatch(r\"\\[\\[ATTACHMENT\\|(.+)\\]\\]\", l)\n"
+		 "        if m: print(n, \"file\", m.group(1), \"yes\" if os.path.isfile(m.group(1)) else \"no\")\n"
+		 "' '%s' 2>&1",
+		 path);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	return pclose(p) == 0 ? out : NULL;
+}
+
+/* The SHA-256 of a file as sha256sum (GNU coreutils) gives it. */
+static const char *sha256sum(const char *path)
+{
+	static char hex[80];
+	char cmd[4200];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sha256sum '%s'", path);
+	hex[0] = '\0';
+	if ((p = popen(cmd, "r"))) {
+		if (fscanf(p, "%64s", hex) != 1)
+			hex[0] = '\0';
+		pclose(p);
+	}
+	return hex;
+}
+
+/*
+ * What a CI shows of the suite of four: the Markdown for a pull-request
+ * comment, the JUnit cases' properties and attachments (Jenkins'
+ * junit-attachments plugin and GitLab: [[ATTACHMENT|path]], a line each in
+ * system-out; the paths relative, each case's files under names of its own),
+ * and the baseline named in the result with its digest.
+ */
+static void check_ci_outputs(const cJSON *res, const char *junit, const char *md, const char *bpath)
+{
+	const cJSON *bf = cJSON_GetObjectItem(res, "baseline_file");
+	char real[4096], want[600], *text = NULL, *js;
+
+	CHECK(realpath(bpath, real) != NULL);
+	CHECK_MSG(bf && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(bf, "path")) ?: "", real),
+		  "the result does not name its baseline file %s", real);
+	CHECK_MSG(bf && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(bf, "sha256")) ?: "", sha256sum(bpath)),
+		  "the baseline's digest is not sha256sum's %s", sha256sum(bpath));
+	CHECK(fs_read_file(md, 1 << 20, &text, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(text, "### brushloop regress `four`: ❌ 1 of 4 cases passed (2 failed, 1 errors;");
+	snprintf(want, sizeof(want), "Against the baseline `%s` (SHA-256 `%.12s`)", real, sha256sum(bpath));
+	CHECK_STR_CONTAINS(text, want);
+	CHECK_STR_CONTAINS(text, "| `miss-flat-shapes-s1-n6-open` | **fail** | finished |");
+	CHECK_STR_CONTAINS(text, "| `gone-no-such-picture-s1-n6-open` | **error** | – |");
+	CHECK_STR_CONTAINS(text, "- `worse-flat-shapes-s1-n6-open`: mean_de00 ");
+	CHECK_STR_CONTAINS(text, "<details><summary>1 passed</summary>\n\n| case |");
+	CHECK_STR_CONTAINS(text, "| `pass-flat-shapes-s1-n6-open` | pass | finished |");
+	free(text);
+	js = junit_details(junit);
+	CHECK_MSG(js != NULL, "the JUnit file does not parse");
+	if (!js)
+		return;
+	for (const char *p = "seed=1\0loop=open\0strokes=6\0state=finished\0exit=0\0mean_de00=\0paint_ml=\0"; *p;
+	     p += strlen(p) + 1) {
+		snprintf(want, sizeof(want), "pass-flat-shapes-s1-n6-open prop %s", p);
+		CHECK_STR_CONTAINS(js, want);
+	}
+	CHECK_MSG(!strstr(js, " out run directory: /"), "system-out names an absolute path: %s", js);
+	CHECK_STR_CONTAINS(js, "pass-flat-shapes-s1-n6-open out run directory: ");
+	for (const char *p = "canvas.jpg\0errmap.png\0report.html\0"; *p; p += strlen(p) + 1) {
+		snprintf(want, sizeof(want), "/attachments/miss-flat-shapes-s1-n6-open-%s yes\n", p);
+		CHECK_STR_CONTAINS(js, want);
+	}
+	CHECK_MSG(!strstr(js, " no\n"), "an attachment that is not there: %s", js);
+	CHECK_MSG(!strstr(js, " file /"), "an attachment by its absolute path: %s", js);
+}
+
 /* One suite of the four kinds of case, the worse one judged against a baseline written by hand. */
 TEST(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target)
 {
 	char suite[4096], base[4096];
-	const char *out = path_in("out"), *junit = path_in("suite.xml"), *spath, *bpath;
+	const char *out = path_in("out"), *junit = path_in("suite.xml"), *md = path_in("summary.md"), *spath, *bpath;
 	cJSON *res;
 	char *so = NULL, *se = NULL, *js;
 	int rc;
@@ -160,7 +258,7 @@ TEST(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target)
 	bpath = test_write_file("base.json", base);
 	{
 		const char *args[] = { "regress", spath, "--out", out, "--jobs", "2", "--baseline",
-				       bpath, "--junit", junit, "--json", NULL };
+				       bpath, "--junit", junit, "--markdown", md, "--json", NULL };
 
 		rc = test_brushloop(args, &so, &se);
 	}
@@ -213,6 +311,7 @@ TEST(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target)
 		CHECK_STR_CONTAINS(js, "worse than the baseline's 1 (tolerated 0.5)");
 		CHECK_STR_CONTAINS(js, "gone-no-such-picture-s1-n6-open error the target ");
 	}
+	check_ci_outputs(res, junit, md, bpath);
 	/* The table says the same. */
 	{
 		const char *args[] = { "regress", "--collect", out, "--baseline", bpath, NULL };
@@ -553,6 +652,41 @@ TEST(jobs_2_gives_the_same_figures_as_jobs_1)
 }
 
 /* The emitted job run by hand (as GNU parallel would run it), then --collect: the same verdicts as a local run. */
+/*
+ * The job's time and memory limits (sbatch's --time, --mem) among its
+ * directives, and ./submit: the array, then collect.sbatch with a dependency
+ * on it (afterany: it judges whatever the tasks left), both passed sbatch's
+ * options; checked with a stand-in sbatch on PATH that records its arguments
+ * and answers a job id as `sbatch --parsable` does.
+ */
+static void check_slurm_extras(const char *dir, const char *script)
+{
+	char p[4300], *text = NULL, *log = NULL;
+
+	CHECK(fs_read_file(script, 1 << 20, &text, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(text, "\n#SBATCH --time=00:20:00\n");
+	CHECK_STR_CONTAINS(text, "\n#SBATCH --mem=1G\n");
+	free(text);
+	snprintf(p, sizeof(p), "%s/collect.sbatch", dir);
+	CHECK(fs_read_file(p, 1 << 20, &text, NULL, NULL) == 0);
+	CHECK_STR_CONTAINS(text, "#SBATCH --time=");
+	CHECK_STR_CONTAINS(text, "\" regress --collect \"$OUT\" --junit \"$OUT/junit.xml\" --markdown \"$OUT/summary.md\"");
+	free(text);
+	CHECK(sh("bash -n '%s/collect.sbatch' && sh -n '%s/submit'", dir, dir) == 0);
+	CHECK(fs_mkdirs(test_tmp_path("fakebin"), NULL) == 0);
+	test_write_file("fakebin/sbatch", "#!/bin/sh\necho \"sbatch $*\" >> \"$SBATCH_LOG\"\n"
+					   "n=$(wc -l < \"$SBATCH_LOG\")\necho \"$((4200 + n));cluster1\"\n");
+	CHECK(sh("chmod +x '%s/fakebin/sbatch' && PATH='%s/fakebin':$PATH SBATCH_LOG='%s/sbatch.log' "
+		 "'%s/submit' --partition=short > '%s/submit.out'", test_tmpdir(), test_tmpdir(), test_tmpdir(),
+		 dir, test_tmpdir()) == 0);
+	snprintf(p, sizeof(p), "%s/sbatch.log", test_tmpdir());
+	CHECK(fs_read_file(p, 1 << 20, &log, NULL, NULL) == 0);
+	snprintf(p, sizeof(p), "sbatch --parsable --partition=short %s/regress.sbatch\n"
+		 "sbatch --parsable --dependency=afterany:4201 --partition=short %s/collect.sbatch\n", dir, dir);
+	CHECK_MSG(log && !strcmp(log, p), "submit ran:\n%s\nnot:\n%s", log ? log : "", p);
+	free(log);
+}
+
 TEST(collect_judges_what_the_emitted_job_left)
 {
 	char suite[2048], script[4300], *text = NULL;
@@ -599,6 +733,7 @@ TEST(collect_judges_what_the_emitted_job_left)
 	}
 	free(text);
 	CHECK(sh("bash -n '%s'", script) == 0);
+	check_slurm_extras(dir, script);
 	/* Nothing ran yet: collect says so and exits 1. */
 	CHECK(sh("'%s' regress --collect '%s' >/dev/null", getenv("BRUSHLOOP"), dir) == 1);
 	CHECK(sh("SLURM_ARRAY_TASK_ID=0 bash '%s'", script) == 0);
@@ -638,8 +773,36 @@ TEST(collect_judges_what_the_emitted_job_left)
 	}
 }
 
+/* Without --out a suite's runs go to the user's cache ($XDG_CACHE_HOME), never into the folder it was started in (a source tree). */
+TEST(without_out_the_runs_go_to_the_cache_not_the_working_folder)
+{
+	char here[4096], want[4300];
+	const char *work = path_in("work"), *cache = path_in("cache"), *spath;
+	struct stat sb;
+	int rc;
+
+	spath = test_write_file("elsewhere.json",
+				"{\"kind\": \"suite\", \"version\": 1, \"name\": \"elsewhere\", \"strokes\": [6],\n"
+				" \"cases\": [{\"targets\": [\"not-here.png\"]}]}\n");
+	CHECK(fs_mkdirs(work, NULL) == 0 && getcwd(here, sizeof(here)) != NULL);
+	CHECK(setenv("XDG_CACHE_HOME", cache, 1) == 0 && chdir(work) == 0);
+	{
+		const char *args[] = { "regress", spath, "--quiet", NULL };
+
+		rc = test_brushloop(args, NULL, NULL);
+	}
+	CHECK(chdir(here) == 0);
+	unsetenv("XDG_CACHE_HOME");
+	CHECK_MSG(rc == 1, "exit %d, not 1 (its one case cannot run)", rc);
+	snprintf(want, sizeof(want), "%s/brushloop/regress/elsewhere/result.json", cache);
+	CHECK_MSG(stat(want, &sb) == 0, "no %s", want);
+	snprintf(want, sizeof(want), "%s/runs", work);
+	CHECK_MSG(stat(want, &sb) != 0, "the suite wrote into the folder it was started in (%s)", want);
+}
+
 TEST_MAIN(T(a_suite_says_which_case_passed_missed_got_worse_and_had_no_target),
 	  T(a_bad_suite_is_exit_2_naming_the_file_and_key),
 	  T(a_suite_killed_part_way_runs_only_the_rest_when_started_again),
 	  T(an_interrupted_suite_pauses_its_runs_and_goes_on_when_started_again),
-	  T(jobs_2_gives_the_same_figures_as_jobs_1), T(collect_judges_what_the_emitted_job_left))
+	  T(jobs_2_gives_the_same_figures_as_jobs_1), T(collect_judges_what_the_emitted_job_left),
+	  T(without_out_the_runs_go_to_the_cache_not_the_working_folder))

@@ -51,3 +51,14 @@ def click(d, by, sel, what):
         except StaleElementReferenceException:
             time.sleep(0.2)
     raise AssertionError(f'{what}: redrawn under every click')
+
+
+def finish(tmp):
+    """The test's end: tmp removed when nothing failed (kept for a look otherwise), ok or the count, the exit status."""
+    import shutil
+    if failed() == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print(f'left for a look: {tmp}', file=sys.stderr)
+    print('ok' if failed() == 0 else f'{failed()} failed')
+    return 1 if failed() else 0

@@ -27,8 +27,9 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import SRC, check, click, failed, machine, wait_for  # noqa: E402
+from browser import SRC, check, click, finish, machine, wait_for  # noqa: E402
 
 BRUSHLOOP = sys.argv[1]
 SHOTS = sys.argv[sys.argv.index('--shots') + 1] if '--shots' in sys.argv else None
@@ -128,8 +129,6 @@ return Array.from(document.querySelectorAll('table.runs tbody tr'))
   .filter((r) => Array.from(r.querySelectorAll('a')).some((a) => a.textContent === arguments[0]))
   .map((r) => r.innerText)[0] || '';
 '''
-
-
 
 
 def row_text(d, run, what='innerText'):
@@ -239,12 +238,7 @@ def main():
         if srv:
             srv.send_signal(2)
             check(srv.wait(timeout=60) == 0, 'serve exits 0 on SIGINT')
-        if failed() == 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print(f'left for a look: {tmp}', file=sys.stderr)
-    print('ok' if failed() == 0 else f'{failed()} failed')
-    return 1 if failed() else 0
+    return finish(tmp)
 
 
 if __name__ == '__main__':

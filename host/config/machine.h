@@ -188,6 +188,8 @@ struct machine_camera {
 	int width, height;        /* px */
 	int average_frames;       /* frames averaged for a verification, 1..MACHINE_MAX_AVERAGE_FRAMES */
 	int discard_frames;       /* frames thrown away after a control change */
+	int repeat_observations;  /* the run's camera check: observations of the blank canvas and a cell before painting (0: none) */
+	double repeat_max_fraction; /* their spread may be at most this fraction of tolerances.mix_de00 */
 	int timeout_ms;           /* one capture */
 	int allow_auto;           /* measure even with automatic controls (not recommended) */
 	long max_pixels;          /* refuse decoded images larger than this */
@@ -264,6 +266,10 @@ struct machine_sim_faults {
 	char dry_well[CFG_NAME_MAX]; /* a well that starts nearly empty ("" for none) */
 	double dry_well_ml;          /* what that well holds at the start, ml */
 	long power_loss_after;       /* power fails right after the world's Nth action (0: never) */
+	/* The camera's own faults that a run's camera check (camera.repeat_observations) must see: */
+	double flicker;              /* the light's intensity beats frame to frame by up to this (relative), 0..0.5 */
+	double auto_exposure;        /* exposure not locked: each frame's exposure hunts by up to this (relative), 0..0.5 */
+	double sensor_noise;         /* the sensor's shot and read noise times this, 1..50 (0: as the sim section says) */
 };
 
 /* The simulated world: camera, light, sensor, paints and faults (backend "sim"). */

@@ -77,6 +77,9 @@ static int load_sim_faults(json_obj *sim, struct machine *m, bl_err *err)
 	if (rc < 0)
 		return rc;
 	f->power_loss_after = (long)n;
+	BL_TRY(json_num(&o, "flicker", JSON_OPTIONAL, 0.0, 0.5, &f->flicker, err));
+	BL_TRY(json_num(&o, "auto_exposure", JSON_OPTIONAL, 0.0, 0.5, &f->auto_exposure, err));
+	BL_TRY(json_num(&o, "sensor_noise", JSON_OPTIONAL, 1.0, 50.0, &f->sensor_noise, err));
 	return json_end(&o, err);
 }
 
@@ -215,7 +218,10 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 		{ "drop_frames", 0.0, 1.0 },     { "corrupt_frames", 0.0, 1.0 },
 		{ "command_failures", 0.0, 1.0 }, { "stall_at_s", 0.0, 1e7 },
 		{ "dry_well_ml", 0.0, 10000.0 },  { "power_loss_after", 0.0, 1e9 },
+		{ "flicker", 0.0, 0.5 },          { "auto_exposure", 0.0, 0.5 },
+		{ "sensor_noise", 1.0, 50.0 },
 	};
+	double *const camera[3] = { &f->flicker, &f->auto_exposure, &f->sensor_noise };
 
 	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key))
 		return bl_fail(err, BL_EINVAL, "--fault '%s': write it as KEY=VALUE", kv);
@@ -246,6 +252,8 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 			f->stall_at_s = v;
 		else if (i == 4)
 			f->dry_well_ml = v;
+		else if (i >= 6)
+			*camera[i - 6] = v;
 		else if (v != floor(v))
 			return bl_fail(err, BL_EINVAL, "--fault power_loss_after: '%s' is not a whole "
 				       "number of actions", val);
@@ -255,6 +263,6 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 	}
 	return bl_fail(err, BL_EINVAL, "--fault: unknown fault '%s' (known: drop_frames, "
 		       "corrupt_frames, command_failures, stall_at_s, dry_well, dry_well_ml, "
-		       "power_loss_after)", key);
+		       "power_loss_after, flicker, auto_exposure, sensor_noise)", key);
 }
 

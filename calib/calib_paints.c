@@ -217,8 +217,14 @@ int calib_card_svg(const struct calib_card *card, char **out, bl_err *err)
 		  "stroke=\"#999\" stroke-width=\"0.2\"/>\n", W, H);
 	for (int i = 0; i < 4; i++)
 		svg_marker(&sb, mc[i][0], mc[i][1], card->marker_size_mm, i == 0);
-	sb_printf(&sb, "<text x=\"%g\" y=\"%g\" font-family=\"sans-serif\" font-size=\"3.5\">"
-		  "brushloop paint card: ", in + card->marker_size_mm, in + 1.2);
+	/*
+	 * The header between the markers' sheets, below the top ones, squeezed to
+	 * the width between the margins: a palette's long name never runs it
+	 * through a marker or off the card.
+	 */
+	sb_printf(&sb, "<text x=\"%g\" y=\"%g\" font-family=\"sans-serif\" font-size=\"3.5\" "
+		  "textLength=\"%g\" lengthAdjust=\"spacingAndGlyphs\">brushloop paint card: ",
+		  CARD_MARGIN_MM, CARD_MARGIN_MM + CARD_HEADER_MM - 4.0, W - 2 * CARD_MARGIN_MM);
 	sb_xml(&sb, card->palette);
 	sb_printf(&sb, ". Print at 100%%. Fill each box opaquely: the paint alone, then mixed "
 		  "with ");

@@ -322,6 +322,11 @@ static struct sim_cam *cam_new(struct sim *s, bl_err *err)
 	lut_init(c);
 	c->noise_a = 1.0 / ms->full_well_e;
 	c->noise_b = (ms->read_noise_e / ms->full_well_e) * (ms->read_noise_e / ms->full_well_e);
+	/* The noisy sensor fault: every noise sigma times sim.faults.sensor_noise. */
+	if (ms->faults.sensor_noise > 0) {
+		c->noise_a *= ms->faults.sensor_noise * ms->faults.sensor_noise;
+		c->noise_b *= ms->faults.sensor_noise * ms->faults.sensor_noise;
+	}
 	for (int i = 0; i < SIGMA_N; i++)
 		c->sigma[i] = (float)sqrt(c->noise_a * (i + 0.5) / SIGMA_PER_UNIT + c->noise_b);
 
@@ -687,6 +692,51 @@ int sim_cam_prepare(struct sim *s, enum sim_scene scene, bl_err *err)
 	return 0;
 }
 
+/*
+ * The camera faults a run's camera check must see, on the frame as encoded
+ * (nothing is drawn or changed without them, so a world without them renders
+ * as before). Flicker: a lamp on mains seen by a rolling shutter lights each
+ * row at another phase of its beat, so bands up to sim.faults.flicker
+ * brighter and darker cross the frame and move from frame to frame. An
+ * exposure not locked: the camera's automatic exposure hunts frame to frame
+ * by up to sim.faults.auto_exposure, and the tone curve it adjusts with it
+ * (a gamma up to half that), clipping what it pushes past white. Neither is
+ * one gain that the lamp followed on the board could divide out.
+ */
+static void camera_faults(struct sim *s, struct sim_cam *c)
+{
+	const struct machine_sim_faults *ft = &s->m.sim.faults;
+	const double phase = 2.1 * (double)s->w.frames;
+	double k = 1.0, g = 1.0;
+	float lin[256];
+	unsigned char tab[256];
+
+	if (!(ft->flicker > 0) && !(ft->auto_exposure > 0))
+		return;
+	if (ft->auto_exposure > 0) {
+		k = 1.0 + ft->auto_exposure * (2 * rng_uniform(&s->w.r_frame) - 1);
+		g = 1.0 + 0.5 * ft->auto_exposure * (2 * rng_uniform(&s->w.r_frame) - 1);
+	}
+	for (int v = 0; v < 256; v++) {
+		double e = v / 255.0;
+
+		lin[v] = (float)pow(e <= 0.04045 ? e / 12.92 : pow((e + 0.055) / 1.055, 2.4), g);
+	}
+	for (int y = 0; y < c->h; y++) {
+		double f = k * (1.0 + ft->flicker * sin(2 * M_PI * y / (0.37 * c->h) + phase));
+		unsigned char *row = c->pix + (size_t)3 * y * c->w;
+
+		if (y == 0 || ft->flicker > 0)
+			for (int v = 0; v < 256; v++) {
+				int q = (int)(lin[v] * f * (LUT_N - 1) + 0.5);
+
+				tab[v] = c->lut[q > LUT_N - 1 ? LUT_N - 1 : q];
+			}
+		for (int i = 0; i < 3 * c->w; i++)
+			row[i] = tab[row[i]];
+	}
+}
+
 int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_err *err)
 {
 	struct sim_cam *c;
@@ -722,6 +772,7 @@ int sim_cam_render(struct sim *s, enum sim_scene scene, struct cam_frame *f, bl_
 	}
 	sim_cam_fault_smear(s, c);
 
+	camera_faults(s, c);
 	/* Into the frame's own buffer: the camera's averages hand back the one of the frame before. */
 	prof_enter(PROF_ENCODE);
 	size = tjBufSize(c->w, c->h, TJSAMP_420);

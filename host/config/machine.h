@@ -190,6 +190,8 @@ struct machine_camera {
 	int width, height;        /* px */
 	int average_frames;       /* frames averaged for a verification, 1..MACHINE_MAX_AVERAGE_FRAMES */
 	int discard_frames;       /* frames thrown away after a control change */
+	int repeat_observations;  /* the run's camera check: observations of the blank canvas and a cell before painting (0: none) */
+	double repeat_max_fraction; /* their spread may be at most this fraction of tolerances.mix_de00 */
 	int timeout_ms;           /* one capture */
 	int allow_auto;           /* measure even with automatic controls (not recommended) */
 	long max_pixels;          /* refuse decoded images larger than this */
@@ -310,6 +312,10 @@ struct machine_sim_faults {
 	double smear_radius;         /*   a disc this share of the image's width across, */
 	double smear_x, smear_y;     /*   centred here, shares of the image's width and height */
 	double exposure_drift_per_h; /* auto-exposure left drifting: the exposure changes this share per hour */
+	/* The camera's own faults that a run's camera check (camera.repeat_observations) must see: */
+	double flicker;              /* the light's intensity beats frame to frame by up to this (relative), 0..0.5 */
+	double auto_exposure;        /* exposure not locked: each frame's exposure hunts by up to this (relative), 0..0.5 */
+	double sensor_noise;         /* the sensor's shot and read noise times this, 1..50 (0: as the sim section says) */
 };
 
 /* The simulated world: camera, light, sensor, paints and faults (backend "sim"). */

@@ -258,6 +258,8 @@ int machine_load_camera(json_obj *root, struct machine *m, bl_err *err)
 
 	c->average_frames = 4;
 	c->discard_frames = 3;
+	c->repeat_observations = 3;
+	c->repeat_max_fraction = 0.25;
 	c->timeout_ms = 2000;
 	c->max_pixels = 40L * 1000 * 1000;
 	BL_TRY(json_child(root, "camera", JSON_REQUIRED, &o, err));
@@ -284,6 +286,11 @@ int machine_load_camera(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_i32(&o, "average_frames", JSON_OPTIONAL, 1, MACHINE_MAX_AVERAGE_FRAMES,
 			&c->average_frames, err));
 	BL_TRY(json_i32(&o, "discard_frames", JSON_OPTIONAL, 0, 100, &c->discard_frames, err));
+	BL_TRY(json_i32(&o, "repeat_observations", JSON_OPTIONAL, 0, 20, &c->repeat_observations, err));
+	if (c->repeat_observations == 1)
+		return json_fail(&o, "repeat_observations", err, BL_EINVAL,
+				 "one observation has no spread: 0 (no check) or 2..20");
+	BL_TRY(json_num(&o, "repeat_max_fraction", JSON_OPTIONAL, 0.01, 1.0, &c->repeat_max_fraction, err));
 	BL_TRY(json_i32(&o, "timeout_ms", JSON_OPTIONAL, 10, 60000, &c->timeout_ms, err));
 	rc = json_int(&o, "max_pixels", JSON_OPTIONAL, 1024, 400000000LL, &v, err);
 	if (rc < 0)

@@ -75,6 +75,10 @@ static const struct verifier_fault {
 	{ "smear_x", 0.0, 1.0, offsetof(struct machine_sim_faults, smear_x) },
 	{ "smear_y", 0.0, 1.0, offsetof(struct machine_sim_faults, smear_y) },
 	{ "exposure_drift_per_h", -1.0, 1.0, offsetof(struct machine_sim_faults, exposure_drift_per_h) },
+	/* The camera's own faults, for the run's camera check (camera.repeat_observations). */
+	{ "flicker", 0.0, 0.5, offsetof(struct machine_sim_faults, flicker) },
+	{ "auto_exposure", 0.0, 0.5, offsetof(struct machine_sim_faults, auto_exposure) },
+	{ "sensor_noise", 1.0, 50.0, offsetof(struct machine_sim_faults, sensor_noise) },
 };
 
 static double *verifier_fault(struct machine_sim_faults *f, size_t i)
@@ -298,6 +302,6 @@ int machine_sim_fault_set(struct machine *m, const char *kv, bl_err *err)
 		       "corrupt_frames, command_failures, stall_at_s, dry_well, dry_well_ml, "
 		       "power_loss_after, freeze_at_s, camera_moved_at_s, camera_shift_mm, camera_turn_deg, "
 		       "lamp_at_s, lamp_level, smear_at_s, smear_radius, smear_x, smear_y, "
-		       "exposure_drift_per_h)", key);
+		       "exposure_drift_per_h, flicker, auto_exposure, sensor_noise)", key);
 }
 

@@ -301,6 +301,15 @@ struct run_canvas {
 };
 void run_canvas_free(struct run_canvas *c);
 int run_observe_canvas(struct run *r, const char *what, struct run_canvas *out, bl_err *err);
+/*
+ * Before the first paint (run_repeat.c): the blank canvas and the first
+ * mixing cell observed camera.repeat_observations times; their spread (the
+ * canvas's 10 mm cells at the 95th percentile, the cell) is journaled
+ * (camera_check) and, beyond camera.repeat_max_fraction of
+ * tolerances.mix_de00, refuses an unattended run (BL_EINVAL naming it) or
+ * warns an attended one.
+ */
+int run_camera_check(struct run *r, bl_err *err);
 /* Loads the lamp's reference of a run that has one (lamp.json), for a resumed run. */
 int run_lamp_load(struct run *r, bl_err *err);
 /* The stirred content of a mixing cell. */

@@ -36,6 +36,21 @@ TEST(the_card_is_laid_out_saved_and_drawn)
 	CHECK_STR_CONTAINS(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"");
 	CHECK_STR_CONTAINS(svg, "blue green shade");
 	CHECK_STR_CONTAINS(svg, "20% paint");
+	{
+		/* The header's box (x, y - 3.5 .. x + textLength, y) clear of every marker's sheet (4S/3 across) and on the card. */
+		const char *t = strstr(svg, "<text x=\"");
+		double x = 0, y = 0, len = 0, S = c->marker_size_mm, in = c->marker_inset_mm;
+		const double mc[4][2] = { { in, in }, { c->size_mm[0] - in, in }, { c->size_mm[0] - in, c->size_mm[1] - in },
+					  { in, c->size_mm[1] - in } };
+
+		CHECK(t && sscanf(t, "<text x=\"%lf\" y=\"%lf\"", &x, &y) == 2);
+		CHECK(t && strstr(t, "textLength=\"") && sscanf(strstr(t, "textLength=\"") + 12, "%lf", &len) == 1);
+		CHECK(x >= 0 && x + len <= c->size_mm[0] && y - 3.5 >= 0);
+		for (int k = 0; k < 4; k++)
+			CHECK_MSG(x + len <= mc[k][0] - 2 * S / 3 || x >= mc[k][0] + 2 * S / 3 ||
+				  y <= mc[k][1] - 2 * S / 3 || y - 3.5 >= mc[k][1] + 2 * S / 3,
+				  "the header (%g..%g, %g..%g mm) runs through marker %d", x, x + len, y - 3.5, y, k);
+	}
 	free(svg);
 	/* Names are escaped for XML. */
 	snprintf(c->palette, sizeof(c->palette), "a <b> & 'c'");

@@ -502,6 +502,8 @@ TEST(a_run_on_a_turned_registered_canvas_finishes)
 	snprintf(points, sizeof(points), "%s/journal.jsonl", out);
 	CHECK(fs_read_file(points, 1 << 26, &journal, NULL, NULL) == 0);
 	CHECK(journal && strstr(journal, "\"event\":\"canvas_checked\"") && strstr(journal, "\"off_markers_mm\":"));
+	/* The camera check ran before painting, and passed. */
+	CHECK(journal && strstr(journal, "\"event\":\"camera_check\""));
 	free(journal);
 	CHECK(bl_digest_file(arm, 1 << 20, dg, NULL) == 0);
 	CHECK(strcmp(run_json_digest(out, "arm"), dg) == 0);
@@ -543,10 +545,47 @@ TEST(strokes_on_the_margin_stay_inside_after_any_registration)
 	}
 }
 
+/*
+ * Before painting, a run observes the blank canvas and a mixing cell
+ * camera.repeat_observations times: on the example machine the spread is
+ * under camera.repeat_max_fraction of the mix tolerance and the run goes on
+ * (its journal says the figure); each camera fault of the simulator that
+ * makes the measurement not repeat (flickering light, exposure not locked, a
+ * noisy sensor) refuses the unattended run before anything is painted,
+ * naming the figure.
+ */
+TEST(a_camera_that_does_not_repeat_its_measurement_refuses_an_unattended_run)
+{
+	static const char *const faults[] = { "flicker=0.1", "auto_exposure=0.1", "sensor_noise=6" };
+	char out[4200], target[4200], *err = NULL, *journal = NULL;
+
+	snprintf(target, sizeof(target), "%s", src("examples/targets/flat-shapes.png"));
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		const char *args[] = { "run", target, "--out", out, "--max-strokes", "4", "--quiet", "--fault",
+				       faults[i], NULL };
+		char jp[4300];
+
+		snprintf(out, sizeof(out), "%s/run%zu", test_tmpdir(), i);
+		CHECK_MSG(test_brushloop(args, NULL, &err) == 2, "%s", faults[i]);
+		fprintf(stderr, "%s: %s", faults[i], err ? err : "");
+		CHECK_STR_CONTAINS(err, "the camera does not repeat its own measurement");
+		free(err);
+		err = NULL;
+		/* Nothing painted: no stroke or dispense was executed. */
+		snprintf(jp, sizeof(jp), "%s/journal.jsonl", out);
+		CHECK(fs_read_file(jp, 1 << 26, &journal, NULL, NULL) == 0);
+		CHECK(journal && strstr(journal, "\"event\":\"camera_check\"") &&
+		      !strstr(journal, "\"kind\":\"stroke\"") && !strstr(journal, "\"kind\":\"dispense\""));
+		free(journal);
+		journal = NULL;
+	}
+}
+
 TEST_MAIN(T(committed_profile_matches_a_fresh_calibration), T(a_bad_profile_path_is_refused_naming_it),
 	  T(a_garbage_canvas_file_is_refused_at_the_start),
 	  T(the_arm_registration_places_strokes_on_a_turned_canvas),
 	  T(a_resume_under_another_registration_is_refused), T(a_bad_arm_registration_is_refused_at_the_start),
 	  T(a_canvas_file_the_markers_contradict_is_refused_at_the_first_look),
 	  T(a_run_on_a_turned_registered_canvas_finishes),
-	  T(strokes_on_the_margin_stay_inside_after_any_registration))
+	  T(strokes_on_the_margin_stay_inside_after_any_registration),
+	  T(a_camera_that_does_not_repeat_its_measurement_refuses_an_unattended_run))

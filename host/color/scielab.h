@@ -39,16 +39,28 @@ struct scielab_filters {
 	struct scielab_kernel ch[3];  /* luminance, red-green, blue-yellow */
 };
 
+
 /* Samples a degree of visual angle of a picture at px_per_mm seen from distance_mm. */
 double scielab_samples_per_degree(double px_per_mm, double distance_mm);
 
 /* The three channels' kernels at that rate (0.5 to 2000 samples a degree). */
 int scielab_filters_make(double samples_per_degree, struct scielab_filters *out, bl_err *err);
 
+/* CIE 1931 XYZ to the opponent channels (luminance, red-green, blue-yellow), the reference's cmatrix('xyz2opp'), and back. */
+void scielab_xyz_to_opp(const double xyz[3], double opp[3]);
+void scielab_opp_to_xyz(const double opp[3], double xyz[3]);
+
 /*
- * A Lab raster (w * h * 3 floats, D50) as the eye sees it: opponent channels
- * filtered, back to Lab. out may not be lab. Edges are reflected, as the
- * reference's pad4conv does.
+ * Three opponent planes (opp: w * h floats each, one plane after another)
+ * blurred in place as the eye blurs each: the sum of the channel's separable
+ * terms, rows with the signed kernel, then columns with its magnitude, edges
+ * reflected as the reference's pad4conv does.
+ */
+int scielab_filter_opponent(const struct scielab_filters *f, float *opp, int w, int h, bl_err *err);
+
+/*
+ * A Lab raster (w * h * 3 floats, D50) as the eye sees it: to XYZ, opponent
+ * channels filtered (scielab_filter_opponent), back to Lab. out may not be lab.
  */
 int scielab_blur(const struct scielab_filters *f, const float *lab, int w, int h, float *out,
 		 bl_err *err);

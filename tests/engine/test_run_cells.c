@@ -15,6 +15,8 @@ static void tight_six_cells(cJSON *m)
 	cJSON *cells = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "zones"), "mixing_cells");
 
 	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.8);
+	/* A tolerance tighter than the camera repeats (0.31 on the simulator): no camera check. */
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(m, "camera"), "repeat_observations", 0);
 	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"), "accept_within_de00"), 0);
 	while (cJSON_GetArraySize(cells) > 6)
 		cJSON_DeleteItemFromArray(cells, cJSON_GetArraySize(cells) - 1);

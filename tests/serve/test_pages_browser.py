@@ -38,6 +38,7 @@ WIDTHS = (1280, 390)
 
 def tight(m):
     m['tolerances']['mix_de00'] = 0.3
+    m['camera']['repeat_observations'] = 0  # tighter than the camera repeats: no check
     m['unattended']['accept_within_de00'] = 0
 
 

@@ -244,6 +244,7 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	char p[RUN_PATH_MAX];
 	struct vis_markers mk;
 	struct vis_canvas f;
+	size_t len;
 	int rc;
 
 	if (r->m.calibration.canvas[0]) {
@@ -269,6 +270,10 @@ static int locate(struct run *r, const struct img *frame, const char *name, stru
 	f.size_mm[1] = g->size_mm[1];
 	memcpy(f.corners_px, g->corners_px, sizeof(f.corners_px));
 	f.prov.verdict = PROV_PASS;
+	/* The frame as the run directory names it: the directory's own name may hold anything. */
+	len = strlen(r->dir);
+	if (!strncmp(name, r->dir, len) && name[len] == '/')
+		name += len + 1;
 	snprintf(f.prov.source, sizeof(f.prov.source), "%s", name);
 	snprintf(f.prov.why, sizeof(f.prov.why), "located by the run from the 4 corner markers of its first frame");
 	if ((rc = vis_canvas_save(p, &f, NULL, NULL, err)))

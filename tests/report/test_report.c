@@ -198,7 +198,8 @@ TEST(a_finished_run_reports_every_section_with_the_journals_figures)
 	CHECK(figures(dir)->mixes >= 3);
 	/* The target beside the final canvas; cost and paint as state.json counts them. */
 	CHECK_STR_CONTAINS(html, "\" alt=\"the target\" width=\"");
-	CHECK_STR_CONTAINS(html, "<figcaption>the final canvas: mean CIEDE2000 ");
+	CHECK_STR_CONTAINS(html, "<figcaption>the final canvas: seen from 1 m (S-CIELAB) ");
+	CHECK_STR_CONTAINS(html, "; on 10 mm cells mean CIEDE2000 ");
 	CHECK_STR_CONTAINS(html, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
 	state = run_file(dir, "state.json");
 	st = cJSON_Parse(state);

@@ -130,6 +130,19 @@ static struct arm_action dispense_action(const struct mix_ctx *x, int i)
 	return a;
 }
 
+/* What a dispense put in its cell and took from its well, in the colour's and the wells' counts. */
+static void count_dispense(struct mix_ctx *x, const struct arm_action *a)
+{
+	struct run *r = x->r;
+	double ml = a->units * r->m.mixing.dispense_unit_ml;
+	int w = run_well_index(&r->m, a->well);
+
+	r->st.colours[x->colour].dispensed_ml += ml;
+	r->st.colours[x->colour].cell_ml += ml;
+	if (w >= 0)
+		r->st.wells_ml[w] -= ml;
+}
+
 static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 {
 	struct run *r = x->r;
@@ -144,13 +157,8 @@ static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 	}
 	rc = run_act(r, &a, &d, err);
 	if (rc == 0) {
-		int w = run_well_index(&r->m, a.well);
-
 		p->done[i] = 1;
-		r->st.colours[x->colour].dispensed_ml += a.units * r->m.mixing.dispense_unit_ml;
-		r->st.colours[x->colour].cell_ml += a.units * r->m.mixing.dispense_unit_ml;
-		if (w >= 0)
-			r->st.wells_ml[w] -= a.units * r->m.mixing.dispense_unit_ml;
+		count_dispense(x, &a);
 		rc = run_state_save(r, err);
 	}
 	return rc;
@@ -239,12 +247,17 @@ static int op_dispense(void *ctx, const int *units, bl_err *err)
 			int seen = run_journal_allowed(r, x->sub, p->action_id[i]);
 
 			if (seen) {
-				/* It may have run: never again. The measurement shows what is there. */
+				/*
+				 * It may have run: never again. The measurement shows what is there;
+				 * the cell is counted as holding it, so nothing later overfills it.
+				 */
 				cJSON *e = cJSON_CreateObject();
+				struct arm_action a = dispense_action(x, i);
 
 				cJSON_AddNumberToObject(e, "action_id", (double)p->action_id[i]);
 				cJSON_AddStringToObject(e, "outcome", seen == 2 ? "done" : "unknown");
 				p->done[i] = 1;
+				count_dispense(x, &a);
 				if ((rc = run_event(r, "dispense_not_repeated", e, err)) ||
 				    (rc = run_state_save(r, err)))
 					return rc;

@@ -78,6 +78,7 @@ static void mix_rig_close(struct mix_rig *x)
 	gate_close(r->gate);
 	arm_close(r->rig.arm);
 	journal_close(&r->j);
+	cJSON_Delete(r->saved_state); /* the state the last save journaled */
 	run_state_free(&r->st);
 	free(r);
 }

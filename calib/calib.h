@@ -132,10 +132,11 @@ int calib_model_fit(int kind, int n, const double (*v)[3], const double (*lab)[3
  * v2 curves are 4096-entry tables of the parametric curve, v4 the
  * parametric curve itself) for the matrix model, else an A2B0 with a
  * 33-point CLUT from code values to Lab (v2 lut16Type, v4 lutAtoBType),
- * L* clipped at MEAS_WHITE_L (as meas_profile_lab clips a matrix profile). desc is the profile's description. *out is
- * malloc'd. Another version is BL_EINVAL.
+ * L* clipped at MEAS_WHITE_L (as meas_profile_lab clips a matrix profile). desc is the profile's description;
+ * targ, when not NULL, the characterisation target's measurements as CGATS
+ * text (the 'targ' tag: calib_ti3_text). *out is malloc'd. Another version is BL_EINVAL.
  */
-int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc,
+int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc, const char *targ,
 		    unsigned char **out, size_t *len, bl_err *err);
 
 /* ---- the camera session (calib_camera.c) ---- */
@@ -253,6 +254,14 @@ struct calib_truth_patch;
  */
 int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
 		       const char *name, bl_err *err);
+
+/*
+ * The chart's measurements as ArgyllCMS's .ti3 (CGATS CTI3, an input
+ * device): each patch's code values as fitted (light-corrected, 0..100) and
+ * its reference Lab D50; colprof makes a profile of it, profcheck checks one
+ * against it, and it is the profile's 'targ' tag. malloc'd; NULL when out of memory.
+ */
+char *calib_ti3_text(const struct calib_camera_result *r, const struct calib_chart *c);
 
 /* The session's report as JSON ("fit", "held_out", "srgb", "patches", "model", ...). */
 cJSON *calib_camera_json(const struct calib_camera_result *r);

@@ -77,6 +77,7 @@ struct calib_camera_session {
 	const char *chart_name;    /* colorchecker24 or a chart file */
 	const char *flat_path;     /* a flat frame for the light, or NULL */
 	const char *light_path;    /* write the light map here (needs flat_path), or NULL */
+	const char *ti3_path;      /* write the measurements as ArgyllCMS's .ti3 here, or NULL */
 	const double *corners_px;  /* the chart's 4 corners, or NULL to find them */
 	struct calib_camera_opts co; /* model, icc_version, light; the rest is filled here */
 	/* filled */

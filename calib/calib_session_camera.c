@@ -131,6 +131,14 @@ int calib_camera_session_run(struct calib_camera_session *cs, const struct calib
 	    (rc = measure(cs, s, err)))
 		return rc;
 	drift_since(cs, record);
+	if (cs->ti3_path) {
+		char *t = calib_ti3_text(cs->r, cs->chart);
+
+		rc = t ? fs_write_atomic(cs->ti3_path, t, strlen(t), err) : bl_fail(err, BL_ENOMEM, "out of memory");
+		free(t);
+		if (rc)
+			return rc;
+	}
 	cs->pass = cs->r->held_out.mean_de00 <= cs->m->calibration.max_camera_de00;
 	if (!cs->pass && !s->force)
 		return 0;

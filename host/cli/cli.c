@@ -192,6 +192,7 @@ const struct cli_command cli_commands[] = {
 	{ "calib", "calibration sessions: camera profile, canvas, arm registration, paints",
 	  "usage: brushloop calib camera [--machine M] [--frame F] [--chart colorchecker24|FILE]\n"
 	  "                              [--corners X,Y;X,Y;X,Y;X,Y] [--flat F] [--no-light-correction]\n"
+	  "                              [--ti3 FILE.ti3]\n"
 	  "                              [--light-map MAP.json] [--model matrix|affine|root-polynomial]\n"
 	  "                              [--icc-version 2|4]\n"
 	  "                              [--truth T]\n"
@@ -220,7 +221,9 @@ const struct cli_command cli_commands[] = {
 	  "held-out patches better, writes an ICC profile (version 2.4, which every colour\n"
 	  "tool reads; --icc-version 4 for 4.3) and prints CIEDE2000 per patch: fit, held\n"
 	  "out (leave-one-out) and the uncalibrated sRGB assumption. It also\n"
-	  "reports the drift against the profile it replaces. Passes when the held-out mean\n"
+	  "reports the drift against the profile it replaces. --ti3 writes the measurements\n"
+	  "as ArgyllCMS's .ti3 (for colprof, profcheck; the profile's targ tag holds the\n"
+	  "same). Passes when the held-out mean\n"
 	  "is within calibration.max_camera_de00. --truth compares with a simulator truth\n"
 	  "file. --json: {\"fit\", \"held_out\", \"srgb\" (each \"mean_de00\", \"max_de00\"),\n"
 	  "\"model\", \"candidates\", \"patches\", \"drift\", \"pass\", ...}.\n"

@@ -14,7 +14,7 @@
 #include "vision/measure.h"
 
 enum cal_opt {
-	CAL_MACHINE, CAL_FRAME, CAL_CHART, CAL_CORNERS, CAL_FLAT, CAL_LIGHT_MAP, CAL_NO_LIGHT_CORRECTION, CAL_MODEL, CAL_ICC_VERSION, CAL_TRUTH, CAL_OUTPUT, CAL_FORCE, CAL_JSON, CAL_SEED, CAL_WORLD, CAL_SIZE, CAL_POINTS, CAL_TARGETS, CAL_BY_HAND, CAL_RUN_DIR, CAL_PALETTE, CAL_CARD, CAL_LAYOUT, CAL_TINTS, CAL_SVG, CAL_PROFILE,
+	CAL_MACHINE, CAL_FRAME, CAL_CHART, CAL_CORNERS, CAL_FLAT, CAL_LIGHT_MAP, CAL_NO_LIGHT_CORRECTION, CAL_MODEL, CAL_ICC_VERSION, CAL_TRUTH, CAL_OUTPUT, CAL_FORCE, CAL_JSON, CAL_SEED, CAL_WORLD, CAL_SIZE, CAL_POINTS, CAL_TARGETS, CAL_BY_HAND, CAL_RUN_DIR, CAL_PALETTE, CAL_CARD, CAL_LAYOUT, CAL_TINTS, CAL_SVG, CAL_PROFILE, CAL_TI3,
 	CAL_OPT_COUNT
 };
 
@@ -46,11 +46,12 @@ static const struct cli_opt calib_opts[CAL_OPT_COUNT] = {
 	[CAL_TINTS] = { "tints", 0, "F,F", "the tint fractions", 0 },
 	[CAL_SVG] = { "svg", 0, "S", "write the card as SVG too", 0 },
 	[CAL_PROFILE] = { "profile", 0, "ICC", "the camera ICC profile", 0 },
+	[CAL_TI3] = { "ti3", 0, "FILE.ti3", "write the chart's measurements as ArgyllCMS's .ti3 too", 0 },
 };
 extern const struct cli_optset *const cli_calib_sets[];
 static const struct cli_optset camera_set = {
 	"calib camera", calib_opts, CAL_OPT_COUNT,
-	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_CHART) | CLI_BIT(CAL_CORNERS) | CLI_BIT(CAL_FLAT) | CLI_BIT(CAL_LIGHT_MAP) | CLI_BIT(CAL_NO_LIGHT_CORRECTION) | CLI_BIT(CAL_MODEL) | CLI_BIT(CAL_ICC_VERSION) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD),
+	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_CHART) | CLI_BIT(CAL_CORNERS) | CLI_BIT(CAL_FLAT) | CLI_BIT(CAL_LIGHT_MAP) | CLI_BIT(CAL_NO_LIGHT_CORRECTION) | CLI_BIT(CAL_MODEL) | CLI_BIT(CAL_ICC_VERSION) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD) | CLI_BIT(CAL_TI3),
 	cli_calib_sets,
 };
 static const struct cli_optset canvas_set = {
@@ -76,7 +77,7 @@ struct calib_args {
 	const char *machine_given;   /* --machine, else NULL */
 	char machine[CFG_PATH_MAX];  /* the machine file: given, else $BRUSHLOOP_MACHINE, else the example */
 	int json;
-	const char *chart, *flat, *light_map, *model, *points, *run_dir, *palette, *card, *svg, *profile;
+	const char *chart, *flat, *light_map, *model, *points, *run_dir, *palette, *card, *svg, *profile, *ti3;
 	double corners[8], size_mm[2], targets[2 * CALIB_ARM_MAX_POINTS], tints[CALIB_CARD_MAX_TINTS];
 	int have_corners, no_light, icc_version, n_targets, by_hand, layout, n_tints;
 };
@@ -243,6 +244,9 @@ static int parse_row(const struct cli_optparse *op, enum cal_opt row, struct cal
 	case CAL_PROFILE:
 		a->profile = op->arg;
 		break;
+	case CAL_TI3:
+		a->ti3 = op->arg;
+		break;
 	case CAL_CORNERS:
 		return parse_corners(op, a);
 	case CAL_ICC_VERSION:
@@ -312,6 +316,8 @@ static int camera_json(const struct calib_camera_session *cs)
 		cJSON_AddStringToObject(j, "truth_source", cs->fs.truth_name);
 	cJSON_AddStringToObject(j, "output", cs->out);
 	cJSON_AddBoolToObject(j, "written", cs->written);
+	if (cs->ti3_path)
+		cJSON_AddStringToObject(j, "ti3", cs->ti3_path);
 	cJSON_AddNumberToObject(j, "threshold_mean_de00", cs->m->calibration.max_camera_de00);
 	cJSON_AddBoolToObject(j, "pass", cs->pass);
 	if (cs->has_drift)
@@ -363,6 +369,9 @@ static void camera_text(const struct calib_camera_session *cs)
 	if (r->held_in_range.n < r->n)
 		print_figures("held out, unclipped patches", &r->held_in_range);
 	print_figures("uncalibrated sRGB", &r->srgb);
+	if (cs->ti3_path)
+		printf("  measurements written to %s (ArgyllCMS .ti3: profcheck -k %s PROFILE)\n", cs->ti3_path,
+		       cs->ti3_path);
 	if (r->has_truth) {
 		print_figures("truth: fit", &r->truth_fit);
 		print_figures("truth: held out", &r->truth_held_out);
@@ -411,6 +420,7 @@ static int calib_camera_cmd(const struct cli_command *cmd, int argc, char **argv
 	cs.chart_name = a.chart ? a.chart : "colorchecker24";
 	cs.flat_path = a.flat;
 	cs.light_path = a.light_map;
+	cs.ti3_path = a.ti3;
 	cs.corners_px = a.have_corners ? a.corners : NULL;
 	if ((rc = calib_camera_session_run(&cs, &a.s, &err)))
 		rc = cs.m && !cs.out ? cli_usage(cmd, "%s", err.msg) : cli_fail(&err);

@@ -46,7 +46,17 @@ int calib_chart_builtin(const char *name, struct calib_chart *c, bl_err *err);
 /* Loads a chart file ({"kind": "chart", "version": 1, ...}, docs/calibration.md) strictly. */
 int calib_chart_load(const char *path, struct calib_chart *c, bl_err *err);
 
-/* A built-in chart's name, or else a chart file's path. */
+/*
+ * A chart's reference from ArgyllCMS's CGATS (a .cie, a .ti2; the first
+ * table): each patch placed by SAMPLE_LOC, else SAMPLE_ID, as a grid
+ * location "A01" (row letter from the top, column from the left), which
+ * must fill the grid; its Lab from LAB_L LAB_A LAB_B, else XYZ_X XYZ_Y XYZ_Z
+ * (D50, white Y 100); named by SAMPLE_NAME, else its location. Anything
+ * malformed is BL_EINVAL naming the file, the line and what is wrong.
+ */
+int calib_chart_load_cgats(const char *path, struct calib_chart *c, bl_err *err);
+
+/* A built-in chart's name, or else a chart file's path: JSON when it starts with '{', else CGATS. */
 int calib_chart_open(const char *name_or_path, struct calib_chart *c, bl_err *err);
 
 /* The chart as a chart file's JSON (what calib_chart_load reads). */

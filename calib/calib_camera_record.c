@@ -7,7 +7,6 @@
 
 #include "base/json.h"
 #include "base/prov.h"
-#include "base/strbuf.h"
 #include "calib/calib.h"
 
 static const json_migrate_fn record_steps[] = { prov_migrate_add };
@@ -225,32 +224,4 @@ int calib_camera_record_prov(const char *record_path, struct prov *pv, bl_err *e
 
 	free(p);
 	return rc;
-}
-
-char *calib_ti3_text(const struct calib_camera_result *r, const struct calib_chart *c)
-{
-	strbuf sb;
-	char now[32];
-
-	calib_now_iso(now, sizeof(now));
-	sb_init(&sb);
-	sb_printf(&sb, "CTI3\n\nDESCRIPTOR \"brushloop calib camera: chart %s\"\nORIGINATOR \"brushloop "
-		  BL_VERSION "\"\nCREATED \"%s\"\nDEVICE_CLASS \"INPUT\"\nCOLOR_REP \"LAB_RGB\"\n\n"
-		  "NUMBER_OF_FIELDS 8\nBEGIN_DATA_FORMAT\n"
-		  "SAMPLE_ID SAMPLE_NAME RGB_R RGB_G RGB_B LAB_L LAB_A LAB_B\nEND_DATA_FORMAT\n\n"
-		  "NUMBER_OF_SETS %d\nBEGIN_DATA\n", c->name, now, r->n);
-	for (int i = 0; i < r->n; i++) {
-		const struct calib_patch *p = &r->p[i];
-		char name[CALIB_NAME_MAX];
-
-		/* A CGATS string is quoted; a quote inside one would end it. */
-		snprintf(name, sizeof(name), "%s", p->name);
-		for (char *q = name; *q; q++)
-			if (*q == '"')
-				*q = '\'';
-		sb_printf(&sb, "%d \"%s\" %.6f %.6f %.6f %.4f %.4f %.4f\n", i + 1, name, 100 * p->v[0],
-			  100 * p->v[1], 100 * p->v[2], p->ref_lab[0], p->ref_lab[1], p->ref_lab[2]);
-	}
-	sb_printf(&sb, "END_DATA\n");
-	return sb_take(&sb);
 }

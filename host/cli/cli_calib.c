@@ -22,7 +22,7 @@ enum cal_opt {
 static const struct cli_opt calib_opts[CAL_OPT_COUNT] = {
 	[CAL_MACHINE] = CLI_OPT_MACHINE,
 	[CAL_FRAME] = { "frame", 0, "F", "work on this frame instead of capturing one", 0 },
-	[CAL_CHART] = { "chart", 0, "CHART", "the chart: colorchecker24 or a chart file", 0 },
+	[CAL_CHART] = { "chart", 0, "CHART", "the chart: colorchecker24, a chart file, or CGATS .cie/.ti2", 0 },
 	[CAL_CORNERS] = { "corners", 0, "X,Y;...", "the 4 corners (px), clockwise as the frame shows them from the first: the chart's top left, the canvas's origin", 0 },
 	[CAL_FLAT] = { "flat", 0, "F", "a frame of a light uniform card where the chart lay", 0 },
 	[CAL_LIGHT_MAP] = { "light-map", 0, "MAP.json", "write the light map to MAP.json", 0 },

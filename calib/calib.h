@@ -307,6 +307,29 @@ int calib_camera_drift(const struct calib_camera_result *now, const char *record
 
 cJSON *calib_drift_json(const struct calib_drift *d);
 
+/* ---- an existing profile on a fresh chart (calib_profile_check.c) ---- */
+
+struct calib_profile_check {
+	double lab[CALIB_MAX_PATCHES][3];  /* each patch's code values (as fitted) through the profile */
+	double de00[CALIB_MAX_PATCHES];    /* against the chart's reference */
+	struct calib_figures figures;
+};
+
+/* Reads r's patches through prof, a profile made before (calib camera --check). */
+void calib_profile_check(const struct calib_camera_result *r, const struct meas_profile *prof,
+			 struct calib_profile_check *c);
+
+/*
+ * The patch-error picture (as ArgyllCMS's diag.tif shows where it read):
+ * the frame at half brightness, each patch's measured box split into the
+ * reference (left) and the profile's reading (right), framed green within
+ * threshold CIEDE2000, amber within twice it, red beyond, the frame wider
+ * as the error grows. out is allocated (img_free it).
+ */
+int calib_profile_check_picture(const struct img *frame, const struct calib_camera_result *r,
+				const struct calib_profile_check *c, double threshold, struct img *out,
+				bl_err *err);
+
 /* ---- the canvas session (calib_canvas.c) ---- */
 
 struct calib_canvas_result {

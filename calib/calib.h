@@ -46,7 +46,17 @@ int calib_chart_builtin(const char *name, struct calib_chart *c, bl_err *err);
 /* Loads a chart file ({"kind": "chart", "version": 1, ...}, docs/calibration.md) strictly. */
 int calib_chart_load(const char *path, struct calib_chart *c, bl_err *err);
 
-/* A built-in chart's name, or else a chart file's path. */
+/*
+ * A chart's reference from ArgyllCMS's CGATS (a .cie, a .ti2; the first
+ * table): each patch placed by SAMPLE_LOC, else SAMPLE_ID, as a grid
+ * location "A01" (row letter from the top, column from the left), which
+ * must fill the grid; its Lab from LAB_L LAB_A LAB_B, else XYZ_X XYZ_Y XYZ_Z
+ * (D50, white Y 100); named by SAMPLE_NAME, else its location. Anything
+ * malformed is BL_EINVAL naming the file, the line and what is wrong.
+ */
+int calib_chart_load_cgats(const char *path, struct calib_chart *c, bl_err *err);
+
+/* A built-in chart's name, or else a chart file's path: JSON when it starts with '{', else CGATS. */
 int calib_chart_open(const char *name_or_path, struct calib_chart *c, bl_err *err);
 
 /* The chart as a chart file's JSON (what calib_chart_load reads). */
@@ -132,10 +142,11 @@ int calib_model_fit(int kind, int n, const double (*v)[3], const double (*lab)[3
  * v2 curves are 4096-entry tables of the parametric curve, v4 the
  * parametric curve itself) for the matrix model, else an A2B0 with a
  * 33-point CLUT from code values to Lab (v2 lut16Type, v4 lutAtoBType),
- * L* clipped at MEAS_WHITE_L (as meas_profile_lab clips a matrix profile). desc is the profile's description. *out is
- * malloc'd. Another version is BL_EINVAL.
+ * L* clipped at MEAS_WHITE_L (as meas_profile_lab clips a matrix profile). desc is the profile's description;
+ * targ, when not NULL, the characterisation target's measurements as CGATS
+ * text (the 'targ' tag: calib_ti3_text). *out is malloc'd. Another version is BL_EINVAL.
  */
-int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc,
+int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc, const char *targ,
 		    unsigned char **out, size_t *len, bl_err *err);
 
 /* ---- the camera session (calib_camera.c) ---- */
@@ -254,6 +265,14 @@ struct calib_truth_patch;
 int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
 		       const char *name, bl_err *err);
 
+/*
+ * The chart's measurements as ArgyllCMS's .ti3 (CGATS CTI3, an input
+ * device): each patch's code values as fitted (light-corrected, 0..100) and
+ * its reference Lab D50; colprof makes a profile of it, profcheck checks one
+ * against it, and it is the profile's 'targ' tag. malloc'd; NULL when out of memory.
+ */
+char *calib_ti3_text(const struct calib_camera_result *r, const struct calib_chart *c);
+
 /* The session's report as JSON ("fit", "held_out", "srgb", "patches", "model", ...). */
 cJSON *calib_camera_json(const struct calib_camera_result *r);
 
@@ -287,6 +306,29 @@ int calib_camera_drift(const struct calib_camera_result *now, const char *record
 		       struct calib_drift *d, bl_err *err);
 
 cJSON *calib_drift_json(const struct calib_drift *d);
+
+/* ---- an existing profile on a fresh chart (calib_profile_check.c) ---- */
+
+struct calib_profile_check {
+	double lab[CALIB_MAX_PATCHES][3];  /* each patch's code values (as fitted) through the profile */
+	double de00[CALIB_MAX_PATCHES];    /* against the chart's reference */
+	struct calib_figures figures;
+};
+
+/* Reads r's patches through prof, a profile made before (calib camera --check). */
+void calib_profile_check(const struct calib_camera_result *r, const struct meas_profile *prof,
+			 struct calib_profile_check *c);
+
+/*
+ * The patch-error picture (as ArgyllCMS's diag.tif shows where it read):
+ * the frame at half brightness, each patch's measured box split into the
+ * reference (left) and the profile's reading (right), framed green within
+ * threshold CIEDE2000, amber within twice it, red beyond, the frame wider
+ * as the error grows. out is allocated (img_free it).
+ */
+int calib_profile_check_picture(const struct img *frame, const struct calib_camera_result *r,
+				const struct calib_profile_check *c, double threshold, struct img *out,
+				bl_err *err);
 
 /* ---- the canvas session (calib_canvas.c) ---- */
 

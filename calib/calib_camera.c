@@ -512,13 +512,17 @@ static int held_out_check(const struct calib_camera_opts *o, struct calib_camera
 static int build_profile(const struct calib_camera_opts *o, struct calib_camera_result *r, bl_err *err)
 {
 	struct meas_profile *prof = NULL;
-	char desc[256];
+	char desc[256], *targ = calib_ti3_text(r, o->chart);
 	int rc;
 
 	snprintf(desc, sizeof(desc), "brushloop camera profile (%s model, chart %s)",
 		 calib_model_names[r->model], o->chart->name);
-	if ((rc = calib_icc_build(&r->fitted, o->icc_version ? o->icc_version : CALIB_ICC_VERSION, desc,
-				  &r->icc, &r->icc_len, err)) ||
+	if (!targ)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	rc = calib_icc_build(&r->fitted, o->icc_version ? o->icc_version : CALIB_ICC_VERSION, desc, targ,
+			     &r->icc, &r->icc_len, err);
+	free(targ);
+	if (rc ||
 	    (rc = meas_profile_open_mem(r->icc, r->icc_len, "the new profile", &prof, err)))
 		return rc;
 	for (int i = 0; i < r->n; i++) {

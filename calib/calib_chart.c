@@ -1,4 +1,5 @@
 /* calib_chart.c: colour charts: the built-in X-Rite ColorChecker 24 and chart files a user brings. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,10 +124,20 @@ out_free:
 
 int calib_chart_open(const char *name_or_path, struct calib_chart *c, bl_err *err)
 {
+	FILE *f;
+	int ch;
+
 	for (int i = 0; calib_chart_builtin_names[i]; i++)
 		if (strcmp(name_or_path, calib_chart_builtin_names[i]) == 0)
 			return calib_chart_builtin(name_or_path, c, err);
-	return calib_chart_load(name_or_path, c, err);
+	/* A JSON chart file starts with its object; ArgyllCMS's CGATS with a word (CTI3, IT8.7/2). */
+	f = fopen(name_or_path, "rb");
+	if (!f)
+		return calib_chart_load(name_or_path, c, err); /* which names the file and why */
+	while ((ch = fgetc(f)) != EOF && isspace(ch))
+		;
+	fclose(f);
+	return ch == '{' ? calib_chart_load(name_or_path, c, err) : calib_chart_load_cgats(name_or_path, c, err);
 }
 
 cJSON *calib_chart_json(const struct calib_chart *c)

@@ -134,7 +134,7 @@ out_free:
 	return ok;
 }
 
-int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc,
+int calib_icc_build(const struct calib_cam_model *m, int version, const char *desc, const char *targ,
 		    unsigned char **out, size_t *len, bl_err *err)
 {
 	const struct icc_version *v = NULL;
@@ -160,7 +160,8 @@ int calib_icc_build(const struct calib_cam_model *m, int version, const char *de
 	cmsSetHeaderRenderingIntent(h, INTENT_RELATIVE_COLORIMETRIC);
 	ok = write_text(h, cmsSigProfileDescriptionTag, desc) &&
 	     write_text(h, cmsSigCopyrightTag, "No copyright: made by brushloop calib camera") &&
-	     cmsWriteTag(h, cmsSigMediaWhitePointTag, cmsD50_XYZ());
+	     cmsWriteTag(h, cmsSigMediaWhitePointTag, cmsD50_XYZ()) &&
+	     (!targ || write_text(h, cmsSigCharTargetTag, targ));
 	if (ok)
 		ok = m->kind == CALIB_MODEL_MATRIX ? write_matrix_shaper(h, m) : write_clut(h, m, v);
 	if (ok && v->profile_id)

@@ -77,6 +77,8 @@ struct calib_camera_session {
 	const char *chart_name;    /* colorchecker24 or a chart file */
 	const char *flat_path;     /* a flat frame for the light, or NULL */
 	const char *light_path;    /* write the light map here (needs flat_path), or NULL */
+	const char *ti3_path;      /* write the measurements as ArgyllCMS's .ti3 here, or NULL */
+	const char *check_path;    /* check this profile on the frame (written: only the picture), or NULL */
 	const double *corners_px;  /* the chart's 4 corners, or NULL to find them */
 	struct calib_camera_opts co; /* model, icc_version, light; the rest is filled here */
 	/* filled */
@@ -85,7 +87,9 @@ struct calib_camera_session {
 	struct calib_camera_result *r;
 	struct calib_frame fs;
 	struct img flat;
-	const char *out;           /* the profile's path */
+	const char *out;           /* the profile's path; with check_path, the patch-error picture's */
+	struct calib_profile_check *check; /* with check_path: the profile on this chart */
+	char check_png[CFG_PATH_MAX + 16]; /* the picture's default path: check_path + ".check.png" */
 	int has_drift;
 	struct calib_drift drift;  /* against the profile it replaces */
 	int pass, written;

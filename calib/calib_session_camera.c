@@ -104,6 +104,54 @@ static int measure(struct calib_camera_session *cs, const struct calib_session *
 	return rc;
 }
 
+static int write_ti3(const struct calib_camera_session *cs, bl_err *err)
+{
+	char *t = calib_ti3_text(cs->r, cs->chart);
+	int rc = t ? fs_write_atomic(cs->ti3_path, t, strlen(t), err) : bl_fail(err, BL_ENOMEM, "out of memory");
+
+	free(t);
+	return rc;
+}
+
+/* --check: the profile given, on this chart; nothing but the picture (and a .ti3 asked for) is written. */
+static int check_profile(struct calib_camera_session *cs, const struct calib_session *s, bl_err *err)
+{
+	struct meas_profile *prof = NULL;
+	struct img pic = { 0 };
+	char *icc = NULL;
+	size_t len;
+	int rc;
+
+	snprintf(cs->check_png, sizeof(cs->check_png), "%s.check.png", cs->check_path);
+	cs->out = s->output ? s->output : cs->check_png;
+	cs->check = calloc(1, sizeof(*cs->check));
+	if (!cs->check)
+		return bl_fail(err, BL_ENOMEM, "out of memory");
+	/* The profile is read before the chart is placed: a wrong path is told at once. */
+	if ((rc = fs_read_file(cs->check_path, 64u << 20, &icc, &len, err)) ||
+	    (rc = meas_profile_open_mem(icc, len, cs->check_path, &prof, err)))
+		goto out_free;
+	if (s->say)
+		fprintf(s->say, "Checking the camera profile %s with chart %s (%d patches) for machine %s; it is "
+			"not replaced.\n1. Lay the chart flat on the canvas, upright as the camera sees it, evenly "
+			"lit, nothing over it.\n", cs->check_path, cs->chart->name, cs->chart->n, cs->m->name);
+	if ((rc = calib_session_frame(s, cs->m, SIM_SCENE_CHART, NULL, "Place the chart now.", &cs->fs, err)) ||
+	    (rc = measure(cs, s, err)) || (cs->ti3_path && (rc = write_ti3(cs, err))))
+		goto out_free;
+	calib_profile_check(cs->r, prof, cs->check);
+	cs->pass = cs->check->figures.mean_de00 <= cs->m->calibration.max_camera_de00;
+	if ((rc = calib_profile_check_picture(&cs->fs.im, cs->r, cs->check, cs->m->calibration.max_camera_de00,
+					      &pic, err)) ||
+	    (rc = img_save(cs->out, &pic, err)))
+		goto out_free;
+	cs->written = 1;
+out_free:
+	img_free(&pic);
+	meas_profile_close(prof);
+	free(icc);
+	return rc;
+}
+
 int calib_camera_session_run(struct calib_camera_session *cs, const struct calib_session *s, bl_err *err)
 {
 	char record[CFG_PATH_MAX + 8];
@@ -114,6 +162,8 @@ int calib_camera_session_run(struct calib_camera_session *cs, const struct calib
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	if ((rc = calib_session_machine(s, &cs->m, err)))
 		return rc;
+	if (cs->check_path)
+		return (rc = calib_chart_open(cs->chart_name, cs->chart, err)) ? rc : check_profile(cs, s, err);
 	cs->out = s->output ? s->output : cs->m->calibration.camera_profile[0] ? cs->m->calibration.camera_profile : NULL;
 	if (!cs->out)
 		return bl_fail(err, BL_EINVAL, "no output: give -o PROFILE.icc or set calibration.camera_profile "
@@ -131,6 +181,8 @@ int calib_camera_session_run(struct calib_camera_session *cs, const struct calib
 	    (rc = measure(cs, s, err)))
 		return rc;
 	drift_since(cs, record);
+	if (cs->ti3_path && (rc = write_ti3(cs, err)))
+		return rc;
 	cs->pass = cs->r->held_out.mean_de00 <= cs->m->calibration.max_camera_de00;
 	if (!cs->pass && !s->force)
 		return 0;
@@ -167,8 +219,10 @@ void calib_camera_session_free(struct calib_camera_session *cs)
 	calib_frame_free(&cs->fs);
 	img_free(&cs->flat);
 	free(cs->chart);
+	free(cs->check);
 	free(cs->m);
 	cs->r = NULL;
 	cs->chart = NULL;
+	cs->check = NULL;
 	cs->m = NULL;
 }

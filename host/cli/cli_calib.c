@@ -14,7 +14,7 @@
 #include "vision/measure.h"
 
 enum cal_opt {
-	CAL_MACHINE, CAL_FRAME, CAL_CHART, CAL_CORNERS, CAL_FLAT, CAL_LIGHT_MAP, CAL_NO_LIGHT_CORRECTION, CAL_MODEL, CAL_ICC_VERSION, CAL_TRUTH, CAL_OUTPUT, CAL_FORCE, CAL_JSON, CAL_SEED, CAL_WORLD, CAL_SIZE, CAL_POINTS, CAL_TARGETS, CAL_BY_HAND, CAL_RUN_DIR, CAL_PALETTE, CAL_CARD, CAL_LAYOUT, CAL_TINTS, CAL_SVG, CAL_PROFILE,
+	CAL_MACHINE, CAL_FRAME, CAL_CHART, CAL_CORNERS, CAL_FLAT, CAL_LIGHT_MAP, CAL_NO_LIGHT_CORRECTION, CAL_MODEL, CAL_ICC_VERSION, CAL_TRUTH, CAL_OUTPUT, CAL_FORCE, CAL_JSON, CAL_SEED, CAL_WORLD, CAL_SIZE, CAL_POINTS, CAL_TARGETS, CAL_BY_HAND, CAL_RUN_DIR, CAL_PALETTE, CAL_CARD, CAL_LAYOUT, CAL_TINTS, CAL_SVG, CAL_PROFILE, CAL_TI3, CAL_CHECK,
 	CAL_OPT_COUNT
 };
 
@@ -22,7 +22,7 @@ enum cal_opt {
 static const struct cli_opt calib_opts[CAL_OPT_COUNT] = {
 	[CAL_MACHINE] = CLI_OPT_MACHINE,
 	[CAL_FRAME] = { "frame", 0, "F", "work on this frame instead of capturing one", 0 },
-	[CAL_CHART] = { "chart", 0, "CHART", "the chart: colorchecker24 or a chart file", 0 },
+	[CAL_CHART] = { "chart", 0, "CHART", "the chart: colorchecker24, a chart file, or CGATS .cie/.ti2", 0 },
 	[CAL_CORNERS] = { "corners", 0, "X,Y;...", "the 4 corners (px), clockwise as the frame shows them from the first: the chart's top left, the canvas's origin", 0 },
 	[CAL_FLAT] = { "flat", 0, "F", "a frame of a light uniform card where the chart lay", 0 },
 	[CAL_LIGHT_MAP] = { "light-map", 0, "MAP.json", "write the light map to MAP.json", 0 },
@@ -46,11 +46,13 @@ static const struct cli_opt calib_opts[CAL_OPT_COUNT] = {
 	[CAL_TINTS] = { "tints", 0, "F,F", "the tint fractions", 0 },
 	[CAL_SVG] = { "svg", 0, "S", "write the card as SVG too", 0 },
 	[CAL_PROFILE] = { "profile", 0, "ICC", "the camera ICC profile", 0 },
+	[CAL_TI3] = { "ti3", 0, "FILE.ti3", "write the chart's measurements as ArgyllCMS's .ti3 too", 0 },
+	[CAL_CHECK] = { "check", 0, "PROFILE.icc", "check this profile on the chart, not replacing it (-o: the picture)", 0 },
 };
 extern const struct cli_optset *const cli_calib_sets[];
 static const struct cli_optset camera_set = {
 	"calib camera", calib_opts, CAL_OPT_COUNT,
-	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_CHART) | CLI_BIT(CAL_CORNERS) | CLI_BIT(CAL_FLAT) | CLI_BIT(CAL_LIGHT_MAP) | CLI_BIT(CAL_NO_LIGHT_CORRECTION) | CLI_BIT(CAL_MODEL) | CLI_BIT(CAL_ICC_VERSION) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD),
+	CLI_BIT(CAL_MACHINE) | CLI_BIT(CAL_FRAME) | CLI_BIT(CAL_CHART) | CLI_BIT(CAL_CORNERS) | CLI_BIT(CAL_FLAT) | CLI_BIT(CAL_LIGHT_MAP) | CLI_BIT(CAL_NO_LIGHT_CORRECTION) | CLI_BIT(CAL_MODEL) | CLI_BIT(CAL_ICC_VERSION) | CLI_BIT(CAL_TRUTH) | CLI_BIT(CAL_OUTPUT) | CLI_BIT(CAL_FORCE) | CLI_BIT(CAL_JSON) | CLI_BIT(CAL_SEED) | CLI_BIT(CAL_WORLD) | CLI_BIT(CAL_TI3) | CLI_BIT(CAL_CHECK),
 	cli_calib_sets,
 };
 static const struct cli_optset canvas_set = {
@@ -76,7 +78,7 @@ struct calib_args {
 	const char *machine_given;   /* --machine, else NULL */
 	char machine[CFG_PATH_MAX];  /* the machine file: given, else $BRUSHLOOP_MACHINE, else the example */
 	int json;
-	const char *chart, *flat, *light_map, *model, *points, *run_dir, *palette, *card, *svg, *profile;
+	const char *chart, *flat, *light_map, *model, *points, *run_dir, *palette, *card, *svg, *profile, *ti3, *check;
 	double corners[8], size_mm[2], targets[2 * CALIB_ARM_MAX_POINTS], tints[CALIB_CARD_MAX_TINTS];
 	int have_corners, no_light, icc_version, n_targets, by_hand, layout, n_tints;
 };
@@ -243,6 +245,12 @@ static int parse_row(const struct cli_optparse *op, enum cal_opt row, struct cal
 	case CAL_PROFILE:
 		a->profile = op->arg;
 		break;
+	case CAL_TI3:
+		a->ti3 = op->arg;
+		break;
+	case CAL_CHECK:
+		a->check = op->arg;
+		break;
 	case CAL_CORNERS:
 		return parse_corners(op, a);
 	case CAL_ICC_VERSION:
@@ -312,6 +320,8 @@ static int camera_json(const struct calib_camera_session *cs)
 		cJSON_AddStringToObject(j, "truth_source", cs->fs.truth_name);
 	cJSON_AddStringToObject(j, "output", cs->out);
 	cJSON_AddBoolToObject(j, "written", cs->written);
+	if (cs->ti3_path)
+		cJSON_AddStringToObject(j, "ti3", cs->ti3_path);
 	cJSON_AddNumberToObject(j, "threshold_mean_de00", cs->m->calibration.max_camera_de00);
 	cJSON_AddBoolToObject(j, "pass", cs->pass);
 	if (cs->has_drift)
@@ -363,6 +373,9 @@ static void camera_text(const struct calib_camera_session *cs)
 	if (r->held_in_range.n < r->n)
 		print_figures("held out, unclipped patches", &r->held_in_range);
 	print_figures("uncalibrated sRGB", &r->srgb);
+	if (cs->ti3_path)
+		printf("  measurements written to %s (ArgyllCMS .ti3: profcheck -k %s PROFILE)\n", cs->ti3_path,
+		       cs->ti3_path);
 	if (r->has_truth) {
 		print_figures("truth: fit", &r->truth_fit);
 		print_figures("truth: held out", &r->truth_held_out);
@@ -382,6 +395,73 @@ static void camera_text(const struct calib_camera_session *cs)
 	       cs->out);
 	if (!cs->pass && !cs->written)
 		printf("(--force writes it anyway)\n");
+}
+
+static void check_json(const struct calib_camera_session *cs)
+{
+	cJSON *j = cJSON_CreateObject(), *arr;
+
+	if (!j)
+		return;
+	cJSON_AddStringToObject(j, "check", cs->check_path);
+	cJSON_AddStringToObject(j, "chart", cs->chart->name);
+	cJSON_AddStringToObject(j, "frame", cs->fs.name);
+	cJSON_AddItemToObject(j, "profile_now", calib_figures_json(&cs->check->figures));
+	arr = cJSON_AddArrayToObject(j, "patches");
+	for (int i = 0; arr && i < cs->r->n; i++) {
+		cJSON *p = cJSON_CreateObject();
+
+		const struct meas_roi *b = &cs->r->p[i].roi;
+		const int roi[4] = { b->x, b->y, b->w, b->h };
+
+		cJSON_AddStringToObject(p, "name", cs->r->p[i].name);
+		cJSON_AddItemToObject(p, "roi", cJSON_CreateIntArray(roi, 4));
+		json_add_vec(p, "ref_lab", cs->r->p[i].ref_lab, 3);
+		json_add_vec(p, "lab", cs->check->lab[i], 3);
+		cJSON_AddNumberToObject(p, "de00", cs->check->de00[i]);
+		cJSON_AddItemToArray(arr, p);
+	}
+	cJSON_AddStringToObject(j, "picture", cs->out);
+	if (cs->ti3_path)
+		cJSON_AddStringToObject(j, "ti3", cs->ti3_path);
+	cJSON_AddNumberToObject(j, "threshold_mean_de00", cs->m->calibration.max_camera_de00);
+	cJSON_AddBoolToObject(j, "pass", cs->pass);
+	cli_print_json(j);
+}
+
+static void check_text(const struct calib_camera_session *cs)
+{
+	const struct calib_profile_check *c = cs->check;
+
+	printf("3. Measured %d patches; light across the chart %.3f..%.3f of its mean, corrected from the %s.\n",
+	       cs->r->n, cs->r->light_min, cs->r->light_max, calib_light_names[cs->r->light_source]);
+	printf("\n%-16s %22s %22s %8s\n", "patch", "reference Lab", "through the profile", "CIEDE2000");
+	for (int i = 0; i < cs->r->n; i++)
+		printf("%-16s %6.2f %6.2f %7.2f  %6.2f %6.2f %7.2f  %8.2f\n", cs->r->p[i].name,
+		       cs->r->p[i].ref_lab[0], cs->r->p[i].ref_lab[1], cs->r->p[i].ref_lab[2], c->lab[i][0],
+		       c->lab[i][1], c->lab[i][2], c->de00[i]);
+	printf("\n");
+	print_figures("the profile on this chart", &c->figures);
+	printf("  patch errors drawn in %s (left half the reference, right half the reading; framed green "
+	       "within %.2f, amber within twice it, red beyond)\n", cs->out, cs->m->calibration.max_camera_de00);
+	printf("%s: mean %.2f %s the machine's calibration.max_camera_de00 %.2f; %s is not replaced\n",
+	       cs->pass ? "PASS" : "FAIL", c->figures.mean_de00, cs->pass ? "within" : "exceeds",
+	       cs->m->calibration.max_camera_de00, cs->check_path);
+}
+
+/* --check writes no profile: the options that shape one contradict it; -o names its picture. */
+static int check_args(const struct cli_command *cmd, const struct calib_args *a)
+{
+	size_t n = a->s.output ? strlen(a->s.output) : 0;
+
+	if (a->model || a->icc_version || a->light_map || a->s.force)
+		return cli_usage(cmd, "--check writes no profile: %s has nothing to do",
+				 a->model ? "--model" : a->icc_version ? "--icc-version" : a->light_map ? "--light-map"
+				 : "--force");
+	if (a->s.output && (n < 4 || strcmp(a->s.output + n - 4, ".png") != 0))
+		return cli_usage(cmd, "-o with --check names the patch-error picture: a .png, not '%s'",
+				 a->s.output);
+	return 0;
 }
 
 static int calib_camera_cmd(const struct cli_command *cmd, int argc, char **argv)
@@ -411,10 +491,20 @@ static int calib_camera_cmd(const struct cli_command *cmd, int argc, char **argv
 	cs.chart_name = a.chart ? a.chart : "colorchecker24";
 	cs.flat_path = a.flat;
 	cs.light_path = a.light_map;
+	cs.ti3_path = a.ti3;
+	cs.check_path = a.check;
+	if (a.check && (rc = check_args(cmd, &a)))
+		return rc;
 	cs.corners_px = a.have_corners ? a.corners : NULL;
 	if ((rc = calib_camera_session_run(&cs, &a.s, &err)))
 		rc = cs.m && !cs.out ? cli_usage(cmd, "%s", err.msg) : cli_fail(&err);
-	else if (a.json)
+	else if (a.check) {
+		if (a.json)
+			check_json(&cs);
+		else
+			check_text(&cs);
+		rc = cs.pass ? 0 : BL_EXIT_FAIL;
+	} else if (a.json)
 		rc = camera_json(&cs) ? BL_EXIT_FAIL : cs.pass ? 0 : BL_EXIT_FAIL;
 	else {
 		camera_text(&cs);

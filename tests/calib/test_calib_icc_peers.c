@@ -391,7 +391,99 @@ TEST(version_4_on_request_reads_as_version_2)
 	}
 }
 
+/* profcheck -k's mean CIEDE2000 ("avg. = ") and how many patch lines (-v2) it printed; -1 when it fails. */
+static double profcheck_mean(const char *ti3, const char *icc, int *patches)
+{
+	const char *a[] = { "profcheck", "-k", "-v2", ti3, icc, NULL };
+	char *out = NULL, *err = NULL;
+	double avg = -1;
+
+	*patches = 0;
+	if (test_spawn(a, NULL, &out, &err) != 0)
+		fprintf(stderr, "profcheck %s %s: %s\n", ti3, icc, err ? err : "");
+	for (char *line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		double de;
+		int id;
+
+		if (sscanf(line, "[%lf] %d:", &de, &id) == 2)
+			(*patches)++;
+		if (strncmp(line, "Profile check complete", 22) == 0 && strstr(line, "avg. = "))
+			avg = atof(strstr(line, "avg. = ") + 7);
+	}
+	free(out);
+	free(err);
+	return avg;
+}
+
+/*
+ * calib camera --ti3: the measurements as Argyll's .ti3. profcheck reads
+ * them against the profile made of them (the fit figure, to the rounding),
+ * and a fresh chart's against it (Argyll's own held-out check, beside
+ * brushloop's leave-one-out one); colprof makes a profile of them; the
+ * profile carries them as its 'targ' tag.
+ */
+TEST(calib_cameras_ti3_reads_in_profcheck_and_colprof_and_is_the_targ_tag)
+{
+	const char *icc = tmp_path("ti3.icc"), *ti3 = tmp_path("ti3.ti3");
+	char icc_p[4096], ti3_p[4096], chart2[4096], *out = NULL, *err = NULL;
+	double fit, held, same, fresh, argyll;
+	int n_same = 0, n_fresh = 0, n_argyll = 0;
+
+	snprintf(icc_p, sizeof(icc_p), "%s", icc);
+	snprintf(ti3_p, sizeof(ti3_p), "%s", ti3);
+	snprintf(chart2, sizeof(chart2), "%s", tmp_path("chart2.jpg"));
+	sim_frame(SIM_SCENE_CHART, 2, 0, NULL, chart2, NULL);
+	{
+		const char *a[] = { "calib", "camera", "--frame", chart(), "-o", icc_p, "--ti3", ti3_p,
+				    "--json", "--force", NULL };
+
+		CHECK_MSG(run_cli(a, &out, &err) <= 1, "calib camera --ti3: %s", err ? err : "");
+	}
+	fit = json_at(out, "fit.mean_de00");
+	held = json_at(out, "held_out.mean_de00");
+	CHECK(strstr(out ? out : "", "\"ti3\"") != NULL);
+	free(out);
+	free(err);
+	same = profcheck_mean(ti3_p, icc_p, &n_same);
+	{
+		const char *a[] = { "calib", "camera", "--frame", chart2, "-o", tmp_path("ti3-2.icc"),
+				    "--ti3", tmp_path("ti3-2.ti3"), "--force", NULL };
+
+		CHECK(run_cli(a, NULL, NULL) <= 1);
+	}
+	fresh = profcheck_mean(tmp_path("ti3-2.ti3"), icc_p, &n_fresh);
+	{
+		/* colprof takes the .ti3's base name and writes the profile beside it (-O names it). */
+		char base[4096], argyll_icc[4096];
+		const char *a[] = { "colprof", "-qm", "-as", "-O", argyll_icc, base, NULL };
+
+		snprintf(base, sizeof(base), "%.*s", (int)(strlen(ti3_p) - 4), ti3_p);
+		snprintf(argyll_icc, sizeof(argyll_icc), "%s", tmp_path("argyll.icc"));
+		CHECK_MSG(test_spawn(a, NULL, &out, &err) == 0, "colprof: %s", err ? err : "");
+		free(out);
+		free(err);
+		argyll = profcheck_mean(ti3_p, argyll_icc, &n_argyll);
+	}
+	fprintf(stderr, "profcheck -k CIEDE2000 mean: brushloop's .ti3 against its profile %.4f "
+		"(brushloop's fit %.4f, held out %.4f); a fresh chart (seed 2) against it %.4f; "
+		"against colprof's matrix profile of the .ti3 %.4f\n", same, fit, held, fresh, argyll);
+	CHECK(n_same == 24 && n_fresh == 24 && n_argyll == 24);
+	CHECK(same >= 0 && fabs(same - fit) <= 0.01);
+	CHECK(fresh > 0 && fresh <= held + 0.25);
+	CHECK(argyll > 0 && argyll < 3.0);
+	{
+		const char *a[] = { "iccdump", "-v3", "-t", "targ", icc_p, NULL };
+
+		CHECK_MSG(test_spawn(a, NULL, &out, &err) == 0, "iccdump: %s", err ? err : "");
+		CHECK_STR_CONTAINS(out, "CTI3");
+		CHECK_STR_CONTAINS(out, "DEVICE_CLASS \"INPUT\"");
+		free(out);
+		free(err);
+	}
+}
+
 TEST_MAIN(T(iccdump_reads_the_profile_as_version_2_4_input),
 	  T(profcheck_finds_the_errors_measure_finds),
 	  T(xicclu_reads_each_colour_as_measure_does_white_clipped),
-	  T(pillow_converts_each_colour_as_measure_does), T(version_4_on_request_reads_as_version_2))
+	  T(pillow_converts_each_colour_as_measure_does), T(version_4_on_request_reads_as_version_2),
+	  T(calib_cameras_ti3_reads_in_profcheck_and_colprof_and_is_the_targ_tag))

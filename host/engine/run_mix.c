@@ -130,14 +130,19 @@ static struct arm_action dispense_action(const struct mix_ctx *x, int i)
 	return a;
 }
 
-/* What a dispense put in its cell and took from its well, in the colour's and the wells' counts. */
-static void count_dispense(struct mix_ctx *x, const struct arm_action *a)
+/*
+ * What a dispense put in its cell and took from its well; sent is 0 for one
+ * that may have run before a crash: counted on the safe side of the cell's
+ * and the well's limits, but not as paint the colour is known to have used.
+ */
+static void count_dispense(struct mix_ctx *x, const struct arm_action *a, int sent)
 {
 	struct run *r = x->r;
 	double ml = a->units * r->m.mixing.dispense_unit_ml;
 	int w = run_well_index(&r->m, a->well);
 
-	r->st.colours[x->colour].dispensed_ml += ml;
+	if (sent)
+		r->st.colours[x->colour].dispensed_ml += ml;
 	r->st.colours[x->colour].cell_ml += ml;
 	if (w >= 0)
 		r->st.wells_ml[w] -= ml;
@@ -158,7 +163,7 @@ static int dispense_item(struct mix_ctx *x, int i, bl_err *err)
 	rc = run_act(r, &a, &d, err);
 	if (rc == 0) {
 		p->done[i] = 1;
-		count_dispense(x, &a);
+		count_dispense(x, &a, 1);
 		rc = run_state_save(r, err);
 	}
 	return rc;
@@ -257,7 +262,7 @@ static int op_dispense(void *ctx, const int *units, bl_err *err)
 				cJSON_AddNumberToObject(e, "action_id", (double)p->action_id[i]);
 				cJSON_AddStringToObject(e, "outcome", seen == 2 ? "done" : "unknown");
 				p->done[i] = 1;
-				count_dispense(x, &a);
+				count_dispense(x, &a, 0);
 				if ((rc = run_event(r, "dispense_not_repeated", e, err)) ||
 				    (rc = run_state_save(r, err)))
 					return rc;

@@ -135,8 +135,12 @@ TEST(a_cut_dispense_set_sends_only_what_never_reached_the_gate)
 	snprintf(jpath, sizeof(jpath), "%s/journal.jsonl", r->dir);
 	CHECK(lines_with(jpath, "\"dispense_not_repeated\"") == 1);
 	CHECK(lines_with(jpath, "\"dispense_resumed\"") == 1);
-	/* Only what was dispensed now is counted in the colour and taken from its well. */
+	/*
+	 * Only what was dispensed now is paint the colour used; the cell holds what
+	 * may have run too (3 units), so nothing later overfills it.
+	 */
 	CHECK_NEAR(r->st.colours[0].dispensed_ml, 4 * r->m.mixing.dispense_unit_ml, 1e-9);
+	CHECK_NEAR(r->st.colours[0].cell_ml, 7 * r->m.mixing.dispense_unit_ml, 1e-9);
 	mix_rig_close(&x);
 }
 

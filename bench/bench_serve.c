@@ -119,11 +119,11 @@ int bench_serve_run_page(double *value, int quick, bl_err *err)
 	return 0;
 }
 
-/* Reads the stream until it has sent count "event: run" lines more, within timeout_ms. */
+/* Reads the stream until it has sent count events more (the run's first, a patch after), within timeout_ms. */
 static int events(int fd, int count, int timeout_ms, bl_err *err)
 {
 	char buf[65536];
-	static const char mark[] = "event: run\n";
+	static const char mark[] = "event: ";
 	size_t have = 0;
 
 	while (count > 0) {

@@ -1,7 +1,9 @@
-/* serve.c: the console's server: starts civetweb on the address asked, routes every request through one table after the token check. */
+/* serve.c: the console's server: libmicrohttpd behind the console's own listener on the address asked, every request routed through one table after the token check. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +13,16 @@
 #include "base/clock.h"
 #include "serve/serve_int.h"
 
-typedef int (*serve_handler)(struct serve *s, struct mg_connection *c, const char *rest);
+typedef int (*serve_handler)(struct serve *s, struct serve_req *c, const char *rest);
 
-static int page(struct serve *s, struct mg_connection *c, const char *rest)
+static int page(struct serve *s, struct serve_req *c, const char *rest)
 {
 	const struct serve_asset *a = serve_asset_find("index.html");
 
 	return serve_send(c, 200, a->type, a->data, a->len, "Cache-Control: no-store\r\n");
 }
 
-static int asset(struct serve *s, struct mg_connection *c, const char *rest)
+static int asset(struct serve *s, struct serve_req *c, const char *rest)
 {
 	const struct serve_asset *a = serve_asset_find(rest);
 
@@ -30,14 +32,14 @@ static int asset(struct serve *s, struct mg_connection *c, const char *rest)
 }
 
 /* /favicon.ico, which browsers ask for on every page (the report's too): the console's icon. */
-static int favicon(struct serve *s, struct mg_connection *c, const char *rest)
+static int favicon(struct serve *s, struct serve_req *c, const char *rest)
 {
 	const struct serve_asset *a = serve_asset_find("favicon.svg");
 
 	return serve_send(c, 200, a->type, a->data, a->len, "Cache-Control: max-age=86400\r\n");
 }
 
-static int runs(struct serve *s, struct mg_connection *c, const char *rest)
+static int runs(struct serve *s, struct serve_req *c, const char *rest)
 {
 	bl_err err = { 0 };
 	cJSON *o;
@@ -49,7 +51,7 @@ static int runs(struct serve *s, struct mg_connection *c, const char *rest)
 }
 
 /* "NAME" or "NAME/WHAT": the run and what is asked of it ("" for the run itself). */
-static int run_of(struct serve *s, struct mg_connection *c, const char *rest, struct serve_run *r,
+static int run_of(struct serve *s, struct serve_req *c, const char *rest, struct serve_run *r,
 		  const char **what)
 {
 	char name[SERVE_NAME_MAX];
@@ -71,7 +73,7 @@ static int run_of(struct serve *s, struct mg_connection *c, const char *rest, st
 	return 0;
 }
 
-static int run_get(struct serve *s, struct mg_connection *c, const char *rest)
+static int run_get(struct serve *s, struct serve_req *c, const char *rest)
 {
 	struct serve_run r;
 	const char *what;
@@ -103,7 +105,7 @@ static int run_get(struct serve *s, struct mg_connection *c, const char *rest)
 	return serve_send_error(c, 404, "no such page of run %s: %s", r.name, what);
 }
 
-static int run_post(struct serve *s, struct mg_connection *c, const char *rest)
+static int run_post(struct serve *s, struct serve_req *c, const char *rest)
 {
 	struct serve_run r;
 	const char *what;
@@ -113,7 +115,7 @@ static int run_post(struct serve *s, struct mg_connection *c, const char *rest)
 	return serve_answer(s, c, &r, what);
 }
 
-static int file_get(struct serve *s, struct mg_connection *c, const char *rest)
+static int file_get(struct serve *s, struct serve_req *c, const char *rest)
 {
 	struct serve_run r;
 	const char *what;
@@ -163,35 +165,84 @@ static const struct serve_route *route_find(const char *method, const char *uri,
 	return NULL;
 }
 
-static int on_request(struct mg_connection *c, void *data)
+/* The request's first call: the token, then the route; a GET is answered now, a POST once its body is in. */
+static int request_start(struct serve *s, struct serve_req *c)
 {
-	struct serve *s = data;
-	const struct mg_request_info *ri = mg_get_request_info(c);
-	const char *uri = ri->local_uri_raw, *rest = "";
-	const struct serve_route *rt;
-	int method_known, post = !strcmp(ri->request_method, "POST");
+	const char *len = serve_header(c, "Content-Length");
+	int method_known, post = !strcmp(c->method, "POST");
 
-	if (!uri || strlen(uri) >= SERVE_PATH_MAX)
-		return serve_send_error(c, 400, "a request for a path of this server"), 400;
+	if (strlen(c->url) >= SERVE_PATH_MAX)
+		return serve_send_error(c, 400, "a request for a path of this server");
 	/* The token first: nothing, not even a 404, is told to a client without it. */
 	if (serve_auth(s, c, post))
-		return 403;
-	rt = route_find(ri->request_method, uri, &rest, &method_known);
-	if (!rt) {
+		return 0;
+	c->rt = route_find(c->method, c->url, &c->rest, &method_known);
+	if (!c->rt) {
 		if (method_known)
-			serve_send_error(c, 405, "%s is not allowed on %s", ri->request_method, uri);
-		else
-			serve_send_error(c, 404, "no such page: %s", uri);
-		return 404;
+			return serve_send_error(c, 405, "%s is not allowed on %s", c->method, c->url);
+		return serve_send_error(c, 404, "no such page: %s", c->url);
 	}
-	rt->handle(s, c, rest);
-	return 200;
+	c->content_length = -1;
+	if (len) {
+		char *end;
+
+		errno = 0;
+		c->content_length = strtoll(len, &end, 10);
+		if (errno || *end || end == len || c->content_length < 0)
+			c->content_length = -1;
+	}
+	if (c->rt->post && (c->content_length < 0 || c->content_length > SERVE_BODY_MAX))
+		return serve_send_error(c, 413, "a body of at most %d bytes, with its Content-Length", SERVE_BODY_MAX);
+	if (!c->rt->post)
+		c->rt->handle(s, c, c->rest);
+	return 0;
 }
 
-static int on_log(const struct mg_connection *c, const char *msg)
+/* libmicrohttpd's access handler: called with the headers, then with each piece of the body, then once more. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_n, void **con_cls)
 {
-	/* civetweb's own messages (a client gone mid-response) are not the operator's business. */
-	return 1;
+	struct serve *s = cls;
+	struct serve_req *c = *con_cls;
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return MHD_NO;
+		*con_cls = c;
+		c->mc = mc;
+		c->s = s;
+		c->method = method;
+		c->url = url;
+		request_start(s, c);
+		return c->answered || c->rt ? MHD_YES : MHD_NO;
+	}
+	if (*upload_n) {
+		/* Past the answer, or past SERVE_BODY_MAX: read and dropped (the Content-Length said less). */
+		if (!c->answered && c->body_n + *upload_n <= SERVE_BODY_MAX) {
+			memcpy(c->body + c->body_n, upload, *upload_n);
+			c->body_n += *upload_n;
+		} else {
+			c->body_n = SERVE_BODY_MAX + 1;
+		}
+		*upload_n = 0;
+		return MHD_YES;
+	}
+	if (!c->answered && c->rt) {
+		if (c->body_n > SERVE_BODY_MAX)
+			c->body_n = 0;
+		c->rt->handle(s, c, c->rest);
+	}
+	if (!c->answered)
+		serve_send_error(c, 500, "no answer");
+	return c->answered ? MHD_YES : MHD_NO;
+}
+
+static void on_request_done(void *cls, struct MHD_Connection *mc, void **con_cls,
+			    enum MHD_RequestTerminationCode code)
+{
+	free(*con_cls);
+	*con_cls = NULL;
 }
 
 /* Whether host ("127.0.0.1", "localhost", "[::1]") is this machine's loopback. */
@@ -200,11 +251,12 @@ static int loopback_host(const char *host)
 	return !strncmp(host, "127.", 4) || !strcmp(host, "localhost") || !strcmp(host, "[::1]");
 }
 
-/* "HOST:PORT" into what civetweb listens on ("[::1]:PORT" for IPv6); a bare port is loopback. */
-static int listen_spec(const char *listen, char *host, size_t hn, char *spec, size_t sn,
-		       bl_err *err)
+/* "HOST:PORT" into the address to listen on ("[::1]:PORT" for IPv6; "localhost" is 127.0.0.1). */
+static int listen_addr(const char *listen, char *host, size_t hn, struct sockaddr_storage *sa,
+		       socklen_t *len, bl_err *err)
 {
 	const char *colon = strrchr(listen, ':');
+	char bare[256];
 	char *end;
 	long port;
 
@@ -214,17 +266,34 @@ static int listen_spec(const char *listen, char *host, size_t hn, char *spec, si
 	port = strtol(colon + 1, &end, 10);
 	if (errno || *end || end == colon + 1 || port < 0 || port > 65535)
 		return bl_fail(err, BL_EINVAL, "--listen %s: port must be 0 to 65535", listen);
-	if ((size_t)(colon - listen) >= hn)
+	if ((size_t)(colon - listen) >= hn || (size_t)(colon - listen) >= sizeof(bare))
 		return bl_fail(err, BL_EINVAL, "--listen %s: host too long", listen);
 	memcpy(host, listen, (size_t)(colon - listen));
 	host[colon - listen] = '\0';
-	if (strchr(host, ':') && (host[0] != '[' || host[strlen(host) - 1] != ']'))
-		return bl_fail(err, BL_EINVAL, "--listen %s: an IPv6 address goes in brackets ([::1]:8080)", listen);
-	/* Debian's civetweb 1.15 is built without USE_IPV6: said plainly, not as "Failed to setup server ports". */
-	if (host[0] == '[' && !mg_check_feature(8))
-		return bl_fail(err, BL_EINVAL, "--listen %s: this civetweb (%s) was built without IPv6, so the console "
-			       "listens on IPv4 only (127.0.0.1)", listen, mg_version());
-	snprintf(spec, sn, "%s:%ld", host, port);
+	memset(sa, 0, sizeof(*sa));
+	if (strchr(host, ':')) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)sa;
+		size_t n = strlen(host);
+
+		if (host[0] != '[' || host[n - 1] != ']')
+			return bl_fail(err, BL_EINVAL, "--listen %s: an IPv6 address goes in brackets ([::1]:8080)", listen);
+		memcpy(bare, host + 1, n - 2);
+		bare[n - 2] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, bare, &a->sin6_addr) != 1)
+			return bl_fail(err, BL_EINVAL, "--listen %s: %s is not an IPv6 address", listen, bare);
+		*len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)sa;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, strcmp(host, "localhost") ? host : "127.0.0.1", &a->sin_addr) != 1)
+			return bl_fail(err, BL_EINVAL, "--listen %s: %s is not an IPv4 address (give one, or [IPv6])",
+				       listen, host);
+		*len = sizeof(*a);
+	}
 	return 0;
 }
 
@@ -264,42 +333,17 @@ static int runs_given(struct serve *s, bl_err *err)
 int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 {
 	struct serve *s = calloc(1, sizeof(*s));
-	char spec[320];
-	const char *opts[] = {
-		"listening_ports", spec,
-		"num_threads", SERVE_WORKERS_TEXT,
-		"request_timeout_ms", SERVE_HEADER_MS,
-		"max_request_size", "16384", /* bytes of request line and headers */
-		"enable_keep_alive", "yes",
-		"enable_directory_listing", "no",
-		"connection_queue", "64",
-		"listen_backlog", "512",
-		/* civetweb answers a CORS preflight itself with "*" unless these are empty: it goes to serve_auth. */
-		"access_control_allow_origin", "",
-		"access_control_allow_methods", "",
-		"access_control_allow_headers", "",
-		NULL, NULL,
-	};
-	struct mg_callbacks cb = { .log_message = on_log, .http_error = serve_http_error,
-				   .init_connection = serve_conn_open, .connection_close = serve_conn_close };
-	struct mg_init_data init = { .callbacks = &cb, .configuration_options = opts };
-	struct mg_error_data ed;
-	char emsg[256] = "";
-	struct mg_server_port ports[4];
-	int rc, np;
+	struct sockaddr_storage sa;
+	socklen_t sa_len = 0;
+	int rc;
 
 	if (!s)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	s->o = *o;
 	s->o.listen = o->listen ? o->listen : "127.0.0.1:8080";
 	pthread_mutex_init(&s->lock, NULL);
-	if ((rc = serve_conns_init(&s->conns, err))) {
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		return rc;
-	}
 	if ((rc = runs_given(s, err)) ||
-	    (rc = listen_spec(s->o.listen, s->host, sizeof(s->host), spec, sizeof(spec), err)))
+	    (rc = listen_addr(s->o.listen, s->host, sizeof(s->host), &sa, &sa_len, err)))
 		goto out_free;
 	/* Anyone who can reach the address can try the token: only this machine, unless told. */
 	if (!loopback_host(s->host) && !o->allow_remote) {
@@ -324,29 +368,50 @@ int serve_start(const struct serve_options *o, struct serve **out, bl_err *err)
 	s->post = (struct serve_bucket){ .tokens = 10, .rate_per_s = 2, .burst = 10, .last_ms = clk_real_ns() / 1000000 };
 	/*
 	 * glibc gives busy threads malloc arenas of their own, each keeping what
-	 * it freed: with 64 workers and the estimates' planning that is memory
-	 * that only grows. Two arenas serve a console's few allocations at once.
+	 * it freed: with a thread per connection and the estimates' planning
+	 * that is memory that only grows. Two arenas serve a console's few
+	 * allocations at once.
 	 */
 	mallopt(M_ARENA_MAX, 2);
-	init.user_data = s;
-	memset(&ed, 0, sizeof(ed));
-	ed.text = emsg;
-	ed.text_buffer_size = sizeof(emsg);
-	mg_init_library(0);
-	s->ctx = mg_start2(&init, &ed);
-	if (!s->ctx) {
-		rc = bl_fail(err, BL_EIO, "cannot listen on %s: %s", s->o.listen, emsg[0] ? emsg : "unknown error");
-		goto out_lib;
+	/*
+	 * A thread per connection (a handler may take seconds, an event stream
+	 * waits in its reader), taken only from the console's listener
+	 * (serve_conns.c) once the headers are in; its own error pages are fixed
+	 * texts, and it answers no preflight itself.
+	 */
+	s->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+				  MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
+				  0, NULL, NULL, on_request, s,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)SERVE_LIVE_MAX,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)SERVE_IDLE_S,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_HEADERS_MAX,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_request_done, s,
+				  MHD_OPTION_NOTIFY_CONNECTION, serve_conn_notify, s,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		rc = bl_fail(err, BL_EIO, "cannot start the console's HTTP server (libmicrohttpd %s)", MHD_get_version());
+		goto out_free;
 	}
-	np = mg_get_server_ports(s->ctx, 4, ports);
-	s->port = np > 0 ? ports[0].port : 0;
-	mg_set_request_handler(s->ctx, "/", on_request, s);
+	if ((rc = serve_conns_start(s, (struct sockaddr *)&sa, sa_len, err))) {
+		char why[BL_ERR_MSG_MAX];
+
+		snprintf(why, sizeof(why), "%s", err ? err->msg : "");
+		rc = bl_fail(err, rc, "cannot listen on %s: %s", s->o.listen, why);
+		goto out_mhd;
+	}
+	{
+		struct sockaddr_storage got;
+		socklen_t n = sizeof(got);
+
+		if (getsockname(s->conns.listen_fd, (struct sockaddr *)&got, &n) == 0)
+			s->port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+							    : ntohs(((struct sockaddr_in *)&got)->sin_port);
+	}
 	*out = s;
 	return 0;
-out_lib:
-	mg_exit_library();
+out_mhd:
+	MHD_stop_daemon(s->mhd);
 out_free:
-	serve_conns_free(&s->conns);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return rc;
@@ -383,12 +448,12 @@ void serve_stop(struct serve *s)
 {
 	if (!s)
 		return;
-	s->stopping = 1; /* the event streams see it within a second and end */
-	mg_stop(s->ctx);
-	mg_exit_library();
+	s->stopping = 1; /* the event streams see it within half a second and end */
+	serve_conns_stop(&s->conns);
+	MHD_stop_daemon(s->mhd);
+	serve_conns_free(&s->conns);
 	serve_children_stop(s);
 	serve_estimates_stop(s);
-	serve_conns_free(&s->conns);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

@@ -1,4 +1,4 @@
-/* serve.h: the web console: an HTTP server (civetweb) over run directories, answering through the same library as the command line. */
+/* serve.h: the web console: an HTTP server (GNU libmicrohttpd) over run directories, answering through the same library as the command line. */
 #ifndef BL_SERVE_SERVE_H
 #define BL_SERVE_SERVE_H
 

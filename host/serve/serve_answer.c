@@ -25,7 +25,7 @@ static const char *field(const cJSON *body, const char *key)
 	return cJSON_GetStringValue(cJSON_GetObjectItem(body, key));
 }
 
-static int approve(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+static int approve(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		   const cJSON *body, const char *by)
 {
 	const char *id = field(body, "id"), *answer = field(body, "answer");
@@ -45,7 +45,7 @@ static int approve(struct serve *s, struct mg_connection *c, const struct serve_
 	return serve_send_json(c, 200, o);
 }
 
-static int grant(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+static int grant(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		 const cJSON *body, const char *by)
 {
 	char machine[SERVE_PATH_MAX];
@@ -75,7 +75,7 @@ static int grant(struct serve *s, struct mg_connection *c, const struct serve_ru
 	return serve_send_json(c, 200, o);
 }
 
-static int revoke_grant(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+static int revoke_grant(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		  const cJSON *body, const char *by)
 {
 	const char *id = field(body, "id");
@@ -198,7 +198,7 @@ static int spawn_resume(struct serve *s, const struct serve_run *r, const cJSON 
 	return 0;
 }
 
-static int resume(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+static int resume(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		  const cJSON *body, const char *by)
 {
 	char why[512], text[1024];
@@ -249,7 +249,7 @@ static int resume(struct serve *s, struct mg_connection *c, const struct serve_r
 	return serve_send_json(c, 200, o);
 }
 
-static int hold(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+static int hold(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		const cJSON *body, const char *by)
 {
 	pid_t pid = serve_child_of(s, r->name);
@@ -267,7 +267,7 @@ static int hold(struct serve *s, struct mg_connection *c, const struct serve_run
 
 static const struct {
 	const char *action;
-	int (*answer)(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+	int (*answer)(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		      const cJSON *body, const char *by);
 } answers[] = {
 	{ "approve", approve },
@@ -277,7 +277,7 @@ static const struct {
 	{ "hold", hold },
 };
 
-int serve_answer(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+int serve_answer(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		 const char *action)
 {
 	char by[96];

@@ -60,12 +60,16 @@ int serve_bucket_take(struct serve *s, struct serve_bucket *b)
  * 400 (a page and its pictures). Taken only after the token is checked, so
  * requests without it never spend the operator's.
  */
-static int client_take(struct serve *s, struct mg_connection *c)
+static int client_take(struct serve *s, struct serve_req *c)
 {
-	const char *addr = mg_get_request_info(c)->remote_addr;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char addr[48] = "?";
+	int port;
 	int64_t now = clk_real_ns() / 1000000;
 	struct serve_client *k = NULL, *lru = &s->clients[0];
 
+	if (ci && ci->client_addr)
+		serve_addr_text(ci->client_addr, addr, sizeof(addr), &port);
 	pthread_mutex_lock(&s->lock);
 	for (int i = 0; i < SERVE_CLIENTS_MAX && !k; i++) {
 		if (!strcmp(s->clients[i].addr, addr))
@@ -95,19 +99,24 @@ static const char *same_origin_path(const char *uri)
 }
 
 /* The token the request carries and where: 0 none, 1 cookie, 2 Authorization, 3 ?token=. */
-static int token_of(struct mg_connection *c, char *out, size_t n)
+static int token_of(struct serve_req *c, char *out, size_t n)
 {
-	const struct mg_request_info *ri = mg_get_request_info(c);
-	const char *cookie = serve_header(c, "Cookie"), *auth = serve_header(c, "Authorization");
+	const char *cookie = MHD_lookup_connection_value(c->mc, MHD_COOKIE_KIND, SERVE_COOKIE);
+	const char *auth = serve_header(c, "Authorization");
+	const char *q = MHD_lookup_connection_value(c->mc, MHD_GET_ARGUMENT_KIND, "token");
 
-	if (cookie && mg_get_cookie(cookie, SERVE_COOKIE, out, n) > 0)
+	if (cookie && *cookie && strlen(cookie) < n) {
+		snprintf(out, n, "%s", cookie);
 		return 1;
+	}
 	if (auth && !strncmp(auth, "Bearer ", 7) && strlen(auth + 7) < n) {
 		snprintf(out, n, "%s", auth + 7);
 		return 2;
 	}
-	if (ri->query_string && mg_get_var(ri->query_string, strlen(ri->query_string), "token", out, n) > 0)
+	if (q && *q && strlen(q) < n) {
+		snprintf(out, n, "%s", q);
 		return 3;
+	}
 	return 0;
 }
 
@@ -126,7 +135,7 @@ static int loopback_name(const char *h, size_t n)
  * http://HOST where HOST is the Host it asked, and that is this server's
  * address (any name when it listens on every interface, as told).
  */
-static int origin_ok(struct serve *s, struct mg_connection *c, char *why, size_t wn)
+static int origin_ok(struct serve *s, struct serve_req *c, char *why, size_t wn)
 {
 	const char *origin = serve_header(c, "Origin"), *host = serve_header(c, "Host");
 	const char *site = serve_header(c, "Sec-Fetch-Site"), *colon;
@@ -166,9 +175,8 @@ static const char no_token_page[] =
 	"<p>This console needs its access token: open the URL <code>brushloop serve</code> printed "
 	"when it started (it ends in <code>?token=</code>).</p>\n";
 
-int serve_auth(struct serve *s, struct mg_connection *c, int post)
+int serve_auth(struct serve *s, struct serve_req *c, int post)
 {
-	const struct mg_request_info *ri = mg_get_request_info(c);
 	char tok[SERVE_TOKEN_HEX + 2] = "", why[256];
 	int from;
 
@@ -176,8 +184,7 @@ int serve_auth(struct serve *s, struct mg_connection *c, int post)
 	from = token_of(c, tok, sizeof(tok));
 	if (!from || !serve_token_equal(tok, s->token))
 		return serve_send(c, 401, "text/html; charset=utf-8", no_token_page, sizeof(no_token_page) - 1,
-				  "Cache-Control: no-store\r\n"), 1;
-	serve_conn_authed(s, c);
+				  "Cache-Control: no-store\r\nConnection: close\r\n"), 1;
 	if (!client_take(s, c))
 		return serve_send(c, 429, "text/plain; charset=utf-8", "too many requests\n", 18,
 				  "Retry-After: 1\r\n"), 1;
@@ -188,7 +195,7 @@ int serve_auth(struct serve *s, struct mg_connection *c, int post)
 		snprintf(hdr, sizeof(hdr),
 			 "Set-Cookie: " SERVE_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict\r\n"
 			 "Location: %s\r\nCache-Control: no-store\r\n",
-			 s->token, same_origin_path(ri->local_uri_raw));
+			 s->token, same_origin_path(c->url));
 		return serve_send(c, 303, "text/plain; charset=utf-8", "", 0, hdr), 1;
 	}
 	if (!post)

@@ -106,7 +106,7 @@ static cJSON *journal_after(const cJSON *run, double *last)
  * changed since the last event ("patch": diff's form, and "journal_add", the
  * journal's new lines); *sent holds what the client has.
  */
-static int send_run(struct serve *s, struct mg_connection *c, const struct serve_run *r, cJSON **sent,
+static int send_run(struct serve *s, char **out, const struct serve_run *r, cJSON **sent,
 		    double *journal_seq)
 {
 	cJSON *o = NULL, *p, *body;
@@ -142,7 +142,7 @@ static int send_run(struct serve *s, struct mg_connection *c, const struct serve
 	cJSON_DeleteItemFromObject(o, "sent_wall_ms");
 	rc = -1;
 	/* One line of JSON: an event's data never holds a raw newline. */
-	if (text && mg_printf(c, "event: %s\ndata: %s\n\n", *sent ? "patch" : "run", text) > 0) {
+	if (text && asprintf(out, "event: %s\ndata: %s\n\n", *sent ? "patch" : "run", text) > 0) {
 		cJSON_Delete(*sent);
 		*sent = o;
 		o = NULL;
@@ -165,48 +165,105 @@ static void watch(int fd, const struct serve_run *r, int *approvals_wd)
 	*approvals_wd = inotify_add_watch(fd, p, mask | IN_DONT_FOLLOW | IN_ONLYDIR);
 }
 
-int serve_run_events(struct serve *s, struct mg_connection *c, const struct serve_run *r)
+/* One page's stream: what it watches, what the client has, and the event being sent. */
+struct serve_stream {
+	struct serve *s;
+	struct serve_run r;
+	int fd, awd, dirty;
+	int64_t last_ms;
+	cJSON *sent;        /* the run as the client has it */
+	double journal_seq; /* the last journal line it has */
+	char *text;         /* the event being sent, from off */
+	size_t off, len;
+};
+
+/*
+ * libmicrohttpd's reader for the stream (thread per connection: it may wait):
+ * the rest of the event being sent, else waits for the next and returns its
+ * start; the end of the stream when the server stops or the run cannot be
+ * read. A client that went is seen when its event fails to go, at least
+ * every SERVE_EVENT_IDLE_MS.
+ */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct serve_stream *st = cls;
+	size_t n;
+
+	while (st->off >= st->len) {
+		struct pollfd p = { st->fd, POLLIN, 0 };
+		int64_t now = clk_real_ns() / 1000000;
+		char ev[4096];
+
+		if (st->s->stopping)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		watch(st->fd, &st->r, &st->awd);
+		if (st->dirty && now - st->last_ms >= SERVE_EVENT_MIN_MS) {
+			free(st->text);
+			st->text = NULL;
+			st->off = st->len = 0;
+			if (send_run(st->s, &st->text, &st->r, &st->sent, &st->journal_seq))
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			st->len = strlen(st->text);
+			st->last_ms = now;
+			st->dirty = 0;
+			break;
+		}
+		/* Changes pile up while a run is sent: they are read (and dropped) after, then sent once. */
+		if (poll(&p, 1, st->dirty ? SERVE_EVENT_MIN_MS : SERVE_POLL_MS) > 0) {
+			while (read(st->fd, ev, sizeof(ev)) > 0)
+				;
+			st->dirty = 1;
+		}
+		if (clk_real_ns() / 1000000 - st->last_ms >= SERVE_EVENT_IDLE_MS)
+			st->dirty = 1;
+	}
+	n = st->len - st->off < max ? st->len - st->off : max;
+	memcpy(buf, st->text + st->off, n);
+	st->off += n;
+	return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+	struct serve_stream *st = cls;
+
+	cJSON_Delete(st->sent);
+	free(st->text);
+	close(st->fd);
+	stream_slot(st->s, -1);
+	free(st);
+}
+
+int serve_run_events(struct serve *s, struct serve_req *c, const struct serve_run *r)
 {
 	const uint32_t mask = IN_MOVED_TO | IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_DELETE | IN_ATTRIB;
-	int fd, awd = -1;
-	int64_t last_ms = 0;
-	cJSON *sent = NULL;     /* the run as the client has it */
-	double journal_seq = -1; /* the last journal line it has */
+	struct serve_stream *st;
+	struct MHD_Response *resp;
 
 	if (!stream_slot(s, 1))
 		return serve_send_error(c, 503, "too many live pages open (at most %d)", SERVE_STREAMS_MAX);
-	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd < 0 || inotify_add_watch(fd, r->dir, mask | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
-		if (fd >= 0)
-			close(fd);
+	st = calloc(1, sizeof(*st));
+	if (!st) {
 		stream_slot(s, -1);
-		return serve_send_error(c, 500, "cannot watch run %s: %s", r->name, strerror(errno));
+		return serve_send_error(c, 500, "out of memory");
 	}
-	mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-		     "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n");
-	/* Changes pile up while a run is sent: they are read (and dropped) after, then sent once. */
-	for (int dirty = 1; !s->stopping;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		int64_t now = clk_real_ns() / 1000000;
-		char buf[4096];
+	*st = (struct serve_stream){ .s = s, .r = *r, .awd = -1, .dirty = 1, .journal_seq = -1 };
+	st->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (st->fd < 0 || inotify_add_watch(st->fd, r->dir, mask | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+		int e = errno;
 
-		watch(fd, r, &awd);
-		if (dirty && now - last_ms >= SERVE_EVENT_MIN_MS) {
-			if (send_run(s, c, r, &sent, &journal_seq))
-				break; /* the client went */
-			last_ms = now;
-			dirty = 0;
-		}
-		if (poll(&p, 1, dirty ? SERVE_EVENT_MIN_MS : SERVE_POLL_MS) > 0) {
-			while (read(fd, buf, sizeof(buf)) > 0)
-				;
-			dirty = 1;
-		}
-		if (clk_real_ns() / 1000000 - last_ms >= SERVE_EVENT_IDLE_MS)
-			dirty = 1;
+		if (st->fd >= 0)
+			close(st->fd);
+		free(st);
+		stream_slot(s, -1);
+		return serve_send_error(c, 500, "cannot watch run %s: %s", r->name, strerror(e));
 	}
-	cJSON_Delete(sent);
-	close(fd);
-	stream_slot(s, -1);
-	return 0;
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
+	if (!resp) {
+		stream_free(st);
+		return serve_send_error(c, 500, "out of memory");
+	}
+	/* Ended by the connection's close, not chunked: an event is the bytes on the wire, whatever reads them. */
+	MHD_set_response_options(resp, MHD_RF_HTTP_1_0_SERVER, MHD_RO_END);
+	return serve_queue(c, 200, serve_response_headers(resp, "text/event-stream", "Cache-Control: no-store\r\n"));
 }

@@ -12,58 +12,80 @@
 #include "serve/serve_int.h"
 
 /* Headers every response carries: nothing is framed, sniffed or sent elsewhere. */
-#define SERVE_COMMON_HEADERS                                                                       \
-	"X-Content-Type-Options: nosniff\r\n"                                                      \
-	"X-Frame-Options: DENY\r\n"                                                                \
-	"Referrer-Policy: no-referrer\r\n"                                                         \
-	"Cross-Origin-Resource-Policy: same-origin\r\n"                                            \
-	"Content-Security-Policy: default-src 'self'; img-src 'self' data:; "                      \
-	"style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'\r\n"
-
-static const struct {
-	int status;
-	const char *phrase;
-} phrases[] = {
-	{ 200, "OK" }, { 303, "See Other" }, { 400, "Bad Request" }, { 401, "Unauthorized" },
-	{ 403, "Forbidden" }, { 404, "Not Found" }, { 405, "Method Not Allowed" },
-	{ 409, "Conflict" }, { 413, "Payload Too Large" }, { 415, "Unsupported Media Type" },
-	{ 429, "Too Many Requests" }, { 431, "Request Header Fields Too Large" }, { 500, "Internal Server Error" },
-	{ 503, "Service Unavailable" }, { 505, "HTTP Version Not Supported" },
+static const char *const common_headers[][2] = {
+	{ "X-Content-Type-Options", "nosniff" },
+	{ "X-Frame-Options", "DENY" },
+	{ "Referrer-Policy", "no-referrer" },
+	{ "Cross-Origin-Resource-Policy", "same-origin" },
+	{ "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; "
+	  "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'" },
 };
 
-static const char *reason_phrase(int status)
+/* Adds "Name: value\r\n" lines to r; a later header of a name replaces an earlier one (a file's own CSP). */
+static int add_headers(struct MHD_Response *r, const char *lines)
 {
-	for (size_t i = 0; i < sizeof(phrases) / sizeof(phrases[0]); i++)
-		if (phrases[i].status == status)
-			return phrases[i].phrase;
-	return "Error";
+	char buf[SERVE_PATH_MAX + 512];
+	char *save = NULL, *line;
+
+	if (!lines || !*lines)
+		return 0;
+	if (snprintf(buf, sizeof(buf), "%s", lines) >= (int)sizeof(buf))
+		return -1;
+	for (line = strtok_r(buf, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
+		char *colon = strchr(line, ':'), *v;
+
+		if (!colon)
+			return -1;
+		*colon = '\0';
+		for (v = colon + 1; *v == ' '; v++)
+			;
+		{
+			const char *was = MHD_get_response_header(r, line);
+
+			if (was)
+				MHD_del_response_header(r, line, was);
+		}
+		if (MHD_add_response_header(r, line, v) != MHD_YES)
+			return -1;
+	}
+	return 0;
 }
 
-int serve_send(struct mg_connection *c, int status, const char *type, const void *body, size_t n,
+struct MHD_Response *serve_response_headers(struct MHD_Response *r, const char *type, const char *extra)
+{
+	for (size_t i = 0; i < sizeof(common_headers) / sizeof(common_headers[0]); i++)
+		MHD_add_response_header(r, common_headers[i][0], common_headers[i][1]);
+	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES || add_headers(r, extra)) {
+		MHD_destroy_response(r);
+		return NULL;
+	}
+	return r;
+}
+
+int serve_queue(struct serve_req *c, int status, struct MHD_Response *r)
+{
+	int ok;
+
+	if (!r)
+		return -1;
+	ok = MHD_queue_response(c->mc, (unsigned int)status, r) == MHD_YES;
+	MHD_destroy_response(r);
+	if (ok)
+		c->answered = 1;
+	return ok ? 0 : -1;
+}
+
+int serve_send(struct serve_req *c, int status, const char *type, const void *body, size_t n,
 	       const char *extra_headers)
 {
-	mg_printf(c,
-		  "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n" SERVE_COMMON_HEADERS
-		  "%s\r\n",
-		  status, reason_phrase(status), type, n, extra_headers ? extra_headers : "");
-	if (n && mg_write(c, body, n) <= 0)
+	struct MHD_Response *r = MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+
+	if (!r)
 		return -1;
-	return 0;
+	return serve_queue(c, status, serve_response_headers(r, type, extra_headers));
 }
 
-int serve_http_error(struct mg_connection *c, int status, const char *msg)
-{
-	char body[64];
-	int n = snprintf(body, sizeof(body), "%d %s\n", status, reason_phrase(status));
-
-	/* civetweb's own page writes the request's version back into its status line, headers and token with it. */
-	mg_printf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-		  "Connection: close\r\n" SERVE_COMMON_HEADERS "\r\n%s",
-		  status, reason_phrase(status), n, body);
-	return 0;
-}
-
-int serve_send_json(struct mg_connection *c, int status, cJSON *o)
+int serve_send_json(struct serve_req *c, int status, cJSON *o)
 {
 	char *text = cJSON_PrintUnformatted(o);
 	int rc;
@@ -76,7 +98,7 @@ int serve_send_json(struct mg_connection *c, int status, cJSON *o)
 	return rc;
 }
 
-int serve_send_error(struct mg_connection *c, int status, const char *fmt, ...)
+int serve_send_error(struct serve_req *c, int status, const char *fmt, ...)
 {
 	cJSON *o = cJSON_CreateObject();
 	char msg[BL_ERR_MSG_MAX];
@@ -91,31 +113,24 @@ int serve_send_error(struct mg_connection *c, int status, const char *fmt, ...)
 	return status;
 }
 
-const char *serve_header(struct mg_connection *c, const char *name)
+const char *serve_header(struct serve_req *c, const char *name)
 {
-	return mg_get_header(c, name);
+	return MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, name);
 }
 
-int serve_read_json(struct mg_connection *c, cJSON **out, int *status, bl_err *err)
+int serve_read_json(struct serve_req *c, cJSON **out, int *status, bl_err *err)
 {
-	const struct mg_request_info *ri = mg_get_request_info(c);
 	const char *type = serve_header(c, "Content-Type");
-	char buf[SERVE_BODY_MAX + 1];
-	size_t got = 0;
-	int n;
 
 	/* A JSON body also means a cross-site page cannot send it without asking first (CORS). */
 	if (!type || strncasecmp(type, "application/json", 16))
 		return *status = 415, bl_fail(err, BL_EINVAL, "an answer is a JSON body (Content-Type: application/json)");
-	if (ri->content_length < 0 || ri->content_length > SERVE_BODY_MAX)
+	if (c->content_length < 0 || c->content_length > SERVE_BODY_MAX)
 		return *status = 413, bl_fail(err, BL_EINVAL, "a body of at most %d bytes, with its Content-Length", SERVE_BODY_MAX);
-	while (got < (size_t)ri->content_length &&
-	       (n = mg_read(c, buf + got, (size_t)ri->content_length - got)) > 0)
-		got += (size_t)n;
-	if (got != (size_t)ri->content_length)
-		return *status = 400, bl_fail(err, BL_EINVAL, "the body ended after %zu of %lld bytes", got, ri->content_length);
-	buf[got] = '\0';
-	*out = cJSON_Parse(buf);
+	if (c->body_n != (size_t)c->content_length)
+		return *status = 400, bl_fail(err, BL_EINVAL, "the body ended after %zu of %lld bytes", c->body_n, c->content_length);
+	c->body[c->body_n] = '\0';
+	*out = cJSON_Parse(c->body);
 	if (!*out || !cJSON_IsObject(*out)) {
 		cJSON_Delete(*out);
 		*out = NULL;
@@ -124,18 +139,21 @@ int serve_read_json(struct mg_connection *c, cJSON **out, int *status, bl_err *e
 	return 0;
 }
 
-void serve_client_name(struct mg_connection *c, char *out, size_t n)
+void serve_client_name(struct serve_req *c, char *out, size_t n)
 {
-	const struct mg_request_info *ri = mg_get_request_info(c);
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	const char *ua = serve_header(c, "User-Agent");
-	char clean[48];
+	char clean[48], addr[48] = "?";
 	size_t k = 0;
+	int port = 0;
 
+	if (ci && ci->client_addr)
+		serve_addr_text(ci->client_addr, addr, sizeof(addr), &port);
 	/* The agent as told (it is the client's word), cut short and kept printable. */
 	for (const char *p = ua ? ua : "no user agent"; *p && k + 1 < sizeof(clean); p++)
 		clean[k++] = (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') ? *p : '?';
 	clean[k] = '\0';
-	snprintf(out, n, "console (client %s:%d, %s)", ri->remote_addr, ri->remote_port, clean);
+	snprintf(out, n, "console (client %s:%d, %s)", addr, port, clean);
 }
 
 static int segment_ok(const char *p, size_t n)
@@ -232,7 +250,7 @@ static const struct {
 	{ ".md", "text/plain; charset=utf-8", "" },
 };
 
-int serve_send_run_file(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+int serve_send_run_file(struct serve *s, struct serve_req *c, const struct serve_run *r,
 			const char *rel)
 {
 	const char *dot = strrchr(rel, '.'), *type = NULL, *hdr = "";

@@ -4,9 +4,10 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
-#include <civetweb.h>
+#include <microhttpd.h>
 #include <cJSON.h>
 
 #include "serve/serve.h"
@@ -19,16 +20,21 @@
 #define SERVE_CHILDREN_MAX 8
 
 /*
- * civetweb's workers, each holding one connection from its accept to its
- * close (serve_conns.c): those without the token yet hold at most
- * SERVE_UNAUTH_MAX of them, and the rest are the token's holder's.
+ * The connections (serve_conns.c): a connection waits in the console's own
+ * listener, without a thread, until its request line and headers are all in
+ * (SERVE_HEADER_MS at most); only then does libmicrohttpd take it, a thread
+ * of its own, at most SERVE_CLIENT_LIVE per client address and SERVE_LIVE_MAX
+ * in all. Waiting connections are kept at most SERVE_CLIENT_WAITING per client
+ * and SERVE_WAITING_MAX in all, those without their headers dropped first.
  */
-#define SERVE_WORKERS 64
-#define SERVE_WORKERS_TEXT "64"
-#define SERVE_RESERVE 16
-#define SERVE_UNAUTH_MAX (SERVE_WORKERS - SERVE_RESERVE)
-#define SERVE_HEADER_MS "5000"     /* a request's line and headers arrive within this, or it is closed */
-#define SERVE_EVICT_MIN_MS 200     /* under pressure, a connection without the token after this long may be ended */
+#define SERVE_LIVE_MAX 128
+#define SERVE_CLIENT_LIVE 32
+#define SERVE_WAITING_MAX 2048
+#define SERVE_CLIENT_WAITING 1024
+#define SERVE_FILES_MAX 4096       /* the descriptors the console asks for (waiting and live connections, runs) */
+#define SERVE_HEADER_MS 5000       /* a request's line and headers arrive within this, or it is closed */
+#define SERVE_HEADERS_MAX 16384    /* bytes of request line and headers */
+#define SERVE_IDLE_S 30            /* a kept-alive connection with nothing asked is closed after this */
 #define SERVE_SWEEP_MS 50
 #define SERVE_CLIENTS_MAX 64       /* clients with a rate bucket of their own (the least recent make room) */
 
@@ -38,20 +44,46 @@ struct serve_bucket {
 	int64_t last_ms;
 };
 
-/* One worker's connection: the worker's thread, since when, whether a request of it carried the token. */
-struct serve_conn_slot {
-	const struct mg_connection *c; /* NULL: the worker is free */
-	pthread_t worker;
-	int64_t since_ns;
-	int authed, evicted;
+/* A connection waiting for its headers: its socket, its client and since when. */
+struct serve_waiting {
+	int fd;
+	char addr[48];
+	struct sockaddr_storage sa;
+	socklen_t sa_len;
+	int64_t since_ms;
+	int ready; /* its headers are all in */
+};
+
+/* A connection libmicrohttpd holds, counted against its client. */
+struct serve_live {
+	char addr[48];
+	int used;
 };
 
 struct serve_conns {
 	pthread_mutex_t lock;
-	struct serve_conn_slot slot[SERVE_WORKERS];
-	long evicted; /* connections ended to make room, since the start */
-	pthread_t thread; /* the sweeper */
-	int stop;
+	int listen_fd, epoll_fd, wake_fd;
+	struct serve_waiting wait[SERVE_WAITING_MAX];
+	int n_wait;
+	struct serve_live live[SERVE_LIVE_MAX];
+	int n_live;
+	long dropped; /* waiting connections closed: no headers in time, or to make room */
+	pthread_t thread; /* the listener */
+	int started, stop;
+	int paused; /* out of descriptors: the listening socket rests one sweep */
+};
+
+/* One request: its connection, what it asked, its body as it arrives. */
+struct serve_req {
+	struct MHD_Connection *mc;
+	struct serve *s;
+	const char *method, *url;
+	const struct serve_route *rt;
+	const char *rest;
+	char body[SERVE_BODY_MAX + 1];
+	size_t body_n;
+	long long content_length; /* -1: none given */
+	int answered;             /* a response is queued */
 };
 
 /* A client's rate: its address and its bucket, for requests that carried the token. */
@@ -77,7 +109,7 @@ struct serve_estimate {
 };
 
 struct serve {
-	struct mg_context *ctx;
+	struct MHD_Daemon *mhd;
 	struct serve_options o;
 	char runs_dir[SERVE_PATH_MAX];         /* realpath of --runs, "" when none */
 	struct serve_run named[SERVE_MAX_RUNS]; /* realpaths of the RUN_DIRs given */
@@ -99,31 +131,37 @@ struct serve {
 };
 
 /* ---- serve_http.c: responses and requests ---- */
-int serve_send(struct mg_connection *c, int status, const char *type, const void *body, size_t n,
+int serve_send(struct serve_req *c, int status, const char *type, const void *body, size_t n,
 	       const char *extra_headers);
-int serve_send_json(struct mg_connection *c, int status, cJSON *o); /* frees o */
-int serve_send_error(struct mg_connection *c, int status, const char *fmt, ...)
+int serve_send_json(struct serve_req *c, int status, cJSON *o); /* frees o */
+/* Adds the common headers, Content-Type and extra ("Name: value\r\n"...) to r; NULL (r destroyed) when one is refused. */
+struct MHD_Response *serve_response_headers(struct MHD_Response *r, const char *type, const char *extra);
+/* Queues r (NULL: -1) as the request's answer and lets go of it. */
+int serve_queue(struct serve_req *c, int status, struct MHD_Response *r);
+int serve_send_error(struct serve_req *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The request's JSON body, at most SERVE_BODY_MAX bytes, Content-Type application/json. */
-int serve_read_json(struct mg_connection *c, cJSON **out, int *http_status, bl_err *err);
+int serve_read_json(struct serve_req *c, cJSON **out, int *http_status, bl_err *err);
 /* A header's value, or NULL. */
-const char *serve_header(struct mg_connection *c, const char *name);
+const char *serve_header(struct serve_req *c, const char *name);
 /* Sends the file rel of a run directory (no symlink, no temporary file) with its type by extension. */
-int serve_send_run_file(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+int serve_send_run_file(struct serve *s, struct serve_req *c, const struct serve_run *r,
 			const char *rel);
 /* Who answers from the console, for the journal: "console (client ADDR:PORT, UA)". */
-void serve_client_name(struct mg_connection *c, char *out, size_t n);
+void serve_client_name(struct serve_req *c, char *out, size_t n);
 
-/* The console's error page for what civetweb refuses itself: its status and a fixed text, nothing of the request. */
-int serve_http_error(struct mg_connection *c, int status, const char *msg);
 
-/* ---- serve_conns.c: who holds civetweb's workers ---- */
-int serve_conns_init(struct serve_conns *t, bl_err *err);
+/* ---- serve_conns.c: the listener and the connections per client ---- */
+/* Listens on sa (IPv6 only for an IPv6 address but [::], which takes both) and starts the listener. */
+int serve_conns_start(struct serve *s, const struct sockaddr *sa, socklen_t len, bl_err *err);
+/* Stops listening and closes the waiting connections; serve_conns_free once libmicrohttpd has stopped. */
+void serve_conns_stop(struct serve_conns *t);
 void serve_conns_free(struct serve_conns *t);
-int serve_conn_open(const struct mg_connection *c, void **data); /* civetweb's init_connection */
-void serve_conn_close(const struct mg_connection *c);            /* civetweb's connection_close */
-/* The connection's request carried the token: it holds its worker as the reserve's. */
-void serve_conn_authed(struct serve *s, const struct mg_connection *c);
+/* libmicrohttpd's connection notices: a connection it took, one it closed. */
+void serve_conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code);
+/* The client's address as text ("127.0.0.1", "::1"), an IPv4-mapped IPv6 address as IPv4. */
+void serve_addr_text(const struct sockaddr *sa, char *out, size_t n, int *port);
 
 /* ---- serve_auth.c: token, cookie, Origin, rates ---- */
 int serve_token_new(char out[SERVE_TOKEN_HEX + 1], bl_err *err);
@@ -132,7 +170,7 @@ int serve_token_new(char out[SERVE_TOKEN_HEX + 1], bl_err *err);
  * Bearer), the rate, and for a state-changing request the Origin and
  * read-only mode. Sends the refusal itself and returns nonzero when not.
  */
-int serve_auth(struct serve *s, struct mg_connection *c, int post);
+int serve_auth(struct serve *s, struct serve_req *c, int post);
 int serve_bucket_take(struct serve *s, struct serve_bucket *b);
 
 /* ---- serve_runs.c: the runs and what they say ---- */
@@ -143,14 +181,14 @@ int serve_runs_json(struct serve *s, cJSON **out, bl_err *err);
 /* One run, as its page shows it. */
 int serve_run_json(struct serve *s, const struct serve_run *r, cJSON **out, bl_err *err);
 /* The run's events: one "run" event now and one each time its files change, until the client or the server goes. */
-int serve_run_events(struct serve *s, struct mg_connection *c, const struct serve_run *r);
+int serve_run_events(struct serve *s, struct serve_req *c, const struct serve_run *r);
 /* The CIEDE2000 map of the latest canvas against the target over the target's rectangle, as PNG bytes (malloc'd). */
 int serve_run_errmap_png(const struct serve_run *r, unsigned char **png, size_t *n, bl_err *err);
 /* The latest canvas over the same rectangle (the whole canvas before there is a plan), as PNG bytes. */
 int serve_run_canvas_png(const struct serve_run *r, unsigned char **png, size_t *n, bl_err *err);
 
 /* ---- serve_answer.c: the operator's answers ---- */
-int serve_answer(struct serve *s, struct mg_connection *c, const struct serve_run *r,
+int serve_answer(struct serve *s, struct serve_req *c, const struct serve_run *r,
 		 const char *action);
 /* Reaps resumes that ended; signals those still running on stop. */
 void serve_children_reap(struct serve *s);

@@ -260,7 +260,8 @@ struct machine_review {
 	int on_disagreement;          /* enum machine_review_action */
 	double frame_min_change;      /* frame_new: least mean |difference| from the last frame, code values */
 	double marker_shift_px;       /* markers: farthest a canvas corner may lie from where the run puts it, px */
-	double lamp_change;           /* lamp: largest relative change of the patches' light since the start */
+	double lamp_change;           /* lamp: largest relative change of the patches' light since the last review agreed */
+	double lamp_drift_per_h;      /* lamp_drift: largest change of that light since the start, relative per hour */
 	double reference_de00;        /* reference: largest CIEDE2000 of the patches from their start */
 	double min_landed;            /* paint_landed: least share of the way to the paint its cells went */
 	double unpainted_change_de00; /* unpainted_unchanged: largest change of a 10 mm block no stroke touched */

@@ -49,6 +49,7 @@ int machine_load_review(json_obj *root, struct machine *m, bl_err *err)
 	v->frame_min_change = 0.05;
 	v->marker_shift_px = 4.0;
 	v->lamp_change = 0.25;
+	v->lamp_drift_per_h = 0.05;
 	v->reference_de00 = 3.0;
 	v->min_landed = 0.1;
 	v->unpainted_change_de00 = 6.0;
@@ -61,6 +62,7 @@ int machine_load_review(json_obj *root, struct machine *m, bl_err *err)
 	BL_TRY(json_num(&o, "frame_min_change", JSON_OPTIONAL, 0.0, 50.0, &v->frame_min_change, err));
 	BL_TRY(json_num(&o, "marker_shift_px", JSON_OPTIONAL, 0.1, 500.0, &v->marker_shift_px, err));
 	BL_TRY(json_num(&o, "lamp_change", JSON_OPTIONAL, 0.01, 10.0, &v->lamp_change, err));
+	BL_TRY(json_num(&o, "lamp_drift_per_h", JSON_OPTIONAL, 0.001, 10.0, &v->lamp_drift_per_h, err));
 	BL_TRY(json_num(&o, "reference_de00", JSON_OPTIONAL, 0.1, 100.0, &v->reference_de00, err));
 	BL_TRY(json_num(&o, "min_landed", JSON_OPTIONAL, 0.0, 1.0, &v->min_landed, err));
 	BL_TRY(json_num(&o, "unpainted_change_de00", JSON_OPTIONAL, 0.1, 100.0, &v->unpainted_change_de00, err));

@@ -92,6 +92,7 @@ int run_review_observed(struct run *r, const struct img *seen, const struct vis_
 {
 	if (!reviewing(r) || !r->review_raw.px)
 		return 0;
+	r->rv.clock_s = run_clock_s(r);
 	return review_observed(&r->rv, &r->review_raw, seen, g, r->profile, frame, err);
 }
 
@@ -380,6 +381,7 @@ static int settle(struct run *r, const struct verdict *v, const struct review_re
 		r->rv.start = r->rv.now;
 		snprintf(r->rv.start_frame, sizeof(r->rv.start_frame), "%s", r->rv.frame);
 	}
+	review_agreed(&r->rv);
 	r->st.review_pending.active = 0;
 	if (v->point == REVIEW_AT_CHECKPOINT && c)
 		return run_review_baseline(r, c, (long)r->st.next, err);

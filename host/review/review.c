@@ -155,11 +155,22 @@ int review_observed(struct review *rv, const struct img *raw, const struct img *
 	memcpy(rv->corners_px, g->corners_px, sizeof(rv->corners_px));
 	if ((rc = read_patches(rv, raw, seen, g, p, &rv->now, err)))
 		return rc;
+	rv->now.t_s = rv->clock_s;
 	if (rv->now.ok && !rv->start.ok) {
 		rv->start = rv->now;
 		snprintf(rv->start_frame, sizeof(rv->start_frame), "%s", base);
 	}
+	if (rv->now.ok && !rv->agreed.ok)
+		review_agreed(rv);
 	return 0;
+}
+
+void review_agreed(struct review *rv)
+{
+	if (!rv->now.ok)
+		return;
+	rv->agreed = rv->now;
+	snprintf(rv->agreed_frame, sizeof(rv->agreed_frame), "%s", rv->frame);
 }
 
 int review_baseline(struct review *rv, const float *lab, int w, int h, int round, long sub, bl_err *err)
@@ -285,29 +296,64 @@ static void rule_markers(const struct evidence *ev, struct review_finding *f)
 		 "(at most %g)", worst, f->threshold);
 }
 
+/* The largest relative change of the patches' light from ref to now, and its channel. */
+static double light_change(const struct review_patches *ref, const struct review_patches *now, int *channel)
+{
+	double worst = 0.0;
+
+	*channel = 0;
+	for (int k = 0; k < 3; k++) {
+		double r = ref->raw[k] > 1e-6 ? now->raw[k] / ref->raw[k] : 1.0;
+
+		if (fabs(r - 1.0) > worst) {
+			worst = fabs(r - 1.0);
+			*channel = k;
+		}
+	}
+	return worst;
+}
+
+static const char *const channel_names[] = { "red", "green", "blue" };
+
+/*
+ * A sudden change: since the last review that agreed. A lamp that drifts
+ * slowly is what the run's own light correction follows (rule reference
+ * checks it); lamp_drift judges its pace.
+ */
 static void rule_lamp(const struct evidence *ev, struct review_finding *f)
 {
 	const struct review *rv = ev->rv;
-	double worst = 0.0;
-	int k0 = 0;
+	const struct review_patches *ref = rv->agreed.ok ? &rv->agreed : &rv->start;
+	int k0;
+
+	if (!ref->ok || !rv->now.ok)
+		return not_judged(f, ref->ok ? "the reference patches are not in this frame"
+					     : "no reference patches read yet");
+	f->judged = 1;
+	f->figure = light_change(ref, &rv->now, &k0);
+	f->agree = f->figure <= f->threshold;
+	snprintf(f->why, sizeof(f->why), "the reference patches' light reads %.2f of what it read at the last review "
+		 "agreed (%s, %s channel; within %g of it expected)", rv->now.raw[k0] / fmax(ref->raw[k0], 1e-6),
+		 rv->agreed.ok ? rv->agreed_frame : rv->start_frame, channel_names[k0], f->threshold);
+}
+
+/* The pace of the light's change since the start, per hour of the run clock (one hour at least, so noise does not count early). */
+static void rule_lamp_drift(const struct evidence *ev, struct review_finding *f)
+{
+	const struct review *rv = ev->rv;
+	double h;
+	int k0;
 
 	if (!rv->start.ok || !rv->now.ok)
 		return not_judged(f, rv->start.ok ? "the reference patches are not in this frame"
 					    : "no reference patches read yet");
-	for (int k = 0; k < 3; k++) {
-		double r = rv->start.raw[k] > 1e-6 ? rv->now.raw[k] / rv->start.raw[k] : 1.0;
-
-		if (fabs(r - 1.0) > worst) {
-			worst = fabs(r - 1.0);
-			k0 = k;
-		}
-	}
+	h = fmax(1.0, (rv->now.t_s - rv->start.t_s) / 3600.0);
 	f->judged = 1;
-	f->figure = worst;
-	f->agree = worst <= f->threshold;
-	snprintf(f->why, sizeof(f->why), "the reference patches' light reads %.2f of what it read at the start "
-		 "(%s, %s channel; within %g of it expected)", rv->now.raw[k0] / fmax(rv->start.raw[k0], 1e-6),
-		 rv->start_frame, (const char *[]){ "red", "green", "blue" }[k0], f->threshold);
+	f->figure = light_change(&rv->start, &rv->now, &k0) / h;
+	f->agree = f->figure <= f->threshold;
+	snprintf(f->why, sizeof(f->why), "the reference patches' light reads %.2f of what it read at the start (%s, "
+		 "%s channel) after %.1f h: %.3f an hour (at most %g)", rv->now.raw[k0] / fmax(rv->start.raw[k0], 1e-6),
+		 rv->start_frame, channel_names[k0], (rv->now.t_s - rv->start.t_s) / 3600.0, f->figure, f->threshold);
 }
 
 static void rule_reference(const struct evidence *ev, struct review_finding *f)
@@ -518,8 +564,11 @@ static const struct rule {
 	    "put each canvas corner within the threshold of where the run's geometry puts it (px)",
 	    "review.marker_shift_px", AT_BOTH }, offsetof(struct machine_review, marker_shift_px), rule_markers },
 	{ { "lamp", "the light on the reference patches (the paper inside three corner markers) in the frame as "
-	    "the camera gave it is within the threshold of what it was at the run's start (relative, any channel)",
-	    "review.lamp_change", AT_BOTH }, offsetof(struct machine_review, lamp_change), rule_lamp },
+	    "the camera gave it is within the threshold of what it was at the last review that agreed (relative, "
+	    "any channel)", "review.lamp_change", AT_BOTH }, offsetof(struct machine_review, lamp_change), rule_lamp },
+	{ { "lamp_drift", "that light has changed since the run's start by at most the threshold an hour of the run "
+	    "clock (relative, any channel, one hour at least)", "review.lamp_drift_per_h", AT_BOTH },
+	  offsetof(struct machine_review, lamp_drift_per_h), rule_lamp_drift },
 	{ { "reference", "the reference patches measured through the run's own pipeline (light divided out, camera "
 	    "profile) are within the threshold of their start (CIEDE2000)", "review.reference_de00", AT_BOTH },
 	  offsetof(struct machine_review, reference_de00), rule_reference },

@@ -35,6 +35,7 @@ struct review_patches {
 	int ok;              /* read (the run's geometry puts them inside the frame) */
 	double raw[3];       /* linear RGB of the frame as the camera gave it, 0..1 */
 	color_lab lab;       /* through the run's pipeline: the light divided out, the camera profile */
+	double t_s;          /* the run clock when read, s */
 };
 
 /*
@@ -53,6 +54,7 @@ struct review {
 	char repeat_of[REVIEW_NAME_MAX]; /* an earlier frame whose pixels it repeats exactly ("": none) */
 	double corners_px[8];        /* where the run's geometry put the canvas corners */
 	struct review_patches now;
+	double clock_s;              /* the run clock of the observation being made, s: the caller's to set */
 	/* Earlier observations: digests of their pixels (newest last). */
 	int n_digests;
 	uint64_t digest[REVIEW_DIGESTS];
@@ -60,6 +62,9 @@ struct review {
 	/* The references: the patches at the run's first observation that read them. */
 	struct review_patches start;
 	char start_frame[REVIEW_NAME_MAX];
+	/* The patches at the last review that agreed (the lamp's sudden changes are judged from them). */
+	struct review_patches agreed;
+	char agreed_frame[REVIEW_NAME_MAX];
 	/* The canvas (Lab, 1 px/mm) at the last checkpoint agreed with, or the blank canvas. */
 	float *canvas;
 	int canvas_w, canvas_h;
@@ -81,6 +86,9 @@ void review_free(struct review *rv);
 int review_observed(struct review *rv, const struct img *raw, const struct img *seen,
 		    const struct vis_geometry *g, const struct meas_profile *p, const char *frame,
 		    bl_err *err);
+
+/* The review of the last observation agreed: its patches are what the lamp's next change is judged from. */
+void review_agreed(struct review *rv);
 
 /* The canvas a checkpoint agreed on (or the blank one) becomes what the next checkpoint's changes are judged from. */
 int review_baseline(struct review *rv, const float *lab, int w, int h, int round, long sub, bl_err *err);

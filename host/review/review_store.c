@@ -33,6 +33,7 @@ static cJSON *patches_json(const struct review_patches *p)
 
 	json_add_vec(o, "raw", p->raw, 3);
 	json_add_vec(o, "lab", (double[]){ p->lab.L, p->lab.a, p->lab.b }, 3);
+	cJSON_AddNumberToObject(o, "t_s", p->t_s);
 	return o;
 }
 
@@ -52,6 +53,10 @@ int review_save(const struct review *rv, const char *dir, bl_err *err)
 	if (rv->start.ok) {
 		cJSON_AddItemToObject(o, "start", patches_json(&rv->start));
 		cJSON_AddStringToObject(cJSON_GetObjectItem(o, "start"), "frame", rv->start_frame);
+	}
+	if (rv->agreed.ok) {
+		cJSON_AddItemToObject(o, "agreed", patches_json(&rv->agreed));
+		cJSON_AddStringToObject(cJSON_GetObjectItem(o, "agreed"), "frame", rv->agreed_frame);
 	}
 	a = cJSON_AddArrayToObject(o, "digests");
 	for (int i = 0; i < rv->n_digests; i++) {
@@ -115,6 +120,27 @@ static int load_canvas(struct review *rv, json_obj *c, const char *lab, bl_err *
 	return rc;
 }
 
+/* Reference patches kept under key (absent: none kept); t_s absent in an older file is the run's start. */
+static int load_patches(json_obj *o, const char *key, struct review_patches *p, char frame[REVIEW_NAME_MAX],
+			bl_err *err)
+{
+	double lab3[3];
+	json_obj c;
+	int rc;
+
+	if ((rc = json_child(o, key, JSON_OPTIONAL, &c, err)))
+		return rc < 0 ? rc : 0;
+	p->t_s = 0.0;
+	if ((rc = json_vec(&c, "raw", JSON_REQUIRED, 3, 0.0, 1.0, p->raw, err)) ||
+	    (rc = json_vec(&c, "lab", JSON_REQUIRED, 3, -200.0, 200.0, lab3, err)) ||
+	    (rc = json_num(&c, "t_s", JSON_OPTIONAL, 0.0, 1e9, &p->t_s, err)) ||
+	    (rc = json_str(&c, "frame", JSON_REQUIRED, frame, REVIEW_NAME_MAX, err)) || (rc = json_end(&c, err)))
+		return rc;
+	p->lab = (color_lab){ lab3[0], lab3[1], lab3[2] };
+	p->ok = 1;
+	return 0;
+}
+
 int review_load(struct review *rv, const char *dir, bl_err *err)
 {
 	char refs[4096], lab[4096];
@@ -131,19 +157,9 @@ int review_load(struct review *rv, const char *dir, bl_err *err)
 	if ((rc = json_parse_file(refs, &root, err)) || (rc = json_obj_open(root, refs, "", &o, err)) ||
 	    (rc = json_kind(&o, "review", 1, err)))
 		goto out;
-	if ((rc = json_child(&o, "start", JSON_OPTIONAL, &c, err)) < 0)
+	if ((rc = load_patches(&o, "start", &rv->start, rv->start_frame, err)) ||
+	    (rc = load_patches(&o, "agreed", &rv->agreed, rv->agreed_frame, err)))
 		goto out;
-	if (rc == 0) {
-		double lab3[3];
-
-		if ((rc = json_vec(&c, "raw", JSON_REQUIRED, 3, 0.0, 1.0, rv->start.raw, err)) ||
-		    (rc = json_vec(&c, "lab", JSON_REQUIRED, 3, -200.0, 200.0, lab3, err)) ||
-		    (rc = json_str(&c, "frame", JSON_REQUIRED, rv->start_frame, sizeof(rv->start_frame), err)) ||
-		    (rc = json_end(&c, err)))
-			goto out;
-		rv->start.lab = (color_lab){ lab3[0], lab3[1], lab3[2] };
-		rv->start.ok = 1;
-	}
 	if ((rc = json_array(&o, "digests", JSON_REQUIRED, REVIEW_DIGESTS, &arr, &n, err)))
 		goto out;
 	for (size_t i = 0; i < n; i++) {

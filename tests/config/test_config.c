@@ -276,6 +276,7 @@ static const struct mutation machine_cases[] = {
 	{ "review.frame_min_change", "-1", "machine.json: review.frame_min_change: -1 is out of range" },
 	{ "review.marker_shift_px", "0", "machine.json: review.marker_shift_px: 0 is out of range" },
 	{ "review.lamp_change", "0", "machine.json: review.lamp_change: 0 is out of range" },
+	{ "review.lamp_drift_per_h", "0", "machine.json: review.lamp_drift_per_h: 0 is out of range" },
 	{ "review.reference_de00", "1000", "machine.json: review.reference_de00: 1000 is out of range" },
 	{ "review.min_landed", "1.5", "machine.json: review.min_landed: 1.5 is out of range" },
 	{ "review.unpainted_change_de00", "\"6\"", "machine.json: review.unpainted_change_de00: must be a number, not a string" },

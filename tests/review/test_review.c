@@ -103,6 +103,7 @@ static float *observe(struct rig *r, struct review *rv, double t_s, const char *
 		CHECK_MSG(vis_observe_locate(&r->o, &seen, name, &r->g, &err) == 0, "%s", err.msg);
 		r->located = 1;
 	}
+	rv->clock_s = t_s;
 	CHECK_MSG(review_observed(rv, &raw, &seen, &r->g, r->o.profile, name, &err) == 0, "%s", err.msg);
 	CHECK_MSG(vis_observe_raster(&r->o, &seen, &r->g, &ob, &err) == 0, "%s", err.msg);
 	lab = ob.lab;
@@ -217,6 +218,75 @@ TEST(a_drifting_exposure_is_caught_by_lamp)
 	quiet_checkpoint(f, 2 * 3600.0, &res);
 	say("exposure", &res);
 	CHECK(fired(&res, "lamp"));
+	CHECK(fired(&res, "lamp_drift"));
+}
+
+/*
+ * A night of the lamp's two rules as the run reviews it: an observation every
+ * step_s until end_s, each judged and taken as agreed (review_agreed) unless
+ * lamp or lamp_drift disagrees. This rig divides out no lamp as the run does,
+ * so reference drifts with the lamp here and is left out. Returns the time of
+ * the first disagreement of the two (or -1) with its result; the light's
+ * largest change from the start in *drift.
+ */
+static double reviewed_night(const char *const *faults, double end_s, double step_s, struct review_result *res,
+			     double *drift)
+{
+	struct rig r;
+	struct review rv;
+	bl_err err;
+	double at = -1.0;
+	char name[64];
+
+	rig_open(&r, faults);
+	review_init(&rv, r.m);
+	for (double t = 0.0; t <= end_s; t += step_s) {
+		snprintf(name, sizeof(name), "frames/%06d.jpg", (int)(t / step_s) + 1);
+		free(observe(&r, &rv, t, name));
+		CHECK(review_judge(&rv, REVIEW_AT_CHECKPOINT, NULL, NULL, res, &err) == 0);
+		if (fired(res, "lamp") || fired(res, "lamp_drift")) {
+			at = t;
+			break;
+		}
+		review_agreed(&rv);
+	}
+	*drift = 0.0;
+	for (int k = 0; k < 3; k++)
+		*drift = fmax(*drift, fabs(rv.now.raw[k] / rv.start.raw[k] - 1.0));
+	review_free(&rv);
+	rig_close(&r);
+	return at;
+}
+
+/*
+ * The simulator's lamp drifts (sim.light.drift_per_h: -1 % an hour, warmer):
+ * over a long night the patches' light moves further from the start than
+ * lamp_change, yet slowly, each review close to the last one agreed. The run
+ * divides it out; neither lamp rule may call it a fault (the lamp rule judged
+ * from the start did, at 0.72 of it in a night's bench on chelsea).
+ */
+TEST(a_lamp_that_drifts_slowly_all_night_is_no_lamp_fault)
+{
+	struct review_result res;
+	double drift, at = reviewed_night(NULL, 30 * 3600.0, 3600.0, &res, &drift);
+
+	if (at >= 0.0)
+		say("slow drift", &res);
+	CHECK_MSG(at < 0.0, "the reviewer disagreed at %.0f s with a lamp that only drifts", at);
+	CHECK_MSG(drift > 0.25, "the light moved only %.3f from the start in 30 h: the case shows nothing", drift);
+	CHECK(finding(&res, "lamp")->judged && finding(&res, "lamp_drift")->judged);
+}
+
+/* An auto-exposure creeping +15 % an hour, each review close to the last: lamp_drift's pace catches it. */
+TEST(a_creeping_exposure_is_caught_by_lamp_drift)
+{
+	static const char *const f[] = { "exposure_drift_per_h=0.15", NULL };
+	struct review_result res;
+	double drift, at = reviewed_night(f, 4 * 3600.0, 600.0, &res, &drift);
+
+	say("creeping exposure", &res);
+	CHECK_MSG(at >= 0.0 && at <= 2 * 3600.0, "no disagreement within 2 h (at %.0f s)", at);
+	CHECK(fired(&res, "lamp_drift") && !fired(&res, "lamp"));
 }
 
 /* ---- each rule fired on evidence made for it ---- */
@@ -531,6 +601,7 @@ TEST(what_the_reviewer_keeps_reads_back_and_a_wrong_canvas_is_refused)
 TEST_MAIN(T(a_quiet_hour_without_a_fault_is_agreed_with), T(a_frozen_camera_is_caught_by_frame_new),
 	  T(a_knocked_camera_is_caught_by_markers), T(a_lamp_that_dims_is_caught_by_lamp),
 	  T(a_smeared_lens_is_caught_by_unpainted_unchanged), T(a_drifting_exposure_is_caught_by_lamp),
+	  T(a_lamp_that_drifts_slowly_all_night_is_no_lamp_fault), T(a_creeping_exposure_is_caught_by_lamp_drift),
 	  T(frame_new_fires_on_a_repeat_and_on_too_little_change),
 	  T(lamp_and_reference_fire_when_the_patches_read_otherwise),
 	  T(markers_fire_when_the_run_measures_the_canvas_elsewhere),

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,19 +276,27 @@ int fs_join(char *out, size_t n, const char *dir, const char *name, bl_err *err)
 }
 
 /*
- * The pid a lock file names: the holder locks, then writes it, so a file
- * still empty is read again for up to 200 ms (0 when it names none by then).
+ * The pid a lock file names: the holder locks, then replaces the file with
+ * its pid, so a file still empty, or still naming a holder gone before it
+ * (a run that died), is read again for up to 200 ms (0 when it names no
+ * living process by then).
  */
-static long lock_holder(int fd)
+static long lock_holder(const char *path)
 {
 	for (int tries = 0; tries < 40; tries++) {
 		char buf[32];
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+		long pid = 0;
 
+		if (fd >= 0)
+			close(fd);
 		if (n > 0 && buf[n - 1] == '\n') {
 			buf[n] = '\0';
-			return strtol(buf, NULL, 10);
+			pid = strtol(buf, NULL, 10);
 		}
+		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+			return pid;
 		usleep(5000);
 	}
 	return 0;
@@ -310,8 +319,7 @@ int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err)
 		return bl_fail(err, errno == ENOENT || errno == ENOTDIR ? BL_EINVAL : BL_EIO,
 			       "%s: cannot open the directory to own it: %s", dir, strerror(errno));
 	while (flock(d, LOCK_EX | LOCK_NB) < 0) {
-		long holder = 0;
-		int k;
+		long holder;
 
 		if (errno == EINTR)
 			continue;
@@ -319,11 +327,7 @@ int fs_lock_owner(const char *dir, const char *name, int *fd, bl_err *err)
 		close(d);
 		if (rc != EWOULDBLOCK)
 			return bl_fail(err, BL_EIO, "%s: cannot lock: %s", dir, strerror(rc));
-		k = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (k >= 0) {
-			holder = lock_holder(k);
-			close(k);
-		}
+		holder = lock_holder(path);
 		if (holder > 0)
 			return bl_fail(err, BL_EINVAL, "%s is in use by process %ld (it holds the "
 				       "directory's lock; %s names it): one process drives a run "

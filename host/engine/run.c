@@ -742,9 +742,10 @@ static int observe_blank(struct run *r, color_lab *out, bl_err *err)
 	a.zones = arm_default_zones(ARM_PARK);
 	a.speed_mm_s = fmin(100.0, r->m.limits.soft.speed_mm_s);
 	if ((rc = run_actions_planned(r, "actions_planned", "park", &a, 1, NULL, err)) ||
-	    (rc = run_act(r, &a, &d, err)) || (rc = run_observe_canvas(r, "blank", &c, err)) ||
-	    (rc = run_camera_check(r, err)))
+	    (rc = run_act(r, &a, &d, err)) || (rc = run_observe_canvas(r, "blank", &c, err)))
 		return rc;
+	if ((rc = run_camera_check(r, err)))
+		goto out;
 	margin = (int)fmin(10.0, 0.1 * fmin(c.w, c.h));
 	ch = malloc(sizeof(*ch) * (size_t)c.w * c.h);
 	if (!ch) {

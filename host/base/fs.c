@@ -295,7 +295,7 @@ static long lock_holder(const char *path)
 			buf[n] = '\0';
 			pid = strtol(buf, NULL, 10);
 		}
-		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+		if (pid > 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
 			return pid;
 		usleep(5000);
 	}

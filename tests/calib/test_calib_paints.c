@@ -295,6 +295,34 @@ TEST(a_paint_in_another_paints_box_is_named)
 	free(e);
 }
 
+TEST(two_paints_in_each_others_boxes_are_named_both)
+{
+	const char *icc, *card, *frame, *truth;
+	int red[4], green[4];
+	struct img im = { 0 };
+	bl_err err = { 0 };
+	char *e;
+
+	setup(&icc, &card, &frame, &truth);
+	/* Red and green masstones painted in each other's boxes: the two boxes' pixels exchanged. */
+	CHECK(truth_box(truth, "red@1", 3, red) && truth_box(truth, "green@1", 3, green));
+	CHECK(img_load(frame, 40000000, &im, &err) == 0);
+	for (int y = 0; y < red[3] - red[1]; y++)
+		for (int x = 0; x < red[2] - red[0]; x++) {
+			unsigned char *a = im.px + 3 * ((size_t)(red[1] + y) * im.w + red[0] + x);
+			unsigned char *b = im.px + 3 * ((size_t)(green[1] + y) * im.w + green[0] + x), t[3];
+
+			memcpy(t, a, 3);
+			memcpy(a, b, 3);
+			memcpy(b, t, 3);
+		}
+	CHECK(img_save(tmp_path("exchanged.png"), &im, &err) == 0);
+	img_free(&im);
+	CHECK(measure_refused(icc, card, tmp_path("exchanged.png"), &e) == 2);
+	CHECK_STR_CONTAINS(e, "swatches 'red' at 1 and 'green' at 1 read as each other's paint");
+	free(e);
+}
+
 TEST(an_unpainted_tint_is_named_unpainted)
 {
 	const char *icc, *card, *frame, *truth;
@@ -342,4 +370,5 @@ TEST(a_hidden_card_marker_is_named)
 TEST_MAIN(T(the_card_is_laid_out_saved_and_drawn), T(card_files_are_read_strictly),
 	  T(a_painted_card_becomes_a_palette_the_mixing_model_takes),
 	  T(a_card_that_cannot_be_read_says_why), T(a_paint_in_another_paints_box_is_named),
+	  T(two_paints_in_each_others_boxes_are_named_both),
 	  T(an_unpainted_tint_is_named_unpainted), T(a_hidden_card_marker_is_named))

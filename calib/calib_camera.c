@@ -713,6 +713,27 @@ out_free:
 	return rc;
 }
 
+/*
+ * The truth's patch of p: the one of its name, else the one whose centre
+ * lies in p's region of the frame. A chart read from CGATS names its
+ * patches by grid place (A01), the simulator by colour ("dark skin"): the
+ * place is what both frames share.
+ */
+static const struct calib_truth_patch *truth_of(const struct calib_patch *p, const struct calib_truth_patch *t,
+						int n)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(t[k].name, p->name) == 0)
+			return &t[k];
+	for (int k = 0; k < n; k++) {
+		int cx = t[k].roi.x + t[k].roi.w / 2, cy = t[k].roi.y + t[k].roi.h / 2;
+
+		if (cx >= p->roi.x && cx < p->roi.x + p->roi.w && cy >= p->roi.y && cy < p->roi.y + p->roi.h)
+			return &t[k];
+	}
+	return NULL;
+}
+
 int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
 		       const char *truth_path, bl_err *err)
 {
@@ -720,14 +741,11 @@ int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_p
 
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
+		const struct calib_truth_patch *tp = truth_of(p, t, n);
 
-		p->has_truth = 0;
-		for (int k = 0; k < n; k++)
-			if (strcmp(t[k].name, p->name) == 0) {
-				memcpy(p->truth_lab, t[k].lab, sizeof(p->truth_lab));
-				p->has_truth = 1;
-				break;
-			}
+		p->has_truth = tp != NULL;
+		if (tp)
+			memcpy(p->truth_lab, tp->lab, sizeof(p->truth_lab));
 		if (!p->has_truth) {
 			p->truth_fit_de00 = p->truth_held_de00 = p->truth_srgb_de00 = -1;
 			continue;
@@ -738,8 +756,8 @@ int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_p
 		p->truth_srgb_de00 = calib_de00(p->srgb_lab, p->truth_lab);
 	}
 	if (!found)
-		return bl_fail(err, BL_EINVAL, "%s: none of the chart's patches is named there",
-			       truth_path);
+		return bl_fail(err, BL_EINVAL, "%s: none of the chart's patches is named there, nor lies where "
+			       "one of its patches does", truth_path);
 	r->has_truth = 1;
 	figures(r, offsetof(struct calib_patch, truth_fit_de00), 0, &r->truth_fit);
 	figures(r, offsetof(struct calib_patch, truth_held_de00), 0, &r->truth_held_out);

@@ -3,18 +3,6 @@
 
 #include "calib_test.h"
 
-/* The seed-1 chart frame, rendered once. */
-static const char *chart(void)
-{
-	static char f[4096];
-
-	if (!f[0]) {
-		snprintf(f, sizeof(f), "%s", tmp_path("chart.jpg"));
-		sim_frame(SIM_SCENE_CHART, 1, 0, NULL, f, NULL);
-	}
-	return f;
-}
-
 /* The built-in chart's data file with the references of patches a and b exchanged, written as name. */
 static const char *chart_swapped(const char *name, const char *a, const char *b)
 {
@@ -64,7 +52,7 @@ TEST(swapped_chart_references_are_named_both)
 	for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
 		char name[64], want[128], *e;
 		const char *icc = tmp_path("swapped.icc");
-		const char *a[] = { "calib", "camera", "--frame", chart(), "--chart", NULL, "-o", icc, NULL };
+		const char *a[] = { "calib", "camera", "--frame", chart_seed1(), "--chart", NULL, "-o", icc, NULL };
 
 		snprintf(name, sizeof(name), "swapped-%zu.json", k);
 		a[5] = chart_swapped(name, pairs[k][0], pairs[k][1]);
@@ -84,14 +72,14 @@ TEST(swapped_chart_references_are_named_both)
 TEST(a_chart_frame_given_as_flat_is_refused_naming_it)
 {
 	const char *icc = tmp_path("flat.icc");
-	const char *a[] = { "calib", "camera", "--frame", chart(), "--flat", chart(), "-o", icc, NULL };
+	const char *a[] = { "calib", "camera", "--frame", chart_seed1(), "--flat", chart_seed1(), "-o", icc, NULL };
 	const char *flat = tmp_path("flat.jpg");
-	const char *b[] = { "calib", "camera", "--frame", chart(), "--flat", flat, "-o", icc, NULL };
+	const char *b[] = { "calib", "camera", "--frame", chart_seed1(), "--flat", flat, "-o", icc, NULL };
 	char want[4200], *e;
 
 	CHECK(run_cli(a, NULL, &e) == 2);
 	fprintf(stderr, "  %s", e ? e : "");
-	snprintf(want, sizeof(want), "--flat %s is no flat frame", chart());
+	snprintf(want, sizeof(want), "--flat %s is no flat frame", chart_seed1());
 	CHECK_STR_CONTAINS(e, want);
 	CHECK_STR_CONTAINS(e, "is it the chart's frame?");
 	CHECK(strstr(e, "light it evenly") == NULL);
@@ -126,8 +114,8 @@ TEST(an_output_that_cannot_be_written_is_refused_before_any_work)
 {
 	char o[4096], want[4200], notdir[4096], icc[4096];
 	const char *card = tmp_path("card.json"), *missing = tmp_path("missing.jpg");
-	const char *camera[] = { "calib", "camera", "--frame", chart(), "-o", o, NULL };
-	const char *ti3[] = { "calib", "camera", "--frame", chart(), "-o", icc, "--ti3", notdir, NULL };
+	const char *camera[] = { "calib", "camera", "--frame", chart_seed1(), "-o", o, NULL };
+	const char *ti3[] = { "calib", "camera", "--frame", chart_seed1(), "-o", icc, "--ti3", notdir, NULL };
 	const char *canvas[] = { "calib", "canvas", "--frame", missing, "-o", o, NULL };
 	const char *arm[] = { "calib", "arm", "--points", tmp_path("missing.json"), "-o", o, NULL };
 	const char *paints[] = { "calib", "paints", "--palette", src_path("palettes/kimera-13.json"), "--card", card,

@@ -125,15 +125,14 @@ static int check_profile(struct calib_camera_session *cs, const struct calib_ses
 
 	snprintf(cs->check_png, sizeof(cs->check_png), "%s.check.png", cs->check_path);
 	cs->out = s->output ? s->output : cs->check_png;
-	if ((rc = calib_output_check(s->output ? "-o" : "the picture", cs->out, err)) ||
-	    (cs->ti3_path && (rc = calib_output_check("--ti3", cs->ti3_path, err))))
-		return rc;
 	cs->check = calloc(1, sizeof(*cs->check));
 	if (!cs->check)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	/* The profile is read before the chart is placed: a wrong path is told at once. */
+	/* The profile is read, and where the picture goes checked, before the chart is placed: a wrong path is told at once. */
 	if ((rc = fs_read_file(cs->check_path, 64u << 20, &icc, &len, err)) ||
-	    (rc = meas_profile_open_mem(icc, len, cs->check_path, &prof, err)))
+	    (rc = meas_profile_open_mem(icc, len, cs->check_path, &prof, err)) ||
+	    (rc = calib_output_check(s->output ? "-o" : "the picture", cs->out, err)) ||
+	    (cs->ti3_path && (rc = calib_output_check("--ti3", cs->ti3_path, err))))
 		goto out_free;
 	if (s->say)
 		fprintf(s->say, "Checking the camera profile %s with chart %s (%d patches) for machine %s; it is "

@@ -137,6 +137,20 @@ TEST(an_output_that_cannot_be_written_is_refused_before_any_work)
 	CHECK(!file_exists(icc));
 	snprintf(want, sizeof(want), "-o %s: is a folder", test_tmpdir());
 	refused_at_once(dir, want);
+	/* --check: the profile is read first, then where its picture goes is checked, before the chart. */
+	{
+		char missing_icc[4096], png[4096];
+		const char *check[] = { "calib", "camera", "--check", missing_icc, "--frame", missing, "-o", png, NULL };
+		const char *check2[] = { "calib", "camera", "--check", src_path("examples/calibration/sim-camera.icc"),
+					 "--frame", missing, "-o", png, NULL };
+
+		snprintf(missing_icc, sizeof(missing_icc), "%s", tmp_path("missing.icc"));
+		snprintf(png, sizeof(png), "%s", tmp_path("nope/check.png"));
+		snprintf(want, sizeof(want), "%s: cannot open", missing_icc);
+		refused_at_once(check, want);
+		snprintf(want, sizeof(want), "-o %s: its folder %s does not exist", png, tmp_path("nope"));
+		refused_at_once(check2, want);
+	}
 }
 
 TEST_MAIN(T(swapped_chart_references_are_named_both), T(a_chart_frame_given_as_flat_is_refused_naming_it),

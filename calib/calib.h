@@ -259,7 +259,9 @@ struct calib_truth_patch;
 
 /*
  * Compares with the simulator's truth (calib_truth_parse): each patch of the
- * chart found there by name gets its true Lab and the three differences;
+ * chart found there (by name, else by the truth's patch centred in its
+ * region: a CGATS chart's A01 is the simulator's "dark skin") gets its true
+ * Lab and the three differences;
  * fills the truth figures. name is the truth's source, for messages.
  */
 int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,

@@ -14,6 +14,9 @@ const char *const calib_light_names[] = { "none", "chart frame", "flat frame", N
 #define MIN_FRAME_SAMPLES 12
 #define CLIPPED_MAX 0.02      /* fraction of a patch's px at 254..255 that makes it clipped */
 #define KEPT_MIN 0.5          /* fraction of a patch's px that must agree */
+#define SWAP_CANDIDATES 8     /* the worst held-out patches searched for a pair of swapped references */
+#define FLAT_MAX_SPREAD 3.0   /* brightest over darkest patch area of a flat frame (a lamp's falloff is tens of %) */
+#define FLAT_MAX_CHROMA_CODES 40 /* sRGB codes between a flat area's strongest and weakest channel: coloured beyond */
 
 void calib_camera_free(struct calib_camera_result *r)
 {
@@ -234,11 +237,62 @@ int calib_light_map(const struct img *flat, const struct calib_camera_result *r,
 	return 0;
 }
 
+/* The mean sRGB code values (0..255) of a region. */
+static void region_mean(const struct img *im, const struct meas_roi *r, double rgb[3])
+{
+	double n = (double)r->w * r->h;
+
+	rgb[0] = rgb[1] = rgb[2] = 0;
+	for (int y = r->y; y < r->y + r->h; y++)
+		for (int x = r->x; x < r->x + r->w; x++)
+			for (int k = 0; k < 3; k++)
+				rgb[k] += im->px[3 * ((size_t)y * im->w + x) + k];
+	for (int k = 0; k < 3; k++)
+		rgb[k] /= n > 0 ? n : 1;
+}
+
+/*
+ * A flat frame shows a light, grey card: where the patches lay its light
+ * varies smoothly and by tens of percent at most, and nowhere is it
+ * coloured. A chart's frame given as --flat (the same file twice, or the
+ * wrong one of a pair) varies many times over and is coloured at most of its
+ * patches; taken as the light it would blame the lamp for the chart's own
+ * colours.
+ */
+static int flat_is_no_chart(const struct img *flat, const char *fn, const struct calib_camera_result *r,
+			    bl_err *err)
+{
+	double lo = 1e9, hi = 0, rgb[3];
+	int coloured = 0;
+
+	for (int i = 0; i < r->n; i++) {
+		double l, mx, mn;
+
+		region_mean(flat, &r->p[i].roi, rgb);
+		l = 0.2126 * meas_srgb_to_linear(rgb[0] / 255.0) + 0.7152 * meas_srgb_to_linear(rgb[1] / 255.0) +
+		    0.0722 * meas_srgb_to_linear(rgb[2] / 255.0);
+		mx = fmax(rgb[0], fmax(rgb[1], rgb[2]));
+		mn = fmin(rgb[0], fmin(rgb[1], rgb[2]));
+		lo = fmin(lo, l);
+		hi = fmax(hi, l);
+		if (mx - mn > FLAT_MAX_CHROMA_CODES)
+			coloured++;
+	}
+	if (r->n && hi > FLAT_MAX_SPREAD * lo && coloured >= r->n / 4)
+		return bl_fail(err, BL_EINVAL, "%s is no flat frame: where the chart's patches lie it shows "
+			       "patches, its light ranging %.1f times over (%.3f..%.3f) and %d of %d coloured; "
+			       "is it the chart's frame? --flat takes a frame of a light, uniform grey card "
+			       "laid where the chart was, taken with the same camera settings", fn,
+			       hi / fmax(lo, 1e-6), lo, hi, coloured, r->n);
+	return 0;
+}
+
 static int correct_light(const struct img *frame, const struct calib_camera_opts *o,
 			 struct calib_camera_result *r, bl_err *err)
 {
 	const struct calib_chart *c = o->chart;
 	double sum = 0;
+	int rc;
 
 	for (int i = 0; i < r->n; i++)
 		r->p[i].light = 1.0;
@@ -252,6 +306,8 @@ static int correct_light(const struct img *frame, const struct calib_camera_opts
 			return bl_fail(err, BL_EINVAL, "%s: %dx%d px, but the chart's frame is %dx%d: "
 				       "take both with the same camera settings", fn, o->flat->w,
 				       o->flat->h, frame->w, frame->h);
+		if ((rc = flat_is_no_chart(o->flat, fn, r, err)))
+			return rc;
 		for (int i = 0; i < r->n; i++) {
 			double l = flat_luma(o->flat, &r->p[i].roi);
 
@@ -489,16 +545,93 @@ static int choose_model(const struct calib_camera_opts *o, struct calib_camera_r
 	return 0;
 }
 
-/* A patch its neighbours cannot predict (above max_patch) is not what the chart says it is. */
-static int held_out_check(const struct calib_camera_opts *o, struct calib_camera_result *r,
-			  double (*held)[3], double max_patch, bl_err *err)
+/*
+ * Two references exchanged (two rows of a chart file, or a chart whose two
+ * patches trade places): fitted without both, each reads as the other's
+ * reference and far from its own. Of the worst predicted patches, the pair
+ * that fits that best, when it fits within half of max_patch; -1 in *pi when
+ * none does. d gets each one's difference from the other's reference, then
+ * from its own.
+ */
+static void swapped_pair(const struct calib_camera_result *r, double (*v)[3], double (*ref)[3], double max_patch,
+			 int *pi, int *pj, double d[4])
 {
+	unsigned char use[CALIB_MAX_PATCHES];
+	int cand[CALIB_MAX_PATCHES], nc = r->n < SWAP_CANDIDATES ? r->n : SWAP_CANDIDATES;
+	double best = max_patch / 2;
+
+	*pi = *pj = -1;
+	/* The worst held-out patches, worst first (a selection: the first nc). */
+	for (int i = 0; i < r->n; i++)
+		cand[i] = i;
+	for (int x = 0; x < nc; x++)
+		for (int y = x + 1; y < r->n; y++)
+			if (r->p[cand[y]].held_de00 > r->p[cand[x]].held_de00) {
+				int t = cand[x];
+
+				cand[x] = cand[y];
+				cand[y] = t;
+			}
+	memset(use, 1, sizeof(use));
+	for (int x = 0; x < nc; x++)
+		for (int y = x + 1; y < nc; y++) {
+			int a = cand[x], b = cand[y];
+			struct calib_cam_model m;
+			double la[3], lb[3], sa, sb, oa, ob;
+			bl_err e2 = { 0 };
+			int rc;
+
+			use[a] = use[b] = 0;
+			rc = calib_model_fit(r->model, r->n, (const double (*)[3])v, (const double (*)[3])ref, use, &m,
+					     &e2);
+			use[a] = use[b] = 1;
+			if (rc)
+				continue;
+			calib_model_lab(&m, v[a], la);
+			calib_model_lab(&m, v[b], lb);
+			sa = calib_de00(la, ref[b]);
+			sb = calib_de00(lb, ref[a]);
+			oa = calib_de00(la, ref[a]);
+			ob = calib_de00(lb, ref[b]);
+			if (fmax(sa, sb) < best && fmax(sa, sb) < 0.5 * fmin(oa, ob)) {
+				/* In the chart's order. */
+				int lo = a < b;
+
+				best = fmax(sa, sb);
+				*pi = lo ? a : b;
+				*pj = lo ? b : a;
+				d[0] = lo ? sa : sb;
+				d[1] = lo ? sb : sa;
+				d[2] = lo ? oa : ob;
+				d[3] = lo ? ob : oa;
+			}
+		}
+}
+
+/* A patch its neighbours cannot predict (above max_patch) is not what the chart says it is. */
+static int held_out_check(const struct calib_camera_opts *o, struct calib_camera_result *r, double (*v)[3],
+			  double (*ref)[3], double (*held)[3], double max_patch, bl_err *err)
+{
+	int a, b;
+	double d[4];
+
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
 
 		memcpy(p->held_lab, held[i], sizeof(p->held_lab));
 		p->held_de00 = calib_de00(p->held_lab, p->ref_lab);
 	}
+	for (int i = 0; i < r->n; i++)
+		if (r->p[i].held_de00 > max_patch) {
+			swapped_pair(r, v, ref, max_patch, &a, &b, d);
+			if (a >= 0)
+				return bl_fail(err, BL_EINVAL, "%s: patches '%s' and '%s' read as each other's "
+					       "references (%.1f and %.1f CIEDE2000 from the other's, %.1f and %.1f "
+					       "from their own, predicted from the other patches): their references "
+					       "are swapped in chart '%s', or the two patches are", o->frame_name,
+					       r->p[a].name, r->p[b].name, d[0], d[1], d[2], d[3], o->chart->name);
+			break;
+		}
 	for (int i = 0; i < r->n; i++)
 		if (r->p[i].held_de00 > max_patch)
 			return bl_fail(err, BL_EINVAL, "%s: patch '%s' reads %.1f CIEDE2000 away from its "
@@ -566,7 +699,7 @@ int calib_camera_run(const struct img *frame, const struct calib_camera_opts *o,
 		goto out_free;
 	patch_values(r, srgb, v, ref);
 	if ((rc = choose_model(o, r, v, ref, held, err)) ||
-	    (rc = held_out_check(o, r, held[r->model], max_patch, err)) ||
+	    (rc = held_out_check(o, r, v, ref, held[r->model], max_patch, err)) ||
 	    (rc = build_profile(o, r, err)))
 		goto out_free;
 	*out = r;
@@ -580,6 +713,27 @@ out_free:
 	return rc;
 }
 
+/*
+ * The truth's patch of p: the one of its name, else the one whose centre
+ * lies in p's region of the frame. A chart read from CGATS names its
+ * patches by grid place (A01), the simulator by colour ("dark skin"): the
+ * place is what both frames share.
+ */
+static const struct calib_truth_patch *truth_of(const struct calib_patch *p, const struct calib_truth_patch *t,
+						int n)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(t[k].name, p->name) == 0)
+			return &t[k];
+	for (int k = 0; k < n; k++) {
+		int cx = t[k].roi.x + t[k].roi.w / 2, cy = t[k].roi.y + t[k].roi.h / 2;
+
+		if (cx >= p->roi.x && cx < p->roi.x + p->roi.w && cy >= p->roi.y && cy < p->roi.y + p->roi.h)
+			return &t[k];
+	}
+	return NULL;
+}
+
 int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_patch *t, int n,
 		       const char *truth_path, bl_err *err)
 {
@@ -587,14 +741,11 @@ int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_p
 
 	for (int i = 0; i < r->n; i++) {
 		struct calib_patch *p = &r->p[i];
+		const struct calib_truth_patch *tp = truth_of(p, t, n);
 
-		p->has_truth = 0;
-		for (int k = 0; k < n; k++)
-			if (strcmp(t[k].name, p->name) == 0) {
-				memcpy(p->truth_lab, t[k].lab, sizeof(p->truth_lab));
-				p->has_truth = 1;
-				break;
-			}
+		p->has_truth = tp != NULL;
+		if (tp)
+			memcpy(p->truth_lab, tp->lab, sizeof(p->truth_lab));
 		if (!p->has_truth) {
 			p->truth_fit_de00 = p->truth_held_de00 = p->truth_srgb_de00 = -1;
 			continue;
@@ -605,8 +756,8 @@ int calib_camera_truth(struct calib_camera_result *r, const struct calib_truth_p
 		p->truth_srgb_de00 = calib_de00(p->srgb_lab, p->truth_lab);
 	}
 	if (!found)
-		return bl_fail(err, BL_EINVAL, "%s: none of the chart's patches is named there",
-			       truth_path);
+		return bl_fail(err, BL_EINVAL, "%s: none of the chart's patches is named there, nor lies where "
+			       "one of its patches does", truth_path);
 	r->has_truth = 1;
 	figures(r, offsetof(struct calib_patch, truth_fit_de00), 0, &r->truth_fit);
 	figures(r, offsetof(struct calib_patch, truth_held_de00), 0, &r->truth_held_out);

@@ -1,4 +1,4 @@
-/* calib_cgats.c: ArgyllCMS's CGATS files: a chart's reference read from a .cie or .ti2, the chart's measurements written as a .ti3. */
+/* calib_cgats.c: ArgyllCMS's CGATS files: a chart's reference read from a .cie, .ti2 or .ti1, the chart's measurements written as a .ti3. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -243,6 +243,17 @@ static int set_lab(const struct cgats *g, int s, const int *fl, const int *fx, d
 	return 0;
 }
 
+/*
+ * What a .ti1 (CTI1) lacks, said after a refusal: it is targen's list of
+ * patches to print, placed on no chart (printtarg's .ti2 places them), its
+ * XYZ only what targen expects, when there at all.
+ */
+static const char *ti1_hint(const struct cgats *g)
+{
+	return strcmp(g->tok[0].s, "CTI1") == 0 ? " (a .ti1 is targen's list of patches to print: printtarg's .ti2 "
+		"places them on the printed chart, and a measured .ti3 or .cie gives their colours)" : "";
+}
+
 /* The table as a chart: each set's grid location places it, row by row from the top left. */
 static int cgats_chart(const struct cgats *g, struct calib_chart *c, bl_err *err)
 {
@@ -258,7 +269,7 @@ static int cgats_chart(const struct cgats *g, struct calib_chart *c, bl_err *err
 			       "is not said", g->path);
 	if ((fl[0] < 0 || fl[1] < 0 || fl[2] < 0) && (fx[0] < 0 || fx[1] < 0 || fx[2] < 0))
 		return bl_fail(err, BL_EINVAL, "%s: no LAB_L, LAB_A, LAB_B or XYZ_X, XYZ_Y, XYZ_Z fields: no "
-			       "reference colours", g->path);
+			       "reference colours%s", g->path, ti1_hint(g));
 	if (g->n_sets < 4)
 		return bl_fail(err, BL_EINVAL, "%s: %d patches: a chart has at least 4", g->path, g->n_sets);
 	c->rows = c->cols = 0;
@@ -269,8 +280,8 @@ static int cgats_chart(const struct cgats *g, struct calib_chart *c, bl_err *err
 		if (grid_location(t->s, &row, &col))
 			return bl_fail(err, BL_EINVAL, "%s line %d: %s '%s' is not a grid location like A01 (row "
 				       "letter from the top, column number from the left): the chart's layout is "
-				       "needed; give a chart file (JSON) for this chart", g->path, t->line,
-				       g->field[loc], t->s);
+				       "needed; give a chart file (JSON) for this chart%s", g->path, t->line,
+				       g->field[loc], t->s, ti1_hint(g));
 		c->rows = row + 1 > c->rows ? row + 1 : c->rows;
 		c->cols = col + 1 > c->cols ? col + 1 : c->cols;
 	}

@@ -614,6 +614,40 @@ static void swatch_expected(const struct mix_model *pm, const struct calib_card 
 }
 
 /*
+ * Swatch a reads as b's paint: when b reads as a's too, the two are
+ * exchanged (painted in each other's boxes, or the palette's references of
+ * the two paints swapped), and both are named (1 with err filled); else 0.
+ */
+static int swapped_with(const struct calib_paints_result *r, const struct calib_card *card,
+			const struct mix_model *pm, const struct calib_card_swatch *a,
+			const struct calib_card_swatch *b, const double want_a[3], const char *name, bl_err *err)
+{
+	const struct calib_swatch_result *sa = NULL, *sb = NULL;
+	double want_b[3], own_b, as_a, as_b;
+
+	for (int k = 0; k < r->n; k++) {
+		if (strcmp(r->s[k].paint, a->paint) == 0 && r->s[k].fraction == a->fraction)
+			sa = &r->s[k];
+		if (strcmp(r->s[k].paint, b->paint) == 0 && r->s[k].fraction == b->fraction)
+			sb = &r->s[k];
+	}
+	if (!sa || !sb || strcmp(a->paint, b->paint) == 0)
+		return 0;
+	swatch_expected(pm, card, b, want_b);
+	own_b = calib_de00(sb->lab, want_b);
+	as_a = calib_de00(sb->lab, want_a);
+	as_b = calib_de00(sa->lab, want_b);
+	if (own_b <= CALIB_SWATCH_FAR_DE00 || as_a >= 0.5 * own_b)
+		return 0;
+	bl_fail(err, BL_EINVAL, "%s: swatches '%s' at %g and '%s' at %g read as each other's paint (%.1f and "
+		"%.1f CIEDE2000 from what the palette expects of the other, %.1f and %.1f from their own): "
+		"painted in each other's boxes, or the palette's references of %s and %s swapped?", name,
+		a->paint, a->fraction, b->paint, b->fraction, as_b, as_a, calib_de00(sa->lab, want_a), own_b,
+		a->paint, b->paint);
+	return 1;
+}
+
+/*
  * Every swatch against the colour the palette it claims to be predicts: a box
  * left bare reads as the card's paper, a paint in another paint's box reads
  * as that paint. Either would become the palette's data and steer every mix,
@@ -650,6 +684,8 @@ static int swatches_as_expected(const struct calib_paints_result *r, const struc
 				bj = j;
 			}
 		}
+		if (bj >= 0 && best < 0.5 * de && swapped_with(r, card, pm, cs, &card->s[bj], want, name, err))
+			return BL_EINVAL;
 		if (bj >= 0 && best < 0.5 * de)
 			return bl_fail(err, BL_EINVAL, "%s: swatch '%s' at %g reads L %.1f, a %.1f, b %.1f, "
 				       "%.1f CIEDE2000 from what the palette expects of it but %.1f from "

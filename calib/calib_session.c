@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -35,6 +36,35 @@ int calib_keep_previous(const char *path, bl_err *err)
 	if (rename(path, prev))
 		return bl_fail(err, BL_EIO, "%s: cannot keep it as %s before replacing it: %s", path, prev,
 			       strerror(errno));
+	return 0;
+}
+
+int calib_output_check(const char *what, const char *path, bl_err *err)
+{
+	char dir[CFG_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!path[0])
+		return bl_fail(err, BL_EINVAL, "%s: an empty path", what);
+	if (strlen(path) >= sizeof(dir))
+		return bl_fail(err, BL_EINVAL, "%s %s: the path is too long", what, path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return bl_fail(err, BL_EINVAL, "%s %s: is a folder; give the path of the file to write", what,
+			       path);
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) != 0)
+		return bl_fail(err, BL_EINVAL, "%s %s: its folder %s %s; nothing was captured or measured", what,
+			       path, dir, errno == ENOENT ? "does not exist (make it first)" : strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return bl_fail(err, BL_EINVAL, "%s %s: %s is not a folder; nothing was captured or measured",
+			       what, path, dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return bl_fail(err, BL_EINVAL, "%s %s: cannot write in its folder %s: %s; nothing was captured or "
+			       "measured", what, path, dir, strerror(errno));
 	return 0;
 }
 
@@ -174,15 +204,21 @@ int calib_sim_card(const char *card_path, const struct machine *m, struct sim_ca
 	return rc;
 }
 
-/* s->output, else the machine file's key; a usage error naming both when neither is there. */
+/* s->output, else the machine file's key, checked writable; a usage error naming both when neither is there. */
 static int out_path(const struct calib_session *s, const char *machine_key, const char *what,
 		    const char *key, const char **out, bl_err *err)
 {
+	char label[64];
+
 	*out = s->output ? s->output : machine_key[0] ? machine_key : NULL;
 	if (!*out)
 		return bl_fail(err, BL_EINVAL, "no output: give -o %s or set calibration.%s in the machine file",
 			       what, key);
-	return 0;
+	if (s->output)
+		snprintf(label, sizeof(label), "-o");
+	else
+		snprintf(label, sizeof(label), "the machine file's calibration.%s", key);
+	return calib_output_check(label, *out, err);
 }
 
 /* ---- canvas ---- */

@@ -47,6 +47,13 @@ void calib_frame_prov(const struct calib_frame *f, int pass, const char *why, st
  */
 int calib_keep_previous(const char *path, bl_err *err);
 
+/*
+ * Before any capture or measurement: path (what: "-o", "--ti3", a machine
+ * key) can be written: its folder exists and takes files, and it is no
+ * folder itself. Found only at the end, a bad path costs the whole session.
+ */
+int calib_output_check(const char *what, const char *path, bl_err *err);
+
 /* The machine as its file alone places the canvas (an arm registration is what calib arm makes). */
 int calib_session_machine(const struct calib_session *s, struct machine **m, bl_err *err);
 
@@ -87,6 +94,7 @@ struct calib_camera_session {
 	struct calib_camera_result *r;
 	struct calib_frame fs;
 	struct img flat;
+	char flat_label[CFG_PATH_MAX + 16]; /* "--flat PATH", for messages */
 	const char *out;           /* the profile's path; with check_path, the patch-error picture's */
 	struct calib_profile_check *check; /* with check_path: the profile on this chart */
 	char check_png[CFG_PATH_MAX + 16]; /* the picture's default path: check_path + ".check.png" */

@@ -82,7 +82,8 @@ static int measure(struct calib_camera_session *cs, const struct calib_session *
 		if ((rc = img_load(cs->flat_path, cs->m->camera.max_pixels, &cs->flat, err)))
 			return rc;
 		cs->co.flat = &cs->flat;
-		cs->co.flat_name = cs->flat_path;
+		snprintf(cs->flat_label, sizeof(cs->flat_label), "--flat %s", cs->flat_path);
+		cs->co.flat_name = cs->flat_label;
 	}
 	cs->co.chart = cs->chart;
 	cs->co.frame_name = cs->fs.name;
@@ -127,9 +128,11 @@ static int check_profile(struct calib_camera_session *cs, const struct calib_ses
 	cs->check = calloc(1, sizeof(*cs->check));
 	if (!cs->check)
 		return bl_fail(err, BL_ENOMEM, "out of memory");
-	/* The profile is read before the chart is placed: a wrong path is told at once. */
+	/* The profile is read, and where the picture goes checked, before the chart is placed: a wrong path is told at once. */
 	if ((rc = fs_read_file(cs->check_path, 64u << 20, &icc, &len, err)) ||
-	    (rc = meas_profile_open_mem(icc, len, cs->check_path, &prof, err)))
+	    (rc = meas_profile_open_mem(icc, len, cs->check_path, &prof, err)) ||
+	    (rc = calib_output_check(s->output ? "-o" : "the picture", cs->out, err)) ||
+	    (cs->ti3_path && (rc = calib_output_check("--ti3", cs->ti3_path, err))))
 		goto out_free;
 	if (s->say)
 		fprintf(s->say, "Checking the camera profile %s with chart %s (%d patches) for machine %s; it is "
@@ -168,6 +171,12 @@ int calib_camera_session_run(struct calib_camera_session *cs, const struct calib
 	if (!cs->out)
 		return bl_fail(err, BL_EINVAL, "no output: give -o PROFILE.icc or set calibration.camera_profile "
 			       "in the machine file");
+	/* Every file the session writes, before the chart is placed: a bad path is told at once. */
+	if ((rc = calib_output_check(s->output ? "-o" : "the machine file's calibration.camera_profile", cs->out,
+				     err)) ||
+	    (cs->ti3_path && (rc = calib_output_check("--ti3", cs->ti3_path, err))) ||
+	    (cs->light_path && (rc = calib_output_check("--light-map", cs->light_path, err))))
+		return rc;
 	if ((rc = calib_chart_open(cs->chart_name, cs->chart, err)))
 		return rc;
 	snprintf(record, sizeof(record), "%s.json", cs->out);

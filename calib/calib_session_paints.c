@@ -116,9 +116,14 @@ int calib_paints_session_run(struct calib_paints_session *ps, const struct calib
 		return bl_fail(err, BL_ENOMEM, "out of memory");
 	if ((rc = calib_session_machine(s, &ps->m, err)) || (rc = palette_load(ps->palette_path, ps->pal, err)))
 		return rc;
-	if (ps->layout)
+	if (ps->layout) {
+		if ((rc = calib_output_check("--card", ps->card_path, err)) ||
+		    (ps->svg && (rc = calib_output_check("--svg", ps->svg, err))))
+			return rc;
 		return layout(ps, err);
-	if ((rc = measure(ps, s, err)))
+	}
+	/* Where the palette goes, before the card is placed: a bad path is told at once. */
+	if ((s->output && (rc = calib_output_check("-o", s->output, err))) || (rc = measure(ps, s, err)))
 		return rc;
 	ps->pass = 1;
 	for (int i = 0; i < ps->r->out.n_paints; i++)

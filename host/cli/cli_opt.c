@@ -202,6 +202,73 @@ void cli_print_usage(FILE *f, const struct cli_command *cmd)
 	}
 }
 
+const struct cli_optset *cli_verb_set(const struct cli_command *cmd, const char *word)
+{
+	size_t n = strlen(cmd->name);
+
+	for (const struct cli_optset *const *s = cmd->optsets; s && *s; s++)
+		if (!strncmp((*s)->verb, cmd->name, n) && (*s)->verb[n] == ' ' && !strcmp((*s)->verb + n + 1, word))
+			return *s;
+	return NULL;
+}
+
+/* Whether the paragraph at p opens with "WORD:" for a verb of cmd other than set's. */
+static int sibling_paragraph(const struct cli_command *cmd, const struct cli_optset *set, const char *p)
+{
+	const char *colon = strchr(p, ':'), *nl = strchr(p, '\n');
+	char word[32];
+
+	if (!colon || (nl && colon > nl) || colon - p >= (long)sizeof(word))
+		return 0;
+	snprintf(word, sizeof(word), "%.*s", (int)(colon - p), p);
+	return cli_verb_set(cmd, word) && cli_verb_set(cmd, word) != set;
+}
+
+void cli_print_verb_usage(FILE *f, const struct cli_command *cmd, const struct cli_optset *set)
+{
+	const char *p = cmd->usage;
+	size_t vl = strlen(set->verb);
+	int mine = 0, first = 1;
+
+	/*
+	 * The synopsis, up to the first blank line: "usage: brushloop VERB ..."
+	 * or "       brushloop VERB ..." starts a verb's form, deeper indented
+	 * lines go on with it. This verb's forms, the first as "usage: ".
+	 */
+	for (const char *nl; *p && *p != '\n'; p = *nl ? nl + 1 : nl) {
+		const char *t = p + 7;
+
+		if (!(nl = strchr(p, '\n')))
+			nl = p + strlen(p);
+		if (nl - p > 17 && !strncmp(t, "brushloop ", 10)) {
+			mine = !strncmp(t + 10, set->verb, vl) && (t[10 + vl] == ' ' || t + 10 + vl == nl);
+			if (mine)
+				fprintf(f, "%s%.*s\n", first ? "usage: " : "       ", (int)(nl - t), t);
+			first = first && !mine;
+		} else if (mine) {
+			fprintf(f, "%.*s\n", (int)(nl - p), p);
+		}
+	}
+	/* The text, paragraph by paragraph, without those of the other verbs ("arm: ..."). */
+	while (*p) {
+		const char *start = p + strspn(p, "\n"), *end = strstr(start, "\n\n");
+		size_t len;
+
+		if (!*start)
+			break;
+		if (!end)
+			end = start + strlen(start);
+		len = (size_t)(end - start);
+		if (len && start[len - 1] == '\n')
+			len--;
+		if (!sibling_paragraph(cmd, set, start))
+			fprintf(f, "\n%.*s\n", (int)len, start);
+		p = end;
+	}
+	fprintf(f, "\noptions of brushloop %s:\n", set->verb);
+	cli_opt_help(f, set);
+}
+
 int cli_one_dir(const struct cli_command *cmd, const struct cli_optset *set, int argc, char **argv,
 		uint64_t *given, const char **dir)
 {

@@ -85,6 +85,15 @@ void cli_opt_help(FILE *f, const struct cli_optset *set);
 /* Prints cmd's usage text followed by the option lines of each of its verbs. */
 void cli_print_usage(FILE *f, const struct cli_command *cmd);
 
+/* The verb of cmd named "NAME WORD" ("calib camera"), or NULL. */
+const struct cli_optset *cli_verb_set(const struct cli_command *cmd, const char *word);
+
+/*
+ * Prints one verb's usage: its lines of cmd's synopsis, the text but the
+ * paragraphs of its sibling verbs (those opening "WORD: "), its option lines.
+ */
+void cli_print_verb_usage(FILE *f, const struct cli_command *cmd, const struct cli_optset *set);
+
 /*
  * For a command that takes one run directory and flags of set (status,
  * report): the directory, and in *given a bit for each flag given. 0, or a

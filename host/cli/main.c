@@ -44,7 +44,13 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			cli_print_usage(stdout, cmd);
+			/* A verb's own ("calib camera --help"): its forms and options alone. */
+			const struct cli_optset *verb = argc > 2 ? cli_verb_set(cmd, argv[2]) : NULL;
+
+			if (verb)
+				cli_print_verb_usage(stdout, cmd, verb);
+			else
+				cli_print_usage(stdout, cmd);
 			return 0;
 		}
 	}

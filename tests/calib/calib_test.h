@@ -89,6 +89,18 @@ static inline void sim_frame(enum sim_scene scene, uint64_t seed, double hours,
 	sim_close(s);
 }
 
+/* The simulator's chart frame of seed 1 (no truth), rendered once for the binary. */
+static inline const char *chart_seed1(void)
+{
+	static char f[4096];
+
+	if (!f[0]) {
+		snprintf(f, sizeof(f), "%s", tmp_path("chart.jpg"));
+		sim_frame(SIM_SCENE_CHART, 1, 0, NULL, f, NULL);
+	}
+	return f;
+}
+
 /* Runs the CLI; returns the exit status, frees the output unless asked for it. */
 static inline int run_cli(const char *const *args, char **out, char **errout)
 {

@@ -166,5 +166,86 @@ TEST(a_malformed_cgats_chart_is_refused_naming_what_is_wrong)
 	free(c);
 }
 
+/*
+ * Captured from the simulator with a CGATS chart: its truth names patches
+ * by colour ("dark skin"), the chart by place (A01); each is matched by
+ * where it lies. Before, exit 2: "the simulator's truth: none of the
+ * chart's patches is named there".
+ */
+TEST(a_cgats_chart_captured_from_the_simulator_is_held_against_its_truth)
+{
+	const char *a[] = { "calib", "camera", "--chart", ARGYLL_REF "ColorChecker.cie", "-o", tmp_path("cap.icc"),
+			    "--json", "--force", NULL };
+	struct calib_chart *c = malloc(sizeof(*c));
+	char *out = NULL, *err = NULL;
+	cJSON *j, *p0;
+	bl_err e = { 0 };
+	int rc = run_cli(a, &out, &err);
+
+	CHECK_MSG(rc == 0 || rc == 1, "exit %d: %s", rc, err ? err : "");
+	CHECK(json_at(out, "truth.held_out.patches") == 24);
+	fprintf(stderr, "captured, Argyll's ColorChecker.cie: held out %.3f, against the truth %.3f\n",
+		json_at(out, "held_out.mean_de00"), json_at(out, "truth.held_out.mean_de00"));
+	CHECK(json_at(out, "truth.held_out.mean_de00") < 2.0);
+	/* A01 is the built-in's first patch, dark skin: the truth is the simulator's dark skin. */
+	j = out ? cJSON_Parse(out) : NULL;
+	p0 = j ? cJSON_GetArrayItem(cJSON_GetObjectItem(j, "patches"), 0) : NULL;
+	CHECK(p0 && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(p0, "name")), "A01") == 0);
+	CHECK(calib_chart_builtin("colorchecker24", c, &e) == 0 && strcmp(c->patch[0], "dark skin") == 0);
+	CHECK(p0 && cJSON_GetArraySize(cJSON_GetObjectItem(p0, "truth_lab")) == 3);
+	if (p0 && cJSON_GetArraySize(cJSON_GetObjectItem(p0, "truth_lab")) == 3)
+		CHECK(calib_de00(c->lab[0], (double[3]){
+			cJSON_GetArrayItem(cJSON_GetObjectItem(p0, "truth_lab"), 0)->valuedouble,
+			cJSON_GetArrayItem(cJSON_GetObjectItem(p0, "truth_lab"), 1)->valuedouble,
+			cJSON_GetArrayItem(cJSON_GetObjectItem(p0, "truth_lab"), 2)->valuedouble }) < 1.0);
+	cJSON_Delete(j);
+	free(out);
+	free(err);
+	free(c);
+}
+
+/*
+ * A .ti1 placed on a grid with XYZ is a chart like a .ti2; ArgyllCMS's own
+ * (targen's lists to print, SAMPLE_ID 1, 2, ...) are refused saying what a
+ * .ti1 is and what to give instead.
+ */
+TEST(a_ti1_is_read_when_it_places_its_patches_and_refused_saying_why_when_not)
+{
+	struct calib_chart *b = malloc(sizeof(*b)), *c = malloc(sizeof(*c));
+	char text[4096];
+	size_t n = 0;
+	bl_err err = { 0 };
+	const char *path;
+
+	CHECK(calib_chart_builtin("colorchecker24", b, &err) == 0);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "CTI1\n\nDESCRIPTOR \"ColorChecker as a ti1\"\n"
+			      "KEYWORD \"SAMPLE_LOC\"\nNUMBER_OF_FIELDS 8\nBEGIN_DATA_FORMAT\nSAMPLE_ID SAMPLE_LOC "
+			      "RGB_R RGB_G RGB_B XYZ_X XYZ_Y XYZ_Z\nEND_DATA_FORMAT\n\nNUMBER_OF_SETS 24\nBEGIN_DATA\n");
+	for (int i = 0; i < b->n; i++) {
+		color_lab l = { b->lab[i][0], b->lab[i][1], b->lab[i][2] };
+		color_xyz x;
+
+		color_lab_to_xyz(&l, &x);
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%d \"%c%d\" 0 0 0 %.5f %.5f %.5f\n", i + 1,
+				      'A' + i / 6, i % 6 + 1, x.X, x.Y, x.Z);
+	}
+	snprintf(text + n, sizeof(text) - n, "END_DATA\n");
+	path = test_write_file("cc.ti1", text);
+	CHECK_MSG(calib_chart_open(path, c, &err) == 0, "%s", err.msg);
+	CHECK(c->n == 24 && c->cols == 6 && c->rows == 4);
+	for (int i = 0; i < 24; i++)
+		CHECK(calib_de00(c->lab[i], b->lab[i]) < 0.01);
+	/* ArgyllCMS's ccxx.ti1 and FograStrip2.ti1: numbered, not placed. */
+	CHECK(calib_chart_open(ARGYLL_REF "ccxx.ti1", c, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "ccxx.ti1 line 18: SAMPLE_ID '1' is not a grid location");
+	CHECK_STR_CONTAINS(err.msg, "a .ti1 is targen's list of patches to print");
+	CHECK(calib_chart_open(ARGYLL_REF "FograStrip2.ti1", c, &err) == BL_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "printtarg's .ti2");
+	free(b);
+	free(c);
+}
+
 TEST_MAIN(T(a_cie_or_ti2_chart_reference_is_the_charts_truth),
-	  T(a_malformed_cgats_chart_is_refused_naming_what_is_wrong))
+	  T(a_malformed_cgats_chart_is_refused_naming_what_is_wrong),
+	  T(a_cgats_chart_captured_from_the_simulator_is_held_against_its_truth),
+	  T(a_ti1_is_read_when_it_places_its_patches_and_refused_saying_why_when_not))

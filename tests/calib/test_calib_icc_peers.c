@@ -24,18 +24,6 @@ struct peers {
 	double bl_de00[MAX_P];         /* brushloop measure against ref */
 };
 
-/* A chart frame of seed 1, rendered once for the binary. */
-static const char *chart(void)
-{
-	static char f[4096];
-
-	if (!f[0]) {
-		snprintf(f, sizeof(f), "%s", tmp_path("chart.jpg"));
-		sim_frame(SIM_SCENE_CHART, 1, 0, NULL, f, NULL);
-	}
-	return f;
-}
-
 /* The patches as a picture and its truth file, so `measure --truth` reads each one. */
 static int write_patches(const struct peers *p, const char *png, const char *truth)
 {
@@ -83,7 +71,7 @@ static int make(struct peers *p, const char *model)
 	snprintf(name, sizeof(name), "%s.icc", model);
 	snprintf(p->icc, sizeof(p->icc), "%s", tmp_path(name));
 	{
-		const char *a[] = { "calib", "camera", "--frame", chart(), "--model", model, "-o",
+		const char *a[] = { "calib", "camera", "--frame", chart_seed1(), "--model", model, "-o",
 				    p->icc, "--json", "--force", NULL };
 
 		rc = run_cli(a, &out, NULL);
@@ -351,9 +339,9 @@ TEST(version_4_on_request_reads_as_version_2)
 	for (int m = 0; m < 2; m++) {
 		struct peers p;
 		const char *v4 = tmp_path("v4.icc");
-		const char *a[] = { "calib", "camera", "--frame", chart(), "--model", models[m],
+		const char *a[] = { "calib", "camera", "--frame", chart_seed1(), "--model", models[m],
 				    "--icc-version", "4", "-o", v4, "--force", NULL };
-		const char *bad[] = { "calib", "camera", "--frame", chart(), "--icc-version", "3",
+		const char *bad[] = { "calib", "camera", "--frame", chart_seed1(), "--icc-version", "3",
 				      "-o", tmp_path("v3.icc"), NULL };
 		char *err = NULL;
 		double worst = 0;
@@ -434,7 +422,7 @@ TEST(calib_cameras_ti3_reads_in_profcheck_and_colprof_and_is_the_targ_tag)
 	snprintf(chart2, sizeof(chart2), "%s", tmp_path("chart2.jpg"));
 	sim_frame(SIM_SCENE_CHART, 2, 0, NULL, chart2, NULL);
 	{
-		const char *a[] = { "calib", "camera", "--frame", chart(), "-o", icc_p, "--ti3", ti3_p,
+		const char *a[] = { "calib", "camera", "--frame", chart_seed1(), "-o", icc_p, "--ti3", ti3_p,
 				    "--json", "--force", NULL };
 
 		CHECK_MSG(run_cli(a, &out, &err) <= 1, "calib camera --ti3: %s", err ? err : "");

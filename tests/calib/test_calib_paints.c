@@ -271,27 +271,52 @@ static int measure_refused(const char *icc, const char *card, const char *edited
 	return rc;
 }
 
-TEST(a_paint_in_another_paints_box_is_named)
+/*
+ * The card frame with green's masstone box painted over red's (exchange 0:
+ * its pixels copied there), or the two painted in each other's boxes
+ * (exchange 1), saved as name; its stderr when calib paints refuses it.
+ */
+static char *boxes_edited(const char *name, int exchange)
 {
 	const char *icc, *card, *frame, *truth;
 	int red[4], green[4];
 	struct img im = { 0 };
 	bl_err err = { 0 };
-	char *e;
+	char *e = NULL;
 
 	setup(&icc, &card, &frame, &truth);
-	/* Green painted in red's masstone box: the green box's pixels copied over red's. */
 	CHECK(truth_box(truth, "red@1", 3, red) && truth_box(truth, "green@1", 3, green));
 	CHECK(img_load(frame, 40000000, &im, &err) == 0);
 	for (int y = 0; y < red[3] - red[1]; y++)
-		for (int x = 0; x < red[2] - red[0]; x++)
-			memcpy(im.px + 3 * ((size_t)(red[1] + y) * im.w + red[0] + x),
-			       im.px + 3 * ((size_t)(green[1] + y) * im.w + green[0] + x), 3);
-	CHECK(img_save(tmp_path("swapped.png"), &im, &err) == 0);
+		for (int x = 0; x < red[2] - red[0]; x++) {
+			unsigned char *r = im.px + 3 * ((size_t)(red[1] + y) * im.w + red[0] + x);
+			unsigned char *g = im.px + 3 * ((size_t)(green[1] + y) * im.w + green[0] + x), t[3];
+
+			memcpy(t, r, 3);
+			memcpy(r, g, 3);
+			if (exchange)
+				memcpy(g, t, 3);
+		}
+	CHECK(img_save(tmp_path(name), &im, &err) == 0);
 	img_free(&im);
-	CHECK(measure_refused(icc, card, tmp_path("swapped.png"), &e) == 2);
+	CHECK(measure_refused(icc, card, tmp_path(name), &e) == 2);
+	return e;
+}
+
+TEST(a_paint_in_another_paints_box_is_named)
+{
+	char *e = boxes_edited("swapped.png", 0);
+
 	CHECK_STR_CONTAINS(e, "swatch 'red' at 1");
 	CHECK_STR_CONTAINS(e, "'green' at 1");
+	free(e);
+}
+
+TEST(two_paints_in_each_others_boxes_are_named_both)
+{
+	char *e = boxes_edited("exchanged.png", 1);
+
+	CHECK_STR_CONTAINS(e, "swatches 'red' at 1 and 'green' at 1 read as each other's paint");
 	free(e);
 }
 
@@ -342,4 +367,5 @@ TEST(a_hidden_card_marker_is_named)
 TEST_MAIN(T(the_card_is_laid_out_saved_and_drawn), T(card_files_are_read_strictly),
 	  T(a_painted_card_becomes_a_palette_the_mixing_model_takes),
 	  T(a_card_that_cannot_be_read_says_why), T(a_paint_in_another_paints_box_is_named),
+	  T(two_paints_in_each_others_boxes_are_named_both),
 	  T(an_unpainted_tint_is_named_unpainted), T(a_hidden_card_marker_is_named))

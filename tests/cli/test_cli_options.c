@@ -195,6 +195,57 @@ static const char **verb_argv(const char *verb, const char *const *extra, char *
 	return buf;
 }
 
+/*
+ * "calib camera --help": that session's forms and option lines, not its
+ * siblings' (every verb named "COMMAND WORD" alike). Its option lines name
+ * exactly the rows it takes.
+ */
+TEST(a_verbs_help_shows_its_own_forms_and_options)
+{
+	int verbs = 0;
+
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		for (const struct cli_optset *const *s = c->optsets; s && *s; s++) {
+			const char *help[] = { "--help", NULL }, *args[16];
+			char words[64], *out = NULL, *err = NULL, head[96], form[96];
+			const char *opts;
+
+			if (!strchr((*s)->verb, ' '))
+				continue;
+			verbs++;
+			CHECK_MSG(test_brushloop(verb_argv((*s)->verb, help, words, sizeof(words), args), &out, &err) == 0,
+				  "brushloop %s --help", (*s)->verb);
+			snprintf(head, sizeof(head), "options of brushloop %s:", (*s)->verb);
+			snprintf(form, sizeof(form), "usage: brushloop %s", (*s)->verb);
+			CHECK_STR_CONTAINS(out, form);
+			opts = out ? strstr(out, head) : NULL;
+			CHECK_MSG(opts, "brushloop %s --help has no '%s'", (*s)->verb, head);
+			for (const struct cli_optset *const *o = c->optsets; opts && *o; o++) {
+				char sib[96];
+
+				if (*o == *s)
+					continue;
+				snprintf(sib, sizeof(sib), "options of brushloop %s:", (*o)->verb);
+				CHECK_MSG(!strstr(out, sib), "brushloop %s --help shows %s", (*s)->verb, sib);
+				snprintf(sib, sizeof(sib), "brushloop %s ", (*o)->verb);
+				CHECK_MSG(!strchr((*o)->verb, ' ') || !strstr(out, sib), "brushloop %s --help shows "
+					  "the form of %s", (*s)->verb, (*o)->verb);
+			}
+			for (int i = 0; opts && i < (*s)->n; i++) {
+				const struct cli_opt *r = &(*s)->opts[i];
+
+				if (!r->name || r->alias)
+					continue;
+				CHECK_MSG(!names_option(opts, r->name) == !cli_opt_takes(*s, i),
+					  "brushloop %s --help's option lines %s --%s", (*s)->verb,
+					  cli_opt_takes(*s, i) ? "do not name" : "name", r->name);
+			}
+			free(out);
+			free(err);
+		}
+	CHECK(verbs >= 4);
+}
+
 /* An unambiguous prefix is not taken as the option: run --refill is not run --refill-ok. */
 TEST(an_abbreviated_option_is_refused)
 {
@@ -318,6 +369,7 @@ TEST(a_verb_refuses_another_verbs_options_from_the_shared_table)
 
 TEST_MAIN(T(every_table_option_is_in_its_command_usage), T(every_table_option_is_in_its_section_of_docs_cli_md),
 	  T(no_option_is_named_that_no_table_has), T(help_lines_come_from_the_table),
+	  T(a_verbs_help_shows_its_own_forms_and_options),
 	  T(an_unknown_option_or_a_missing_value_exits_2_naming_the_option), T(an_abbreviated_option_is_refused),
 	  T(short_and_long_forms_are_the_same),
 	  T(a_verb_refuses_another_verbs_options_from_the_shared_table))

@@ -658,7 +658,9 @@ static int mix_verdict(struct run *r, const struct plan_subtask *s, struct run_s
 	cJSON *dj;
 
 	dj = mix_action_json(&r->mixer.model, last);
-	memcpy(col->recipe, r->st.job.have, sizeof(col->recipe));
+	/* A mix that dispensed nothing (it waits for a cell) leaves the cell, and its recipe, as they were. */
+	if (r->st.job.dispensed_units > 0)
+		memcpy(col->recipe, r->st.job.have, sizeof(col->recipe));
 	switch (mix_outcome(r, s, last)) {
 	case MIX_VERIFIED:
 		col->verified = 1;

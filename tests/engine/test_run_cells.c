@@ -9,28 +9,46 @@
 #include "engine/run_checks.h"
 #include "test.h"
 
-/* The issue's machine: a tight mix tolerance, nothing accepted unattended, and six cells. */
-static void tight_six_cells(cJSON *m)
+/*
+ * The issue's machine, made so that the case cannot be missed whatever
+ * strokes the planner makes: a mix tolerance at its floor (0.1, a third of
+ * what the simulator's camera repeats, so no mix verifies), nothing accepted
+ * unattended, and two cells. The plan's colours are chosen before its strokes
+ * and each takes a cell of its own: with as many colours as cells, no clean
+ * cell is left once every colour is mixed.
+ */
+static void tight_two_cells(cJSON *m)
 {
 	cJSON *cells = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "zones"), "mixing_cells");
 
-	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.8);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tolerances"), "mix_de00"), 0.1);
 	/* A tolerance tighter than the camera repeats (0.31 on the simulator): no camera check. */
 	cJSON_AddNumberToObject(cJSON_GetObjectItem(m, "camera"), "repeat_observations", 0);
 	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "unattended"), "accept_within_de00"), 0);
-	while (cJSON_GetArraySize(cells) > 6)
+	while (cJSON_GetArraySize(cells) > 2)
 		cJSON_DeleteItemFromArray(cells, cJSON_GetArraySize(cells) - 1);
 }
 
+/* How many colours the run's plan.json has (-1: none read). */
+static int plan_colours(const char *dir)
+{
+	char *text = run_file_text(dir, "plan.json");
+	cJSON *p = text ? cJSON_Parse(text) : NULL;
+	int n = p ? cJSON_GetArraySize(cJSON_GetObjectItem(p, "colours")) : -1;
+
+	cJSON_Delete(p);
+	free(text);
+	return n;
+}
 
 /*
- * With mix_de00 0.8 and accept_within_de00 0, colour c2 keeps failing and
- * waits; answered with a substitute, its new mix finds no clean cell left.
- * On c35509f it went on in c2's cell, a whole recipe over what it held
- * (6 ml against cell_max_ml 3), and the next resume was refused: "state.json:
- * colours[1].cell_ml: 6 is out of range [0, 3]". Now the colour waits for a
- * person (mix_waits_for_a_cell), no cell passes its limit at any journal
- * line, and the run can be answered again.
+ * Colour c2 cannot be mixed within 0.1 and waits; answered with a substitute
+ * (the palette's nearest to c2, so the answer itself is in reach), its new
+ * mix finds no clean cell left. On c35509f it went on in c2's cell, a whole
+ * recipe over what it held (6 ml against cell_max_ml 3), and the next resume
+ * was refused: "state.json: colours[1].cell_ml: 6 is out of range [0, 3]".
+ * Now the colour waits for a person (mix_waits_for_a_cell), no cell passes
+ * its limit at any journal line, and the run can be answered again.
  */
 TEST(a_colour_with_no_clean_cell_left_waits_instead_of_stacking_recipes)
 {
@@ -38,13 +56,16 @@ TEST(a_colour_with_no_clean_cell_left_waits_instead_of_stacking_recipes)
 	char machine[4200], *md, *journal, *err = NULL;
 	const char *args[] = { "run", test_src_path(TEST_TARGET), "--out", dir, "--max-strokes", "24",
 			       "--quiet", "--machine", machine, NULL };
-	const char *subst[] = { "resume", dir, "--quiet", "--substitute", "c2=lab:30,6,-36", NULL };
+	const char *subst[] = { "resume", dir, "--quiet", "--substitute", "c2=lab:24.72,7.41,-32.68", NULL };
 	const char *accept[] = { "resume", dir, "--quiet", "--accept-mix", "c2", NULL };
 	int rc;
 
-	CHECK(run_machine_edited("m-tight6.json", tight_six_cells, machine, sizeof(machine)) == 0);
+	CHECK(run_machine_edited("m-tight2.json", tight_two_cells, machine, sizeof(machine)) == 0);
 	rc = test_brushloop(args, NULL, NULL);
 	CHECK_MSG(rc == 3, "the run exited %d, not 3 (c2 waiting)", rc);
+	/* The case's premise: every cell is a colour's, none spare for a fresh mix. */
+	CHECK_MSG(plan_colours(dir) == 2, "the plan has %d colours, not one for each of the 2 cells",
+		  plan_colours(dir));
 	md = run_file_text(dir, "STATUS.md");
 	CHECK_STR_CONTAINS(md, "- colour c2 ");
 	free(md);

@@ -565,6 +565,13 @@ int calib_load_machine(const struct machine *m, struct calib_set *out, bl_err *e
 void calib_set_free(struct calib_set *s);
 /* Prints s->warnings (one log warning), if any. */
 void calib_set_warn(const struct calib_set *s);
+/*
+ * calib_load_machine for a run (run_options.calibration; calib_run.c): warns
+ * of what it found, and hands the run the profile, the light map and each
+ * file's digest and record.
+ */
+struct run_calibration;
+int calib_for_run(const struct machine *m, struct run_calibration *out, bl_err *err);
 /* A profile named on the command line: a warning when its record says it was forced. */
 void calib_profile_warn(const char *profile);
 

@@ -7,7 +7,9 @@
 
 #include "base/json.h"
 #include "bench/bench.h"
+#include "calib/calib.h"
 #include "engine/run.h"
+#include "report/report.h"
 
 #define NIGHT_TARGET BL_SOURCE_ROOT "/examples/targets/real/chelsea.png"
 #define NIGHT_ARM_S (8.0 * 3600.0) /* a night of painting, in arm time */
@@ -56,6 +58,8 @@ int bench_sim_night_real(double *value, int quick, bl_err *err)
 		return bl_fail(err, BL_EIO, "bench: cannot make a temporary directory");
 	snprintf(out, sizeof(out), "%s/run", dir);
 	run_options_init(&o);
+	o.calibration = calib_for_run;
+	o.report = report_for_run;
 	o.target = NIGHT_TARGET;
 	o.machine_path = BL_SOURCE_ROOT "/examples/machine-sim.json";
 	o.palette_path = BL_SOURCE_ROOT "/examples/palette.json";

@@ -11,7 +11,9 @@
 
 #include "base/fs.h"
 #include "bench/bench.h"
+#include "calib/calib.h"
 #include "engine/run.h"
+#include "report/report.h"
 #include "serve/serve.h"
 
 #define BENCH_TOKEN "bench0123456789abcdef0123456789ab"
@@ -57,6 +59,8 @@ static struct serve *console(char *run, size_t n, int quick, bl_err *err)
 	atexit(console_end);
 	snprintf(dir, sizeof(dir), "%s/run", tmpl);
 	run_options_init(&o);
+	o.calibration = calib_for_run;
+	o.report = report_for_run;
 	o.target = BL_SOURCE_ROOT "/examples/targets/flat-shapes.png";
 	o.machine_path = BL_SOURCE_ROOT "/examples/machine-sim.json";
 	o.palette_path = BL_SOURCE_ROOT "/examples/palette.json";

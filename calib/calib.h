@@ -567,6 +567,13 @@ int calib_load_machine(const struct machine *m, struct calib_set *out, bl_err *e
 void calib_set_free(struct calib_set *s);
 /* Prints s->warnings (one log warning), if any. */
 void calib_set_warn(const struct calib_set *s);
+/*
+ * calib_load_machine for a run (run_options.calibration; calib_run.c): warns
+ * of what it found, and hands the run the profile, the light map and each
+ * file's digest and record.
+ */
+struct run_calibration;
+int calib_for_run(const struct machine *m, struct run_calibration *out, bl_err *err);
 /* A profile named on the command line: a warning when its record says it was forced. */
 void calib_profile_warn(const char *profile);
 
@@ -601,5 +608,18 @@ void calib_figures_of(const double *de, const char (*names)[CALIB_NAME_MAX], int
 cJSON *calib_figures_json(const struct calib_figures *f);
 /* Now as UTC ISO 8601. */
 void calib_now_iso(char *out, size_t n);
+/*
+ * The total-least-squares line through n points (px): its centre c and unit
+ * direction d; 0 when n < 2. The chart's outline and the finder markers'
+ * edges are fitted with it.
+ */
+int calib_line_fit(const double (*p)[2], int n, double c[2], double d[2]);
+/*
+ * Where two lines of calib_line_fit (a centre, a unit direction) cross: 0
+ * when they are within 1e-6 rad of parallel, where the crossing lies a
+ * million times farther off than the lines lie apart: no corner of anything.
+ */
+int calib_lines_meet(const double c1[2], const double d1[2], const double c2[2], const double d2[2],
+		     double out[2]);
 
 #endif

@@ -6,35 +6,17 @@
 
 #include "base/json.h"
 #include "calib/calib.h"
+#include "color/cc24.h"
 
 /*
- * X-Rite ColorChecker Classic, charts made from November 2014 on: CIELAB,
- * D50, CIE 1931 2-degree observer, as in X-Rite's reference data file for
- * the new formulation (measured with an i1Pro 2, M0, no filter). The same
- * numbers are in calib/data/colorchecker24.json (a test keeps the two equal)
- * and in the simulator's chart.
+ * X-Rite ColorChecker Classic, charts made from November 2014 on: the one
+ * table of color/cc24.h, which the simulator's chart is fitted to too. The
+ * same numbers are in calib/data/colorchecker24.json (a test keeps the two
+ * equal).
  */
 static const char *const cc24_source =
 	"X-Rite ColorChecker Classic reference values for charts made from November 2014 on "
 	"(X-Rite's published data file: CIELAB D50, CIE 1931 2-degree observer, i1Pro 2, M0)";
-
-static const char *const cc24_names[24] = {
-	"dark skin", "light skin", "blue sky", "foliage", "blue flower", "bluish green",
-	"orange", "purplish blue", "moderate red", "purple", "yellow green", "orange yellow",
-	"blue", "green", "red", "yellow", "magenta", "cyan",
-	"white 9.5", "neutral 8", "neutral 6.5", "neutral 5", "neutral 3.5", "black 2",
-};
-
-static const double cc24_lab[24][3] = {
-	{ 37.54, 14.37, 14.92 },  { 64.66, 19.27, 17.50 },  { 49.32, -3.82, -22.54 },
-	{ 43.46, -12.74, 22.72 }, { 54.94, 9.61, -24.79 },  { 70.48, -32.26, -0.37 },
-	{ 62.73, 35.83, 56.50 },  { 39.43, 10.75, -45.17 }, { 50.57, 48.64, 16.67 },
-	{ 30.10, 22.54, -20.87 }, { 71.77, -24.13, 58.19 }, { 71.51, 18.24, 67.37 },
-	{ 28.37, 15.42, -49.80 }, { 54.38, -39.72, 32.27 }, { 42.43, 51.05, 28.62 },
-	{ 81.80, 2.67, 80.41 },   { 50.63, 51.28, -14.12 }, { 49.57, -29.71, -28.32 },
-	{ 95.19, -1.03, 2.93 },   { 81.29, -0.57, 0.44 },   { 66.89, -0.75, -0.06 },
-	{ 50.76, -0.13, 0.14 },   { 35.63, -0.46, -0.48 },  { 20.64, 0.07, -0.46 },
-};
 
 const char *const calib_chart_builtin_names[] = { "colorchecker24", NULL };
 
@@ -48,12 +30,12 @@ int calib_chart_builtin(const char *name, struct calib_chart *c, bl_err *err)
 	snprintf(c->source, sizeof(c->source), "%s", cc24_source);
 	c->cols = 6;
 	c->rows = 4;
-	c->n = 24;
+	c->n = COLOR_CC24_N;
 	c->patch_fraction = 0.8;
 	c->dark_frame = 1;
-	for (int i = 0; i < 24; i++) {
-		snprintf(c->patch[i], CALIB_NAME_MAX, "%s", cc24_names[i]);
-		memcpy(c->lab[i], cc24_lab[i], sizeof(c->lab[i]));
+	for (int i = 0; i < COLOR_CC24_N; i++) {
+		snprintf(c->patch[i], CALIB_NAME_MAX, "%s", color_cc24_names[i]);
+		memcpy(c->lab[i], color_cc24_lab[i], sizeof(c->lab[i]));
 	}
 	return 0;
 }

@@ -149,46 +149,6 @@ static double line_side(const double *a, const double *b, const double *p)
 	return n > 0 ? ((p[0] - a[0]) * dy - (p[1] - a[1]) * dx) / n : 0.0;
 }
 
-/* Total least squares line through points: centre c and unit direction d. */
-static int fit_line(const double (*p)[2], int n, double c[2], double d[2])
-{
-	double sxx = 0, syy = 0, sxy = 0, ang;
-
-	if (n < 2)
-		return 0;
-	c[0] = c[1] = 0;
-	for (int i = 0; i < n; i++) {
-		c[0] += p[i][0];
-		c[1] += p[i][1];
-	}
-	c[0] /= n;
-	c[1] /= n;
-	for (int i = 0; i < n; i++) {
-		double x = p[i][0] - c[0], y = p[i][1] - c[1];
-
-		sxx += x * x;
-		syy += y * y;
-		sxy += x * y;
-	}
-	ang = 0.5 * atan2(2 * sxy, sxx - syy);
-	d[0] = cos(ang);
-	d[1] = sin(ang);
-	return 1;
-}
-
-static int intersect(const double c1[2], const double d1[2], const double c2[2], const double d2[2],
-		     double out[2])
-{
-	double det = d1[0] * d2[1] - d1[1] * d2[0], t;
-
-	if (fabs(det) < 1e-9)
-		return 0;
-	t = ((c2[0] - c1[0]) * d2[1] - (c2[1] - c1[1]) * d2[0]) / det;
-	out[0] = c1[0] + t * d1[0];
-	out[1] = c1[1] + t * d1[1];
-	return 1;
-}
-
 /* Whether pixel (x, y) of region c lies on its edge: a neighbour outside it, or the image's border. */
 static int region_edge(const int *labels, int w, int h, const struct comp *c, int x, int y)
 {
@@ -298,7 +258,7 @@ static void refit_sides(double (*hp)[2], int nh, const int ord[4], double diag, 
 			if (i == i1)
 				break;
 		}
-		if (!(cnt >= 2 && fit_line((const double (*)[2])pts, cnt, lc[s], ld[s]))) {
+		if (!(cnt >= 2 && calib_line_fit((const double (*)[2])pts, cnt, lc[s], ld[s]))) {
 			lc[s][0] = hp[i0][0];
 			lc[s][1] = hp[i0][1];
 			ld[s][0] = hp[i1][0] - hp[i0][0];
@@ -309,7 +269,7 @@ static void refit_sides(double (*hp)[2], int nh, const int ord[4], double diag, 
 		int p = (s + 3) % 4;
 		double out[2];
 
-		if (intersect(lc[p], ld[p], lc[s], ld[s], out) &&
+		if (calib_lines_meet(lc[p], ld[p], lc[s], ld[s], out) &&
 		    hypot(out[0] - qa[s][0], out[1] - qa[s][1]) < 0.05 * diag)
 			memcpy(qa[s], out, sizeof(out));
 	}

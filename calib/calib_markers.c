@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/calib.h"
 #include "calib/calib_markers.h"
 #include "cv/cv.h"
 
@@ -40,43 +41,6 @@ static double sample(const struct calib_lumplane *l, double x, double y)
 	return (1 - fy) * ((1 - fx) * p[(size_t)y0 * l->w + x0] + fx * p[(size_t)y0 * l->w + x0 + 1]) +
 	       fy * ((1 - fx) * p[(size_t)(y0 + 1) * l->w + x0] +
 		     fx * p[(size_t)(y0 + 1) * l->w + x0 + 1]);
-}
-
-static int fit_line(const double (*p)[2], int n, double c[2], double d[2])
-{
-	double sxx = 0, syy = 0, sxy = 0, a;
-
-	if (n < 3)
-		return 0;
-	c[0] = c[1] = 0;
-	for (int i = 0; i < n; i++) {
-		c[0] += p[i][0] / n;
-		c[1] += p[i][1] / n;
-	}
-	for (int i = 0; i < n; i++) {
-		double x = p[i][0] - c[0], y = p[i][1] - c[1];
-
-		sxx += x * x;
-		syy += y * y;
-		sxy += x * y;
-	}
-	a = 0.5 * atan2(2 * sxy, sxx - syy);
-	d[0] = cos(a);
-	d[1] = sin(a);
-	return 1;
-}
-
-static int intersect(const double c1[2], const double d1[2], const double c2[2], const double d2[2],
-		     double out[2])
-{
-	double det = d1[0] * d2[1] - d1[1] * d2[0], t;
-
-	if (fabs(det) < 1e-6)
-		return 0;
-	t = ((c2[0] - c1[0]) * d2[1] - (c2[1] - c1[1]) * d2[0]) / det;
-	out[0] = c1[0] + t * d1[0];
-	out[1] = c1[1] + t * d1[1];
-	return 1;
 }
 
 /*
@@ -151,8 +115,8 @@ int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[
 				double pts[ALONG_N][2];
 				int n = edge_points(l, H, half[s], band, side, pts);
 
-				ok = n >= ALONG_N / 2 && fit_line((const double (*)[2])pts, n, lc[side],
-								  ld[side]);
+				ok = n >= ALONG_N / 2 && calib_line_fit((const double (*)[2])pts, n,
+									lc[side], ld[side]);
 			}
 			if (!ok)
 				continue;
@@ -162,7 +126,7 @@ int calib_marker_refine(const struct calib_lumplane *l, const double corners_px[
 				double p[2];
 				static const double sx[4] = { -1, 1, 1, -1 }, sy[4] = { -1, -1, 1, 1 };
 
-				if (!intersect(lc[a], ld[a], lc[b], ld[b], p))
+				if (!calib_lines_meet(lc[a], ld[a], lc[b], ld[b], p))
 					continue;
 				src[2 * np] = sx[c] * half[s];
 				src[2 * np + 1] = sy[c] * half[s];

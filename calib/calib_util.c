@@ -1,4 +1,4 @@
-/* calib_util.c: small helpers the calibration sessions share: Lab from XYZ as LittleCMS computes it, CIEDE2000, summaries, time stamps. */
+/* calib_util.c: small helpers the calibration sessions share: Lab from XYZ as LittleCMS computes it, CIEDE2000, summaries, time stamps, a line fitted to points and where two meet. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,4 +78,41 @@ void calib_now_iso(char *out, size_t n)
 
 	gmtime_r(&t, &tm);
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int calib_line_fit(const double (*p)[2], int n, double c[2], double d[2])
+{
+	double sxx = 0, syy = 0, sxy = 0, ang;
+
+	if (n < 2)
+		return 0;
+	c[0] = c[1] = 0;
+	for (int i = 0; i < n; i++) {
+		c[0] += p[i][0] / n;
+		c[1] += p[i][1] / n;
+	}
+	for (int i = 0; i < n; i++) {
+		double x = p[i][0] - c[0], y = p[i][1] - c[1];
+
+		sxx += x * x;
+		syy += y * y;
+		sxy += x * y;
+	}
+	ang = 0.5 * atan2(2 * sxy, sxx - syy);
+	d[0] = cos(ang);
+	d[1] = sin(ang);
+	return 1;
+}
+
+int calib_lines_meet(const double c1[2], const double d1[2], const double c2[2], const double d2[2],
+		     double out[2])
+{
+	double det = d1[0] * d2[1] - d1[1] * d2[0], t;
+
+	if (fabs(det) < 1e-6)
+		return 0;
+	t = ((c2[0] - c1[0]) * d2[1] - (c2[1] - c1[1]) * d2[0]) / det;
+	out[0] = c1[0] + t * d1[0];
+	out[1] = c1[1] + t * d1[1];
+	return 1;
 }

@@ -171,7 +171,7 @@ static int truth_patches(struct sim *s, enum sim_scene scene, const struct sim_c
 		const double (*chart)[SIM_NB] = sim_chart_spectra();
 
 		for (int k = 0; k < SIM_CHART_N; k++) {
-			snprintf(tp[np].name, sizeof(tp[np].name), "%s", sim_chart_names[k]);
+			snprintf(tp[np].name, sizeof(tp[np].name), "%s", color_cc24_names[k]);
 			sim_measured_lab(chart[k], tp[np].lab);
 			owner[c->chart0 + k] = np++;
 		}

@@ -1,16 +1,12 @@
-/* sim_chart.h: the simulator's ColorChecker 24: patch names, X-Rite's published CIELAB, and smooth spectra fitted to it. */
+/* sim_chart.h: the simulator's ColorChecker 24: smooth spectra fitted to X-Rite's published CIELAB (color/cc24.h). */
 #ifndef BL_SIM_SIM_CHART_H
 #define BL_SIM_SIM_CHART_H
 
+#include "color/cc24.h"
 #include "sim/sim_paint.h"
 
-#define SIM_CHART_N 24
-
-/* Row by row from "dark skin" to "black 2", as X-Rite numbers the patches. */
-extern const char *const sim_chart_names[SIM_CHART_N];
-
-/* CIELAB (D50, 2 degree) for charts made after November 2014. */
-extern const double sim_chart_lab[SIM_CHART_N][3];
+/* The patches, in color_cc24_names' order. */
+#define SIM_CHART_N COLOR_CC24_N
 
 /* Measured reflectance of each patch on the simulator's 31 bands, fitted once (within 0.05 CIEDE2000). */
 const double (*sim_chart_spectra(void))[SIM_NB];

@@ -8,8 +8,12 @@
 
 #include "base/json.h"
 
-const char *const arm_kind_names[] = { "home", "move", "jog", "stroke", "dip", "dispense",
-				       "stir", "wipe", "wash", "park", NULL };
+const char *const arm_kind_names[] = {
+#define ARM_KIND(ID, name) [ARM_##ID] = name,
+#include "config/action_kinds.def"
+#undef ARM_KIND
+	NULL
+};
 const char *const arm_zone_names[] = { "travel", "canvas", "well", "cell", "water", "wipe", NULL };
 
 _Static_assert(sizeof(arm_kind_names) / sizeof(arm_kind_names[0]) == ARM_KIND_COUNT + 1,

@@ -14,17 +14,11 @@ typedef struct arm_point {
 	double x, y, z;
 } arm_point;
 
+/* The kinds, one row each in config/action_kinds.def (the machine file names them too). */
 enum arm_kind {
-	ARM_HOME,     /* go to the machine's home pose (homing on real hardware) */
-	ARM_MOVE,     /* straight move to an absolute point */
-	ARM_JOG,      /* straight move by a relative offset (calibration, by hand) */
-	ARM_STROKE,   /* paint along a polyline with a brush */
-	ARM_DIP,      /* load the brush in a paint well */
-	ARM_DISPENSE, /* carry units of paint from a well into a mixing cell */
-	ARM_STIR,     /* stir a mixing cell */
-	ARM_WIPE,     /* wipe the brush on the pad */
-	ARM_WASH,     /* wash the brush in the water pot */
-	ARM_PARK,     /* go to the parking pose, out of the camera's view */
+#define ARM_KIND(ID, name) ARM_##ID,
+#include "config/action_kinds.def"
+#undef ARM_KIND
 	ARM_KIND_COUNT
 };
 

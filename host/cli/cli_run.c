@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "calib/calib.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "config/machine.h"
 #include "engine/run.h"
+#include "report/report.h"
 
 /* Files shipped with brushloop: under $BL_SOURCE_ROOT, else where it was built from. */
 static void shipped(char *out, size_t n, const char *rel)
@@ -202,6 +204,8 @@ int cli_run_parse(const struct cli_command *cmd, const struct cli_optset *set, i
 	int row, rc, json_seen = 0;
 
 	run_options_init(o);
+	o->calibration = calib_for_run;
+	o->report = report_for_run;
 	cli_opt_start(&p, cmd, set, argc, argv);
 	while ((row = cli_opt_next(&p)) != CLI_OPT_END) {
 		if (row == CLI_OPT_BAD)

@@ -3,10 +3,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arm/action.h"
 #include "base/json.h"
 #include "config/machine.h"
 #include "config/machine_int.h"
+
+/* The kinds of action an arm executes (arm/action.h makes enum arm_kind of the same rows). */
+static const char *const action_kinds[] = {
+#define ARM_KIND(ID, name) name,
+#include "config/action_kinds.def"
+#undef ARM_KIND
+	NULL
+};
 
 static int load_motion_limits(json_obj *lim, const char *key, struct machine_motion_limits *l,
 			      bl_err *err)
@@ -106,9 +113,9 @@ int machine_load_safety(json_obj *root, struct machine *m, bl_err *err)
 				return json_fail(&o, key, err, BL_EINVAL, "must be an action kind name");
 			BL_TRY(json_str_value(&o, key, it, s->operator_kinds[i], CFG_NAME_MAX, err));
 			/* The arm's vocabulary: a kind the gate would not know makes the machine useless. */
-			while (arm_kind_names[k] && strcmp(arm_kind_names[k], s->operator_kinds[i]))
+			while (action_kinds[k] && strcmp(action_kinds[k], s->operator_kinds[i]))
 				k++;
-			if (!arm_kind_names[k])
+			if (!action_kinds[k])
 				return json_fail(&o, key, err, BL_EINVAL,
 						 "'%s' is not an action kind (home, move, jog, stroke, "
 						 "dip, dispense, stir, wipe, wash, park)",

@@ -14,11 +14,9 @@
 #include "base/log.h"
 #include "base/prof.h"
 #include "base/strbuf.h"
-#include "calib/calib.h"
 #include "engine/run_exec.h"
 #include "engine/run_int.h"
 #include "engine/run_kind.h"
-#include "report/report.h"
 #include "safety/operator.h"
 
 void run_options_init(struct run_options *o)
@@ -83,28 +81,31 @@ static int copy_file(const char *src, const char *dst, bl_err *err)
 }
 
 /*
- * What the calibration files say of themselves: a forced result or one older
- * than calibration.max_age_h is warned about, and an old one refuses an
- * unattended run (nobody will see the warning before the night is painted on
- * it). Every file's digest goes into run.json's "calibration".
+ * What the calibration files say of themselves (the validator has warned of
+ * a forced result or one older than calibration.max_age_h): an old one
+ * refuses an unattended run (nobody will see the warning before the night is
+ * painted on it). Every file's digest goes into run.json's "calibration".
  */
-static int calibration_checked(struct run *r, const struct calib_set *cs, bl_err *err)
+static int calibration_checked(struct run *r, struct run_calibration *c, bl_err *err)
 {
-	calib_set_warn(cs);
-	if (cs->too_old && !r->opt.attended)
+	if (c->too_old && !r->opt.attended)
 		return bl_fail(err, BL_EINVAL, "an unattended run refuses old calibration: %s; calibrate "
-			       "again, or run attended (--attended)", cs->warnings);
+			       "again, or run attended (--attended)", c->warnings);
 	cJSON_Delete(r->calib_used);
-	r->calib_used = cJSON_CreateObject();
-	for (int i = 0; r->calib_used && i < cs->n_files; i++) {
-		cJSON *f = cJSON_AddObjectToObject(r->calib_used, cs->files[i].key);
-
-		cJSON_AddStringToObject(f, "file", cs->files[i].path);
-		cJSON_AddStringToObject(f, "sha256", cs->files[i].sha256);
-		cJSON_AddStringToObject(f, "verdict", prov_verdict_names[cs->files[i].has_prov ? cs->files[i].prov.verdict : PROV_UNKNOWN]);
-		cJSON_AddStringToObject(f, "created", cs->files[i].has_prov ? cs->files[i].prov.created : "");
-	}
+	r->calib_used = c->files;
+	c->files = NULL;
 	return 0;
+}
+
+static void calibration_free(struct run_calibration *c)
+{
+	meas_profile_close(c->profile);
+	c->profile = NULL;
+	if (c->has_light)
+		vis_light_free(&c->light);
+	c->has_light = 0;
+	cJSON_Delete(c->files);
+	c->files = NULL;
 }
 
 /*
@@ -115,27 +116,30 @@ static int calibration_checked(struct run *r, const struct calib_set *cs, bl_err
  */
 static int load_calibration(struct run *r, bl_err *err)
 {
-	struct calib_set cs;
+	struct run_calibration c = { 0 };
 	struct vis_canvas f;
 	char p[RUN_PATH_MAX];
 	int rc;
 
 	if (r->profile)
 		return 0;
-	if ((rc = calib_load_machine(&r->m, &cs, err)))
+	if (!r->opt.calibration)
+		return bl_fail(err, BL_EINVAL, "run: no calibration validator was handed in "
+			       "(run_options.calibration)");
+	if ((rc = r->opt.calibration(&r->m, &c, err)))
 		return rc;
-	if ((rc = calibration_checked(r, &cs, err))) {
-		calib_set_free(&cs);
+	if ((rc = calibration_checked(r, &c, err))) {
+		calibration_free(&c);
 		return rc;
 	}
-	r->profile = cs.profile;
-	cs.profile = NULL;
-	if (cs.has_light) {
-		r->light = cs.light;
+	r->profile = c.profile;
+	c.profile = NULL;
+	if (c.has_light) {
+		r->light = c.light;
 		r->have_light = 1;
-		cs.has_light = 0;
+		c.has_light = 0;
 	}
-	calib_set_free(&cs);
+	calibration_free(&c);
 	if ((rc = run_path(r, "canvas.json", p, sizeof(p), err)))
 		return rc;
 	if (access(p, F_OK) == 0 && (rc = vis_canvas_load(p, &f, err)))
@@ -694,7 +698,7 @@ static int settle(struct run *r, int rc, bl_err *err)
 	{
 		enum prof_phase prev = prof_enter(PROF_REPORT);
 
-		if (report_write(r->dir, NULL, &e2))
+		if (r->opt.report && r->opt.report(r->dir, &e2))
 			log_warn("no report.html: %s", e2.msg);
 		prof_leave(prev);
 	}
@@ -904,8 +908,8 @@ static int keep_estimate(struct run *r, cJSON *estimate, bl_err *err)
 	if (!estimate)
 		return 0;
 	cJSON_ReplaceItemInObjectCaseSensitive(estimate, "target", cJSON_CreateString(r->target_copy));
-	if ((rc = run_path(r, REPORT_DIR, p, sizeof(p), err)) || (rc = fs_mkdirs(p, err)) ||
-	    (rc = run_path(r, REPORT_DIR "/estimate.json", p, sizeof(p), err)))
+	if ((rc = run_path(r, RUN_REPORT_DIR, p, sizeof(p), err)) || (rc = fs_mkdirs(p, err)) ||
+	    (rc = run_path(r, RUN_REPORT_DIR "/estimate.json", p, sizeof(p), err)))
 		return rc;
 	return json_write_file(p, estimate, err);
 }

@@ -7,9 +7,29 @@
 #include <cJSON.h>
 
 #include "base/err.h"
+#include "vision/light.h"
 
 #define RUN_MAX_FAULTS 16
+/* The run directory's folder report.html draws its pictures into, where a run also keeps its supply check's estimate. */
+#define RUN_REPORT_DIR "report"
 #define RUN_MAX_SUBSTITUTES 32
+
+struct machine;
+struct meas_profile;
+
+/*
+ * What the calibration files a machine names gave a run: from the one
+ * validator `config check` uses too (calib_for_run, in calib/, above the
+ * engine), which has already warned of what warnings says.
+ */
+struct run_calibration {
+	struct meas_profile *profile;  /* always set: the camera profile, or sRGB when none is named */
+	int has_light;
+	struct vis_light light;        /* calibration.light_map */
+	int too_old;                   /* files older than calibration.max_age_h */
+	char warnings[1024];           /* forced results, old files ("" none) */
+	cJSON *files;                  /* {KEY: {"file", "sha256", "verdict", "created"}}, for run.json */
+};
 
 /* How a run is started (run_start) or continued (run_resume: only the switches marked so count). */
 struct run_options {
@@ -42,6 +62,14 @@ struct run_options {
 	const char *reviewer;      /* run: "COMMAND ARGS" of an external reviewer (NULL: the machine's reviewer.command, if any) */
 	int on_disagreement;       /* run: 1 + enum machine_review_action when the second judge disagrees (0: review.on_disagreement) */
 	int overrule_review;       /* resume: a person has looked at the reviewer's disagreement and the run's verdict stands */
+	/*
+	 * What the engine needs from the parts above it (it includes none of
+	 * them: HACKING.md's layers), handed in by whoever starts or resumes a
+	 * run. calibration (calib_for_run) is required; report (report_for_run)
+	 * draws report.html when the process's run ends (NULL: none).
+	 */
+	int (*calibration)(const struct machine *m, struct run_calibration *out, bl_err *err);
+	int (*report)(const char *dir, bl_err *err);
 };
 
 void run_options_init(struct run_options *o);
@@ -54,7 +82,6 @@ void run_options_init(struct run_options *o);
  * short and the ml it lacks. *estimate (may be NULL) gets the estimate it
  * priced (run_estimate's), the caller's to free, when it returns 0.
  */
-struct machine;
 int run_supply_check(const struct run_options *o, const struct machine *m, int *strokes,
 		     cJSON **estimate, bl_err *err);
 

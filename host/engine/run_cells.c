@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "engine/run_int.h"
-#include "sim/sim.h"
 
 int run_cell_index(const struct machine *m, const char *name)
 {
@@ -119,8 +118,8 @@ int run_wells_refilled(struct run *r, const char *list, bl_err *err)
 
 			if ((!all && strcmp(t, r->m.wells[w].name)) || !run_well_paint(r, w)[0])
 				continue;
-			/* The simulator's well is the world's: the person's refill happens there too. */
-			if (r->rig.sim && (rc = sim_well_refill(r->rig.sim, r->m.wells[w].name, NULL, err)))
+			/* A simulated well is the world's: the person's refill happens there too. */
+			if ((rc = rig_well_refilled(&r->rig, r->m.wells[w].name, err)))
 				return rc;
 			r->st.wells_ml[w] = r->m.wells[w].capacity_ml;
 			if (r->st.well_low == w + 1)

@@ -5,9 +5,10 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "engine/run.h"
 
 /* Where the pictures the report draws from the run's frames (and embeds) are kept, inside the run directory. */
-#define REPORT_DIR "report"
+#define REPORT_DIR RUN_REPORT_DIR
 
 /* What report_write wrote. */
 struct report_info {
@@ -34,5 +35,7 @@ struct report_info {
  * line is skipped and counted).
  */
 int report_write(const char *dir, struct report_info *info, bl_err *err);
+/* report_write with no info: what a run draws when its process ends (run_options.report). */
+int report_for_run(const char *dir, bl_err *err);
 
 #endif

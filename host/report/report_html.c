@@ -676,3 +676,8 @@ out:
 	free(r);
 	return rc;
 }
+
+int report_for_run(const char *dir, bl_err *err)
+{
+	return report_write(dir, NULL, err);
+}

@@ -120,6 +120,11 @@ int rig_open_camera(const struct machine *m, const struct rig_options *o, struct
 	return open_parts(m, o, 0, r, err);
 }
 
+int rig_well_refilled(struct rig *r, const char *well, bl_err *err)
+{
+	return r->sim ? sim_well_refill(r->sim, well, NULL, err) : 0;
+}
+
 void rig_close(struct rig *r)
 {
 	if (r->cam)

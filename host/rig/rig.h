@@ -52,6 +52,13 @@ int rig_open(const struct machine *m, const struct rig_options *o, struct rig *r
 int rig_open_camera(const struct machine *m, const struct rig_options *o, struct rig *r,
 		    bl_err *err);
 
+/*
+ * A person has filled the machine's well to capacity: where the world is
+ * simulated (r->sim), the simulator's well is filled too, so the run above
+ * never asks which backend it drives. Nothing to do on real hardware.
+ */
+int rig_well_refilled(struct rig *r, const char *well, bl_err *err);
+
 void rig_close(struct rig *r);
 
 #endif

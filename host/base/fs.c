@@ -356,3 +356,16 @@ int fs_lock_held(const char *dir, int fd, bl_err *err)
 			       dir);
 	return 0;
 }
+
+int fs_copy_atomic(const char *src, const char *dst, size_t max_bytes, bl_err *err)
+{
+	char *buf;
+	size_t len;
+	int rc = fs_read_file(src, max_bytes, &buf, &len, err);
+
+	if (rc)
+		return rc;
+	rc = fs_write_atomic(dst, buf, len, err);
+	free(buf);
+	return rc;
+}

@@ -29,6 +29,8 @@ int fs_write_code(int errnum);
  * new contents, never a mix.
  */
 int fs_write_atomic(const char *path, const void *data, size_t len, bl_err *err);
+/* src's bytes (at most max_bytes) written to dst as fs_write_atomic does. */
+int fs_copy_atomic(const char *src, const char *dst, size_t max_bytes, bl_err *err);
 
 /*
  * The same without the fsyncs: a reader sees the old file or the new one,

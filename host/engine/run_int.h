@@ -170,6 +170,12 @@ static inline struct plan *run_plan(struct run *r)
 /* The paint a machine well holds, by the palette ("" when none). */
 const char *run_well_paint(const struct run *r, int well);
 int run_path(const struct run *r, const char *name, char *out, size_t n, bl_err *err);
+/* The loop core (run_loop.c): subtasks until the plan ends or a pause, a brake or an error. */
+int run_drive(struct run *r, int homed, bl_err *err);
+/* How a loop's end (rc) leaves the run: paused, braked, failed or finished, on disk. */
+int run_settle(struct run *r, int rc, bl_err *err);
+/* Deferred work whose subtask is done or gone is dropped (a resume's first step). */
+void run_prune_deferred(struct run *r);
 
 int run_status_write(struct run *r, bl_err *err);   /* STATUS.md */
 /*

@@ -225,7 +225,7 @@ const struct cli_command cli_commands[] = {
 	  "not found.\n"
 	  "\n"
 	  "camera: --chart is colorchecker24 (built in), a JSON chart file, or ArgyllCMS's\n"
-	  "CGATS reference (.cie, .ti2: patches placed by SAMPLE_LOC/SAMPLE_ID A01..).\n"
+	  "CGATS reference (.cie, .ti2, .ti1: patches placed by SAMPLE_LOC/SAMPLE_ID A01..).\n"
 	  "It finds the chart (or takes its corners, clockwise from its top left as it\n"
 	  "lies upright), measures every patch, corrects uneven light (from the chart's dark\n"
 	  "frame, or --flat: a frame of a light uniform card where the chart lay, refused\n"

@@ -15,6 +15,13 @@ static const char *const action_kinds[] = {
 	NULL
 };
 
+/* The same rows as one list for a message: "home, move, ..., park". */
+static const char action_kinds_list[] = ""
+#define ARM_KIND(ID, name) ", " name
+#include "config/action_kinds.def"
+#undef ARM_KIND
+	;
+
 static int load_motion_limits(json_obj *lim, const char *key, struct machine_motion_limits *l,
 			      bl_err *err)
 {
@@ -117,9 +124,8 @@ int machine_load_safety(json_obj *root, struct machine *m, bl_err *err)
 				k++;
 			if (!action_kinds[k])
 				return json_fail(&o, key, err, BL_EINVAL,
-						 "'%s' is not an action kind (home, move, jog, stroke, "
-						 "dip, dispense, stir, wipe, wash, park)",
-						 s->operator_kinds[i]);
+						 "'%s' is not an action kind (%s)",
+						 s->operator_kinds[i], action_kinds_list + 2);
 			i++;
 		}
 		s->n_operator_kinds = (int)n;

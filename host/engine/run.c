@@ -110,8 +110,10 @@ static int load_calibration(struct run *r, bl_err *err)
 	if (!r->opt.calibration)
 		return bl_fail(err, BL_EINVAL, "run: no calibration validator was handed in "
 			       "(run_options.calibration)");
-	if ((rc = r->opt.calibration(&r->m, &c, err)))
+	if ((rc = r->opt.calibration(&r->m, &c, err))) {
+		calibration_free(&c);
 		return rc;
+	}
 	if ((rc = calibration_checked(r, &c, err))) {
 		calibration_free(&c);
 		return rc;

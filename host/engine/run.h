@@ -66,7 +66,9 @@ struct run_options {
 	 * What the engine needs from the parts above it (it includes none of
 	 * them: HACKING.md's layers), handed in by whoever starts or resumes a
 	 * run. calibration (calib_for_run) is required; report (report_for_run)
-	 * draws report.html when the process's run ends (NULL: none).
+	 * draws report.html when the process's run ends (NULL: none). A
+	 * calibration that fails may leave *out partly filled: the engine frees
+	 * what it holds.
 	 */
 	int (*calibration)(const struct machine *m, struct run_calibration *out, bl_err *err);
 	int (*report)(const char *dir, bl_err *err);

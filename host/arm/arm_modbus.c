@@ -64,6 +64,26 @@ static int is_exception(int e)
  */
 enum { OP_READ_IN, OP_WRITE };
 
+/*
+ * After a retried request the first one's reply may still be on its way (the
+ * slave was late, not deaf), and RTU replies carry no transaction number: a
+ * later write of the same shape, the next segment, would take that reply for
+ * its own and count a segment the slave never got (a sequence gap), and a
+ * later status read would read the one before. The slave answers in order,
+ * and this one-register read's reply is never taken for a write's or a
+ * status's, so once it is answered every earlier reply has come and gone.
+ */
+static void resync(struct mb *p)
+{
+	uint16_t v;
+
+	for (int attempt = 0; attempt < MB_ATTEMPTS; attempt++) {
+		if (modbus_read_input_registers(p->ctx, FW_IR_MAGIC, 1, &v) == 1)
+			return;
+		modbus_flush(p->ctx);
+	}
+}
+
 static int request(struct mb *p, int op, int addr, int n, uint16_t *regs, const char *what,
 		   bl_err *err)
 {
@@ -73,8 +93,11 @@ static int request(struct mb *p, int op, int addr, int n, uint16_t *regs, const 
 		int rc = op == OP_READ_IN ? modbus_read_input_registers(p->ctx, addr, n, regs)
 					  : modbus_write_registers(p->ctx, addr, n, regs);
 
-		if (rc == n)
+		if (rc == n) {
+			if (attempt > 0)
+				resync(p);
 			return 0;
+		}
 		e = rc < 0 ? errno : EMBMDATA;
 		if (is_exception(e))
 			return e - MODBUS_ENOBASE;
